@@ -1,0 +1,497 @@
+//! The public filter type and its builder.
+
+use crate::error::{BuildError, InsertError};
+use crate::fingerprint::SLOTS;
+use crate::hashing::{DefaultHashBuilder, IndexMap};
+use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+
+/// Load factor `with_capacity(n)` sizes for: `n` items fill 90% of the
+/// slots. Fill to first failure reaches over 95% (see `docs/design.md`), so
+/// `n` random keys always fit, at about 17.8 + 0.3 bits per item with 16-bit
+/// fingerprints.
+const TARGET_LOAD: f64 = 0.9;
+/// Extra slots, in units of `sqrt(n)`, so that small filters, whose fill
+/// limit varies more from one key set to the next, still take `n` keys.
+const SMALL_TABLE_SLACK: f64 = 3.0;
+
+/// A concurrent cuckoo filter: approximate set membership with deletion,
+/// shared between threads through `&self`.
+///
+/// * No false negatives: an item inserted and not removed is always found,
+///   by every thread, even while other threads move fingerprints.
+/// * False positives at a rate below `2 * 4 / 2^bits` (16-bit fingerprints by
+///   default: below 0.013%).
+/// * A multiset: a key may be inserted up to eight times; each
+///   [`remove`](Self::remove) takes away one copy.
+///
+/// Lookups take no lock and write no shared memory; inserts and removes lock
+/// two of a few thousand cache-padded stripes. See the crate documentation
+/// for the design.
+///
+/// # Deleting what was never inserted
+/// As the paper warns (section 3.3), removing a key that was never inserted
+/// may remove *another* key's fingerprint when the two collide (same
+/// fingerprint, same bucket pair), creating a false negative for that other
+/// key. Only remove keys you inserted (or use [`insert_unique`](Self::insert_unique)
+/// and track membership exactly elsewhere).
+pub struct CuckooFilter<S = DefaultHashBuilder> {
+    table: Table,
+    hasher: S,
+}
+
+/// One table per fingerprint width, chosen at build time; each operation
+/// dispatches once (a perfectly predicted branch) into monomorphic code.
+enum Table {
+    F8(RawTable<u8>),
+    F16(RawTable<u16>),
+    F32(RawTable<u32>),
+}
+
+macro_rules! with_table {
+    ($table:expr, $t:ident => $body:expr) => {
+        match $table {
+            Table::F8($t) => $body,
+            Table::F16($t) => $body,
+            Table::F32($t) => $body,
+        }
+    };
+}
+
+impl CuckooFilter<DefaultHashBuilder> {
+    /// A filter that holds at least `capacity` items: 4 slots per bucket,
+    /// 16-bit fingerprints, the default hasher with a random seed.
+    ///
+    /// # Panics
+    /// Like `Vec::with_capacity`, if the capacity overflows what a filter can
+    /// address or the allocation fails. Use [`builder`](Self::builder) for an
+    /// error instead.
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::builder().capacity(capacity).build() {
+            Ok(filter) => filter,
+            Err(e) => panic!("CuckooFilter::with_capacity({capacity}): {e}"),
+        }
+    }
+
+    /// A builder for every other configuration.
+    pub fn builder() -> Builder<DefaultHashBuilder> {
+        Builder::new()
+    }
+}
+
+impl<S: BuildHasher> CuckooFilter<S> {
+    #[inline(always)]
+    fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Adds one copy of `key`.
+    ///
+    /// # Errors
+    /// [`InsertError::Full`] when no free slot can be reached, and
+    /// [`InsertError::TooManyDuplicates`] when the key's buckets already hold
+    /// eight copies of its fingerprint. Either way the filter is unchanged.
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
+        self.insert_hash(self.hash(key))
+    }
+
+    /// Adds `key` unless it (or a key indistinguishable from it) is already
+    /// present. Returns `true` if it was added. Atomic with respect to
+    /// concurrent `insert_unique` calls: of several threads adding the same
+    /// key, exactly one gets `true`.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
+        self.insert_unique_hash(self.hash(key))
+    }
+
+    /// Is `key` (probably) present? Never a false negative.
+    #[inline]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hash(key))
+    }
+
+    /// Removes one copy of `key`; `false` if none was found. See the type
+    /// docs about removing keys that were never inserted.
+    #[inline]
+    pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.remove_hash(self.hash(key))
+    }
+
+    /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`, with the
+    /// memory accesses of many keys overlapped (see [`contains_hash_batch`](Self::contains_hash_batch)).
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`.
+    #[inline]
+    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(keys.len(), out.len(), "contains_batch: keys and out differ in length");
+        with_table!(&self.table, t => t.contains_batch(|i| self.hash(&keys[i]), out))
+    }
+
+    /// [`insert`](Self::insert) for a caller that already holds a 64-bit hash
+    /// of the key (for example a NIC's RSS hash). All 64 bits are used: the
+    /// high 32 pick the bucket, the low bits the fingerprint.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        with_table!(&self.table, t => t.insert(&t.locate(hash), Mode::Multi)).map(|_| ())
+    }
+
+    /// [`insert_unique`](Self::insert_unique) for a precomputed hash.
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
+        with_table!(&self.table, t => t.insert(&t.locate(hash), Mode::Unique))
+    }
+
+    /// [`contains`](Self::contains) for a precomputed hash.
+    #[inline]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        with_table!(&self.table, t => {
+            let loc = t.locate(hash);
+            t.prefetch(&loc);
+            t.contains(&loc)
+        })
+    }
+
+    /// [`remove`](Self::remove) for a precomputed hash.
+    #[inline]
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        with_table!(&self.table, t => t.remove(&t.locate(hash)))
+    }
+
+    /// Looks up a burst of precomputed hashes: `out[i] = self.contains_hash(hashes[i])`.
+    /// The buckets of the hashes several positions ahead are prefetched
+    /// while the current one is probed, so many cache misses are in flight
+    /// at once; bursts of 16 to 64 (a dataplane's packet batch) run close to
+    /// the memory system's random-access rate.
+    ///
+    /// # Panics
+    /// If `hashes.len() != out.len()`.
+    #[inline]
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
+        with_table!(&self.table, t => t.contains_batch(|i| hashes[i], out))
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S> CuckooFilter<S> {
+    /// Items stored (each copy counts). Exact whenever no insert or remove
+    /// is running; while they run, a recent value.
+    pub fn len(&self) -> usize {
+        with_table!(&self.table, t => t.len())
+    }
+
+    /// `len() == 0`.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fingerprint slots: `4 * bucket_count()`. Fill to first failure
+    /// typically ends above 95% of this.
+    pub fn capacity(&self) -> usize {
+        self.bucket_count() * SLOTS
+    }
+
+    /// `len() / capacity()`.
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity() as f64
+    }
+
+    /// Bytes held by the filter: buckets, stripe locks and versions, and the
+    /// filter value itself.
+    pub fn memory_usage(&self) -> usize {
+        core::mem::size_of::<Self>() + with_table!(&self.table, t => t.memory_usage())
+    }
+
+    /// Removes every item. Takes every stripe lock, so concurrent writers wait.
+    pub fn clear(&self) {
+        with_table!(&self.table, t => t.clear())
+    }
+
+    /// Buckets in the table (always even).
+    pub fn bucket_count(&self) -> usize {
+        with_table!(&self.table, t => t.bucket_count())
+    }
+
+    /// Fingerprint width in bits (8, 16 or 32).
+    pub fn fingerprint_bits(&self) -> u32 {
+        match self.table {
+            Table::F8(_) => 8,
+            Table::F16(_) => 16,
+            Table::F32(_) => 32,
+        }
+    }
+
+    /// Upper bound on the false-positive rate when full: `2 * 4 / 2^bits`.
+    pub fn false_positive_bound(&self) -> f64 {
+        (2 * SLOTS) as f64 / 2f64.powi(self.fingerprint_bits() as i32)
+    }
+
+    /// Longest displacement path an insert searches.
+    pub fn max_path_len(&self) -> usize {
+        with_table!(&self.table, t => t.max_path)
+    }
+
+    /// Fingerprints moved by inserts' displacement paths since creation
+    /// (diagnostics; shows how often readers could have had to retry).
+    pub fn relocations(&self) -> u64 {
+        with_table!(&self.table, t => t.stripes.moves())
+    }
+
+    /// Number of stripe locks.
+    pub fn stripe_count(&self) -> usize {
+        with_table!(&self.table, t => t.stripes.count())
+    }
+
+    /// Occupied slots, counted by scanning every bucket (for tests: equals
+    /// `len()` when no writer runs).
+    #[doc(hidden)]
+    pub fn occupied_slots(&self) -> usize {
+        with_table!(&self.table, t => t.count_occupied())
+    }
+
+    /// `(fingerprint, primary bucket, alternate bucket)` of a hash: two hashes
+    /// with the same fingerprint and bucket pair are indistinguishable to the
+    /// filter. For exact models in tests.
+    #[doc(hidden)]
+    pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+        fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
+            (loc.fp.to_u64(), loc.i1, loc.i2)
+        }
+        with_table!(&self.table, t => sig(t.locate(hash)))
+    }
+
+    /// A hash whose primary bucket is `bucket` and whose low 32 bits (and so
+    /// fingerprint) are `low`: lets tests and loom models place keys exactly.
+    #[doc(hidden)]
+    pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+        IndexMap::new(self.bucket_count()).hash_for(bucket, low)
+    }
+}
+
+impl<S> fmt::Debug for CuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("fingerprint_bits", &self.fingerprint_bits())
+            .field("buckets", &self.bucket_count())
+            .field("stripes", &self.stripe_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`CuckooFilter`]. Obtained from [`CuckooFilter::builder`].
+///
+/// ```
+/// use concurrent_cuckoo::CuckooFilter;
+/// let filter = CuckooFilter::builder()
+///     .capacity(1_000_000)
+///     .false_positive_rate(1e-3)
+///     .seed(42)
+///     .build()?;
+/// assert_eq!(filter.fingerprint_bits(), 16);
+/// # Ok::<(), concurrent_cuckoo::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct Builder<S = DefaultHashBuilder> {
+    capacity: Option<usize>,
+    false_positive_rate: Option<f64>,
+    fingerprint_bits: Option<u32>,
+    max_path_len: usize,
+    bucket_count: Option<usize>,
+    stripe_count: Option<usize>,
+    hasher: S,
+}
+
+impl Builder<DefaultHashBuilder> {
+    fn new() -> Self {
+        Self {
+            capacity: None,
+            false_positive_rate: None,
+            fingerprint_bits: None,
+            max_path_len: DEFAULT_MAX_PATH,
+            bucket_count: None,
+            stripe_count: None,
+            hasher: DefaultHashBuilder::new(),
+        }
+    }
+
+    /// Fixes the default hasher's seed, for reproducible runs. Without it
+    /// every filter draws a random seed, which keeps an attacker from
+    /// crafting colliding keys.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.hasher = DefaultHashBuilder::with_seed(seed);
+        self
+    }
+}
+
+impl<S> Builder<S> {
+    /// Items the filter must hold. Required.
+    pub fn capacity(mut self, capacity: usize) -> Self {
+        self.capacity = Some(capacity);
+        self
+    }
+
+    /// Target false-positive rate in (0, 1); picks the narrowest fingerprint
+    /// (8, 16 or 32 bits) whose bound `8 / 2^bits` meets it.
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.false_positive_rate = Some(rate);
+        self
+    }
+
+    /// Fingerprint width: 8, 16 (default) or 32 bits.
+    pub fn fingerprint_bits(mut self, bits: u32) -> Self {
+        self.fingerprint_bits = Some(bits);
+        self
+    }
+
+    /// Longest displacement path an insert searches (1 to 5, default 5).
+    /// Shorter paths make the slowest inserts faster but fill less.
+    pub fn max_path_len(mut self, hops: usize) -> Self {
+        self.max_path_len = hops;
+        self
+    }
+
+    /// Uses `hasher` instead of the default.
+    pub fn hasher<S2>(self, hasher: S2) -> Builder<S2> {
+        Builder {
+            capacity: self.capacity,
+            false_positive_rate: self.false_positive_rate,
+            fingerprint_bits: self.fingerprint_bits,
+            max_path_len: self.max_path_len,
+            bucket_count: self.bucket_count,
+            stripe_count: self.stripe_count,
+            hasher,
+        }
+    }
+
+    /// Exact bucket count (even, >= 2), overriding capacity-based sizing.
+    /// For tests and loom models that need a tiny, fully known table.
+    #[doc(hidden)]
+    pub fn bucket_count(mut self, buckets: usize) -> Self {
+        self.bucket_count = Some(buckets);
+        self
+    }
+
+    /// Exact stripe count (a power of two). For tests and loom models.
+    #[doc(hidden)]
+    pub fn stripe_count(mut self, stripes: usize) -> Self {
+        self.stripe_count = Some(stripes);
+        self
+    }
+
+    /// Builds the filter.
+    ///
+    /// # Errors
+    /// A [`BuildError`] for a missing or overflowing capacity, a
+    /// false-positive rate outside (0, 1), an unsupported or too short
+    /// fingerprint width, an out-of-range tuning parameter, or a failed
+    /// allocation.
+    pub fn build(self) -> Result<CuckooFilter<S>, BuildError> {
+        let bits = self.choose_bits()?;
+        let buckets = match (self.bucket_count, self.capacity) {
+            (Some(b), _) if b < 2 || b % 2 != 0 || b as u64 > IndexMap::MAX_BUCKETS => {
+                return Err(BuildError::InvalidParameter("bucket count must be even and in [2, 2^32]"))
+            }
+            (Some(b), _) => b,
+            (None, Some(n)) => buckets_for_capacity(n)?,
+            (None, None) => return Err(BuildError::MissingCapacity),
+        };
+        if !(1..=MAX_PATH_LIMIT).contains(&self.max_path_len) {
+            return Err(BuildError::InvalidParameter("max path length must be in 1..=5"));
+        }
+        if let Some(s) = self.stripe_count {
+            if !s.is_power_of_two() || s > 1 << 16 {
+                return Err(BuildError::InvalidParameter(
+                    "stripe count must be a power of two, at most 65536",
+                ));
+            }
+        }
+        let (stripes, path) = (self.stripe_count, self.max_path_len);
+        let alloc = |e: crate::storage::AllocFailed| BuildError::AllocationFailed { bytes: e.bytes };
+        let table = match bits {
+            8 => Table::F8(RawTable::new(buckets, stripes, path).map_err(alloc)?),
+            16 => Table::F16(RawTable::new(buckets, stripes, path).map_err(alloc)?),
+            _ => Table::F32(RawTable::new(buckets, stripes, path).map_err(alloc)?),
+        };
+        Ok(CuckooFilter { table, hasher: self.hasher })
+    }
+
+    fn choose_bits(&self) -> Result<u32, BuildError> {
+        if let Some(bits) = self.fingerprint_bits {
+            if !matches!(bits, 8 | 16 | 32) {
+                return Err(BuildError::UnsupportedFingerprintBits(bits));
+            }
+        }
+        let Some(rate) = self.false_positive_rate else {
+            return Ok(self.fingerprint_bits.unwrap_or(16));
+        };
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::InvalidFalsePositiveRate(rate));
+        }
+        let bound = |bits: u32| (2 * SLOTS) as f64 / 2f64.powi(bits as i32);
+        match self.fingerprint_bits {
+            Some(bits) if bound(bits) <= rate => Ok(bits),
+            Some(bits) => Err(BuildError::FingerprintTooShort { bits, rate }),
+            None => [8, 16, 32]
+                .into_iter()
+                .find(|&bits| bound(bits) <= rate)
+                .ok_or(BuildError::FingerprintTooShort { bits: 32, rate }),
+        }
+    }
+}
+
+/// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
+/// for small tables, rounded up to an even number of buckets.
+fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
+    let n = capacity as f64;
+    let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();
+    let buckets = (slots / SLOTS as f64).ceil().max(2.0);
+    let buckets = (buckets as u64).next_multiple_of(2);
+    if buckets > IndexMap::MAX_BUCKETS || buckets.checked_mul(16).is_none_or(|b| b > isize::MAX as u64)
+    {
+        return Err(BuildError::CapacityOverflow { requested: capacity as u64 });
+    }
+    Ok(buckets as usize)
+}
+
+#[cfg(all(test, not(concurrent_cuckoo_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizing_is_compact_and_even() {
+        assert_eq!(buckets_for_capacity(0).unwrap(), 2);
+        assert_eq!(buckets_for_capacity(1).unwrap(), 2);
+        for n in [10usize, 1000, 1 << 20, 10_000_000] {
+            let b = buckets_for_capacity(n).unwrap();
+            assert_eq!(b % 2, 0);
+            assert!(b * 4 >= n);
+            if n >= 1 << 20 {
+                let bits_per_item = (b * 64) as f64 / n as f64;
+                assert!(bits_per_item < 18.0, "{bits_per_item}");
+            }
+        }
+        assert!(matches!(
+            buckets_for_capacity(usize::MAX),
+            Err(BuildError::CapacityOverflow { .. })
+        ));
+    }
+}

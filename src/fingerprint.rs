@@ -1,0 +1,299 @@
+//! Fingerprint widths and the atomic storage of one bucket of four of them.
+//!
+//! A bucket is always a power-of-two number of bytes (4, 8 or 16) and the
+//! bucket array is 64-byte aligned, so a bucket never straddles a cache line.
+//! Every access to shared slots goes through atomics: a reader loads a whole
+//! bucket with one atomic load (two for 32-bit fingerprints, one per 8-byte
+//! half; each slot is still read atomically, which is all the lookup
+//! protocol needs) and compares it in registers.
+//!
+//! Writers only ever store under the stripe lock that guards the bucket, so a
+//! slot update is a plain load-modify-store of the word holding it: no other
+//! writer can race it, and readers see either the old or the new word.
+
+use crate::probe;
+use crate::sync::{AtomicU32, AtomicU64, Ordering};
+use core::fmt::Debug;
+
+/// Slots per bucket (the paper's b = 4).
+pub(crate) const SLOTS: usize = 4;
+
+/// A fingerprint width: `u8`, `u16` or `u32`. Zero is reserved for "empty".
+pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
+    /// The empty slot.
+    const EMPTY: Self;
+    /// Atomic storage of one bucket; valid when zeroed, so a table can come
+    /// straight from zeroed pages.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    type Bucket: Send + Sync + ZeroIsEmpty;
+    /// Atomic storage of one bucket (loom atomics must be constructed).
+    #[cfg(concurrent_cuckoo_loom)]
+    type Bucket: Send + Sync;
+    /// A bucket's four slots as loaded into a register.
+    type Word: Copy + Eq + Debug;
+
+    /// The fingerprint of a 64-bit hash: its low `BITS` bits, with zero
+    /// (the empty marker) mapped to one. The bucket index uses the high 32
+    /// bits (see `hashing.rs`), so the two never share a bit for any width.
+    fn from_hash(hash: u64) -> Self;
+    /// Widens for mixing into the alternate index.
+    fn to_u64(self) -> u64;
+    /// Narrows a `u64` (the caller guarantees it fits); for decoding and tests.
+    fn from_u64(value: u64) -> Self;
+    /// A zeroed (all-empty) bucket (loom builds tables this way).
+    #[cfg_attr(not(any(test, concurrent_cuckoo_loom)), allow(dead_code))]
+    fn empty_bucket() -> Self::Bucket;
+    /// Loads all four slots of a bucket.
+    fn load(bucket: &Self::Bucket) -> Self::Word;
+    /// Slot `index` of a loaded bucket.
+    fn slot(word: Self::Word, index: usize) -> Self;
+    /// Stores `fp` into slot `index` of `bucket`, whose current contents are
+    /// `word`. Only call while holding the bucket's stripe lock.
+    fn store_slot(bucket: &Self::Bucket, word: Self::Word, index: usize, fp: Self);
+    /// Exact SIMD test: does either bucket hold `fp`?
+    fn probe_pair(a: Self::Word, b: Self::Word, fp: Self) -> bool;
+    /// Every slot cleared. Only call while holding the bucket's stripe lock.
+    fn clear_bucket(bucket: &Self::Bucket);
+
+    /// Index of the first slot holding `fp`, if any.
+    #[inline]
+    fn find(word: Self::Word, fp: Self) -> Option<usize> {
+        (0..SLOTS).find(|&i| Self::slot(word, i) == fp)
+    }
+    /// Index of the first empty slot, if any.
+    #[inline]
+    fn free_slot(word: Self::Word) -> Option<usize> {
+        Self::find(word, Self::EMPTY)
+    }
+    /// How many slots hold `fp`.
+    #[inline]
+    fn count(word: Self::Word, fp: Self) -> usize {
+        (0..SLOTS).filter(|&i| Self::slot(word, i) == fp).count()
+    }
+    /// Occupied slots.
+    #[inline]
+    fn occupied(word: Self::Word) -> usize {
+        SLOTS - Self::count(word, Self::EMPTY)
+    }
+}
+
+/// Slot writes use release so that the fingerprint a mover copies into its
+/// destination is published no later than the version bump that follows it.
+const STORE: Ordering = Ordering::Release;
+/// Bucket loads are relaxed; readers order them against the version counters
+/// with an acquire load before and an acquire fence after (see `table.rs`).
+const LOAD: Ordering = Ordering::Relaxed;
+
+impl Fingerprint for u8 {
+    const EMPTY: Self = 0;
+    type Bucket = AtomicU32;
+    type Word = u32;
+
+    #[inline(always)]
+    fn from_hash(hash: u64) -> Self {
+        (hash as u8).max(1)
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_u64(value: u64) -> Self {
+        value as u8
+    }
+    fn empty_bucket() -> Self::Bucket {
+        AtomicU32::new(0)
+    }
+    #[inline(always)]
+    fn load(bucket: &Self::Bucket) -> u32 {
+        bucket.load(LOAD)
+    }
+    #[inline(always)]
+    fn slot(word: u32, index: usize) -> Self {
+        (word >> (index * 8)) as u8
+    }
+    #[inline]
+    fn store_slot(bucket: &Self::Bucket, word: u32, index: usize, fp: Self) {
+        let shift = index * 8;
+        let new = (word & !(0xFF << shift)) | (u32::from(fp) << shift);
+        bucket.store(new, STORE);
+    }
+    #[inline(always)]
+    fn probe_pair(a: u32, b: u32, fp: Self) -> bool {
+        probe::pair_u8(a, b, fp)
+    }
+    fn clear_bucket(bucket: &Self::Bucket) {
+        bucket.store(0, STORE);
+    }
+}
+
+impl Fingerprint for u16 {
+    const EMPTY: Self = 0;
+    type Bucket = AtomicU64;
+    type Word = u64;
+
+    #[inline(always)]
+    fn from_hash(hash: u64) -> Self {
+        (hash as u16).max(1)
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_u64(value: u64) -> Self {
+        value as u16
+    }
+    fn empty_bucket() -> Self::Bucket {
+        AtomicU64::new(0)
+    }
+    #[inline(always)]
+    fn load(bucket: &Self::Bucket) -> u64 {
+        bucket.load(LOAD)
+    }
+    #[inline(always)]
+    fn slot(word: u64, index: usize) -> Self {
+        (word >> (index * 16)) as u16
+    }
+    #[inline]
+    fn store_slot(bucket: &Self::Bucket, word: u64, index: usize, fp: Self) {
+        let shift = index * 16;
+        let new = (word & !(0xFFFF << shift)) | (u64::from(fp) << shift);
+        bucket.store(new, STORE);
+    }
+    #[inline(always)]
+    fn probe_pair(a: u64, b: u64, fp: Self) -> bool {
+        probe::pair_u16(a, b, fp)
+    }
+    fn clear_bucket(bucket: &Self::Bucket) {
+        bucket.store(0, STORE);
+    }
+}
+
+/// Four 32-bit slots: two atomic halves, slots 0-1 in `lo`, 2-3 in `hi`.
+#[repr(C, align(16))]
+pub(crate) struct Bucket32 {
+    lo: AtomicU64,
+    hi: AtomicU64,
+}
+
+impl Fingerprint for u32 {
+    const EMPTY: Self = 0;
+    type Bucket = Bucket32;
+    type Word = u128;
+
+    #[inline(always)]
+    fn from_hash(hash: u64) -> Self {
+        (hash as u32).max(1)
+    }
+    #[inline(always)]
+    fn to_u64(self) -> u64 {
+        u64::from(self)
+    }
+    fn from_u64(value: u64) -> Self {
+        value as u32
+    }
+    fn empty_bucket() -> Self::Bucket {
+        Bucket32 {
+            lo: AtomicU64::new(0),
+            hi: AtomicU64::new(0),
+        }
+    }
+    #[inline(always)]
+    fn load(bucket: &Self::Bucket) -> u128 {
+        let lo = bucket.lo.load(LOAD);
+        let hi = bucket.hi.load(LOAD);
+        (u128::from(hi) << 64) | u128::from(lo)
+    }
+    #[inline(always)]
+    fn slot(word: u128, index: usize) -> Self {
+        (word >> (index * 32)) as u32
+    }
+    #[inline]
+    fn store_slot(bucket: &Self::Bucket, word: u128, index: usize, fp: Self) {
+        let (half, old) = if index < 2 {
+            (&bucket.lo, word as u64)
+        } else {
+            (&bucket.hi, (word >> 64) as u64)
+        };
+        let shift = (index % 2) * 32;
+        let new = (old & !(0xFFFF_FFFF << shift)) | (u64::from(fp) << shift);
+        half.store(new, STORE);
+    }
+    #[inline(always)]
+    fn probe_pair(a: u128, b: u128, fp: Self) -> bool {
+        probe::pair_u32(a, b, fp)
+    }
+    fn clear_bucket(bucket: &Self::Bucket) {
+        bucket.lo.store(0, STORE);
+        bucket.hi.store(0, STORE);
+    }
+}
+
+/// Marker for bucket types whose all-zero bit pattern is a valid, empty
+/// bucket, so a table can come straight from zeroed pages.
+///
+/// # Safety
+/// Implementors must be valid when every byte is zero and must not need
+/// dropping.
+#[cfg(not(concurrent_cuckoo_loom))]
+pub(crate) unsafe trait ZeroIsEmpty {}
+
+// SAFETY: `AtomicU32`/`AtomicU64` have the same in-memory representation as
+// `u32`/`u64` (documented by core), so zero bytes are the value 0 = empty.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl ZeroIsEmpty for AtomicU32 {}
+// SAFETY: as above.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl ZeroIsEmpty for AtomicU64 {}
+// SAFETY: `Bucket32` is `repr(C)` over two `AtomicU64`, each valid as zero.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl ZeroIsEmpty for Bucket32 {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip<F: Fingerprint>(fps: [F; 4]) {
+        let bucket = F::empty_bucket();
+        for (i, &fp) in fps.iter().enumerate() {
+            F::store_slot(&bucket, F::load(&bucket), i, fp);
+        }
+        let word = F::load(&bucket);
+        for (i, &fp) in fps.iter().enumerate() {
+            assert_eq!(F::slot(word, i), fp, "slot {i}");
+        }
+        assert_eq!(F::occupied(word), 4);
+        F::store_slot(&bucket, word, 2, F::EMPTY);
+        let word = F::load(&bucket);
+        assert_eq!(F::free_slot(word), Some(2));
+        assert_eq!(F::slot(word, 3), fps[3], "neighbouring slot untouched");
+        F::clear_bucket(&bucket);
+        assert_eq!(F::occupied(F::load(&bucket)), 0);
+    }
+
+    #[test]
+    fn slots_round_trip_for_every_width() {
+        roundtrip::<u8>([1, 0xFF, 0x80, 7]);
+        roundtrip::<u16>([1, 0xFFFF, 0x8000, 7]);
+        roundtrip::<u32>([1, 0xFFFF_FFFF, 0x8000_0000, 7]);
+    }
+
+    #[test]
+    fn zero_hash_never_yields_the_empty_fingerprint() {
+        assert_eq!(u8::from_hash(0x1234_5600), 1);
+        assert_eq!(u16::from_hash(0xABCD_0000), 1);
+        assert_eq!(u32::from_hash(0xFFFF_FFFF_0000_0000), 1);
+        assert_eq!(u16::from_hash(0xABCD_1234), 0x1234);
+    }
+
+    #[test]
+    fn buckets_tile_cache_lines() {
+        for size in [
+            core::mem::size_of::<AtomicU32>(),
+            core::mem::size_of::<AtomicU64>(),
+            core::mem::size_of::<Bucket32>(),
+        ] {
+            assert_eq!(64 % size, 0, "a {size}-byte bucket would straddle a line");
+        }
+        assert_eq!(core::mem::align_of::<Bucket32>(), 16);
+    }
+}

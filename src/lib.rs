@@ -1,0 +1,23 @@
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
+
+mod error;
+mod filter;
+mod fingerprint;
+mod hashing;
+mod path;
+mod probe;
+mod storage;
+mod stripes;
+mod sync;
+mod table;
+
+pub use error::{BuildError, InsertError};
+pub use filter::{Builder, CuckooFilter};
+pub use hashing::DefaultHashBuilder;
+
+/// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,
+/// `"neon"` or `"portable"`.
+pub fn probe_backend() -> &'static str {
+    probe::BACKEND
+}

@@ -1,0 +1,156 @@
+//! Breadth-first search for a cuckoo displacement path, and its execution.
+//!
+//! Following libcuckoo, the search runs *without locks*, reading buckets with
+//! atomic loads, and finds the shortest path of moves that ends in a free
+//! slot. The path is then executed from its free end backwards, one hop at a
+//! time, each under the two stripe locks of that hop, after checking that the
+//! source slot still holds the fingerprint the search saw and that the
+//! destination still has a free slot. A failed check abandons the path (the
+//! hops already done were each a valid move, so nothing is lost) and the
+//! insert searches again. No fingerprint is ever evicted without a place to
+//! go, so a full table returns an error instead of dropping a victim.
+//!
+//! The queue is a fixed-size array on the stack: no allocation per insert.
+
+use crate::fingerprint::{Fingerprint, SLOTS};
+use crate::storage::prefetch;
+use crate::table::{RawTable, MAX_PATH_LIMIT};
+
+/// Queue capacity: both roots and every node up to `MAX_PATH_LIMIT` hops
+/// deep, `2 * (1 + 4 + ... + 4^MAX_PATH_LIMIT)`.
+const QUEUE_CAP: usize = 2 * ((SLOTS.pow(MAX_PATH_LIMIT as u32 + 1) - 1) / (SLOTS - 1));
+
+/// A bucket reached by the search.
+#[derive(Clone, Copy, Default)]
+struct Node {
+    /// Bucket index (< 2^32 by construction of `IndexMap`).
+    bucket: u32,
+    /// The fingerprint that would move into this bucket from the parent.
+    fp: u32,
+    /// Index of the parent node in the queue (unused for roots).
+    parent: u16,
+    /// Slot of the parent bucket that holds `fp`.
+    parent_slot: u8,
+    /// Moves from a root to here.
+    depth: u8,
+}
+
+/// One move: the fingerprint `fp` in `from[slot]` goes to any free slot of `to`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Hop<F> {
+    pub(crate) from: usize,
+    pub(crate) slot: usize,
+    pub(crate) fp: F,
+    pub(crate) to: usize,
+}
+
+/// Moves in execution order (the hop into the free slot comes first).
+#[derive(Debug)]
+pub(crate) struct Path<F> {
+    hops: [Option<Hop<F>>; MAX_PATH_LIMIT],
+    len: usize,
+}
+
+impl<F: Copy> Path<F> {
+    pub(crate) fn hops(&self) -> impl Iterator<Item = Hop<F>> + '_ {
+        self.hops[..self.len].iter().map(|h| h.expect("hops below len are set"))
+    }
+}
+
+impl<F: Fingerprint> RawTable<F> {
+    /// Shortest path (at most `self.max_path` moves) that frees a slot in
+    /// bucket `i1` or `i2`, found without locks; `None` if there is none.
+    /// A path of no moves means a root already has a free slot again.
+    pub(crate) fn search_path(&self, i1: usize, i2: usize) -> Option<Path<F>> {
+        let mut queue = [Node::default(); QUEUE_CAP];
+        let cap = 2 * ((SLOTS.pow(self.max_path as u32 + 1) - 1) / (SLOTS - 1));
+        queue[0] = Node { bucket: i1 as u32, ..Node::default() };
+        queue[1] = Node { bucket: i2 as u32, ..Node::default() };
+        let (mut head, mut tail) = (0usize, 2usize);
+        while head < tail {
+            let node = queue[head];
+            let word = F::load(&self.buckets[node.bucket as usize]);
+            if F::free_slot(word).is_some() {
+                return Some(self.trace(&queue, head));
+            }
+            if usize::from(node.depth) < self.max_path {
+                for slot in 0..SLOTS {
+                    let fp = F::slot(word, slot);
+                    let child = self.index.alternate(node.bucket as usize, fp.to_u64());
+                    if tail < cap {
+                        prefetch(&self.buckets[child]);
+                        queue[tail] = Node {
+                            bucket: child as u32,
+                            fp: fp.to_u64() as u32,
+                            parent: head as u16,
+                            parent_slot: slot as u8,
+                            depth: node.depth + 1,
+                        };
+                        tail += 1;
+                    }
+                }
+            }
+            head += 1;
+        }
+        None
+    }
+
+    /// Rebuilds the hops leading to `queue[leaf]`, free end first.
+    fn trace(&self, queue: &[Node], leaf: usize) -> Path<F> {
+        let mut path = Path { hops: [None; MAX_PATH_LIMIT], len: 0 };
+        let mut at = leaf;
+        while queue[at].depth > 0 {
+            let node = queue[at];
+            let parent = queue[usize::from(node.parent)];
+            path.hops[path.len] = Some(Hop {
+                from: parent.bucket as usize,
+                slot: usize::from(node.parent_slot),
+                fp: F::from_u64(u64::from(node.fp)),
+                to: node.bucket as usize,
+            });
+            path.len += 1;
+            at = usize::from(node.parent);
+        }
+        path
+    }
+
+    /// Executes `path` hop by hop; `false` if a hop's check failed.
+    pub(crate) fn execute_path(&self, path: &Path<F>) -> bool {
+        path.hops().all(|hop| self.move_one(hop))
+    }
+
+    /// Moves `hop.fp` from `hop.from[hop.slot]` to a free slot of `hop.to`
+    /// under both stripe locks, if the table still looks as the search saw it.
+    pub(crate) fn move_one(&self, hop: Hop<F>) -> bool {
+        let guard = self.stripes.lock_pair(hop.from, hop.to);
+        let (src, dst) = (&self.buckets[hop.from], &self.buckets[hop.to]);
+        let src_word = F::load(src);
+        if F::slot(src_word, hop.slot) != hop.fp {
+            return false;
+        }
+        let dst_word = F::load(dst);
+        let Some(free) = F::free_slot(dst_word) else {
+            return false;
+        };
+        #[cfg(not(concurrent_cuckoo_canary))]
+        {
+            // Copy first, announce, then clear: the fingerprint is in at
+            // least one bucket at every instant (see `table.rs`).
+            F::store_slot(dst, dst_word, free, hop.fp);
+            guard.bump_version(hop.from);
+            F::store_slot(src, src_word, hop.slot, F::EMPTY);
+        }
+        #[cfg(concurrent_cuckoo_canary)]
+        {
+            // Deliberate bug for the loom canary: clear the source before
+            // the destination holds the fingerprint, so a reader can miss it
+            // even though it validates versions.
+            F::store_slot(src, src_word, hop.slot, F::EMPTY);
+            F::store_slot(dst, dst_word, free, hop.fp);
+            guard.bump_version(hop.from);
+        }
+        guard.add_len(hop.from, -1);
+        guard.add_len(hop.to, 1);
+        true
+    }
+}
