@@ -109,7 +109,7 @@ mod tests {
             assert_error(BuildError::InvalidParameter("x")),
         ];
         for m in msgs {
-            assert!(m.chars().next().unwrap().is_lowercase(), "{m}");
+            assert!(!m.chars().next().unwrap().is_uppercase(), "{m}");
             assert!(!m.ends_with('.'), "{m}");
         }
     }

@@ -1,0 +1,27 @@
+//! Shared helpers for the integration tests.
+#![allow(dead_code)]
+
+/// Splitmix64: deterministic, dependency-free randomness for tests.
+#[derive(Clone)]
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// Divisor for iteration counts of heavy tests, from `CUCKOO_TEST_SCALE`
+/// (used when running under qemu, where everything is ~10x slower).
+pub fn scale() -> usize {
+    std::env::var("CUCKOO_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
+}
+
+/// `n / scale()`, at least `min`.
+pub fn scaled(n: usize, min: usize) -> usize {
+    (n / scale()).max(min)
+}
