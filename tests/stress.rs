@@ -1,0 +1,210 @@
+//! Multi-threaded stress tests with exact expectations, run with more
+//! threads than the machine has cores so threads are preempted mid-operation.
+
+mod common;
+
+use common::{scaled, Rng};
+use concurrent_cuckoo::{CuckooFilter, InsertError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+const WRITERS: usize = 4;
+const READERS: usize = 4;
+
+/// A small (in-cache) filter kept near full, so writers constantly execute
+/// displacement paths through the buckets readers are probing.
+#[test]
+fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
+    let f = Arc::new(
+        CuckooFilter::builder().capacity(0).bucket_count(2048).seed(21).build().unwrap(),
+    );
+    let capacity = f.capacity();
+    let mut rng = Rng(5);
+    // Stable keys: inserted before the run, never removed.
+    let stable: Arc<Vec<u64>> = Arc::new((0..capacity * 6 / 10).map(|_| rng.next()).collect());
+    for k in stable.iter() {
+        f.insert(k).unwrap();
+    }
+    let rounds = scaled(300, 8);
+    let stop = Arc::new(AtomicBool::new(false));
+    let misses = Arc::new(AtomicUsize::new(0));
+    let lookups = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(Barrier::new(WRITERS + READERS));
+
+    let readers: Vec<_> = (0..READERS)
+        .map(|r| {
+            let (f, stable, stop, misses, lookups, barrier) =
+                (f.clone(), stable.clone(), stop.clone(), misses.clone(), lookups.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let mut out = vec![false; 32];
+                while !stop.load(Ordering::Relaxed) {
+                    if r % 2 == 0 {
+                        let missed = stable.iter().filter(|k| !f.contains(*k)).count();
+                        misses.fetch_add(missed, Ordering::Relaxed);
+                    } else {
+                        for chunk in stable.chunks(32) {
+                            let out = &mut out[..chunk.len()];
+                            f.contains_batch(chunk, out);
+                            misses.fetch_add(out.iter().filter(|&&b| !b).count(), Ordering::Relaxed);
+                        }
+                    }
+                    lookups.fetch_add(stable.len(), Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let (f, barrier) = (f.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let mut rng = Rng(1000 + w as u64);
+                let mut mine: Vec<u64> = Vec::new();
+                for _ in 0..rounds {
+                    // Fill towards full: most of these inserts need paths.
+                    for _ in 0..capacity / 10 {
+                        let k = rng.next();
+                        match f.insert(&k) {
+                            Ok(()) => mine.push(k),
+                            Err(InsertError::Full) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                    assert!(mine.iter().all(|k| f.contains(k)), "writer lost its own key");
+                    // Remove about two thirds of them again.
+                    let keep = mine.len() / 3;
+                    for k in mine.drain(keep..) {
+                        assert!(f.remove(&k), "own key vanished before its removal");
+                    }
+                }
+                mine
+            })
+        })
+        .collect();
+
+    let kept: Vec<Vec<u64>> = writers.into_iter().map(|h| h.join().unwrap()).collect();
+    stop.store(true, Ordering::Relaxed);
+    for h in readers {
+        h.join().unwrap();
+    }
+    let kept_total: usize = kept.iter().map(Vec::len).sum();
+    println!(
+        "lookups {} misses {} relocations {} final load {:.3}",
+        lookups.load(Ordering::Relaxed),
+        misses.load(Ordering::Relaxed),
+        f.relocations(),
+        f.load_factor()
+    );
+    assert_eq!(misses.load(Ordering::Relaxed), 0, "a reader missed a stable key");
+    assert!(lookups.load(Ordering::Relaxed) > 0);
+    assert!(f.relocations() > 1000, "the test must force displacements: {}", f.relocations());
+    assert_eq!(f.len(), stable.len() + kept_total);
+    assert_eq!(f.occupied_slots(), f.len());
+    assert!(stable.iter().chain(kept.iter().flatten()).all(|k| f.contains(k)));
+}
+
+#[test]
+fn racing_insert_unique_counts_each_key_once() {
+    let threads = 8;
+    let n = scaled(20_000, 2_000);
+    let f = Arc::new(CuckooFilter::builder().capacity(n).fingerprint_bits(32).seed(22).build().unwrap());
+    let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (f, wins, barrier) = (f.clone(), wins.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                // Every thread walks the keys in a different order.
+                let stride = [1, 7, 13, 17, 19, 23, 29, 31][t];
+                for i in 0..n {
+                    let key = (i * stride + t) % n;
+                    if f.insert_unique(&(key as u64)).unwrap() {
+                        wins[key].fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    for (key, w) in wins.iter().enumerate() {
+        assert_eq!(w.load(Ordering::Relaxed), 1, "key {key} inserted {} times", w.load(Ordering::Relaxed));
+    }
+    assert_eq!(f.len(), n);
+    assert_eq!(f.occupied_slots(), n);
+}
+
+/// Racing `insert_unique` near full, where the first attempt usually fails
+/// and the thread must search and execute a path before re-checking.
+#[test]
+fn racing_insert_unique_through_displacement_paths() {
+    let threads = 6;
+    let f = Arc::new(CuckooFilter::builder().capacity(0).bucket_count(512).fingerprint_bits(32).seed(23).build().unwrap());
+    let mut rng = Rng(77);
+    let filler: Vec<u64> = (0..f.capacity() * 85 / 100).map(|_| rng.next()).collect();
+    for k in &filler {
+        f.insert(k).unwrap();
+    }
+    let contested: Arc<Vec<u64>> = Arc::new((0..f.capacity() / 12).map(|_| rng.next()).collect());
+    let wins = Arc::new(AtomicUsize::new(0));
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (f, contested, wins, barrier) = (f.clone(), contested.clone(), wins.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let mut own = 0;
+                for i in 0..contested.len() {
+                    let k = contested[(i + t * 13) % contested.len()];
+                    if f.insert_unique(&k).expect("table has room") {
+                        own += 1;
+                    }
+                }
+                wins.fetch_add(own, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(wins.load(Ordering::Relaxed), contested.len());
+    assert_eq!(f.len(), filler.len() + contested.len());
+    assert!(filler.iter().chain(contested.iter()).all(|k| f.contains(k)));
+}
+
+#[test]
+fn len_is_exact_after_concurrent_inserts_and_removes() {
+    let threads = 8;
+    let per_thread = scaled(50_000, 5_000);
+    let f = Arc::new(CuckooFilter::builder().capacity(threads * per_thread).seed(24).build().unwrap());
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let f = f.clone();
+            thread::spawn(move || {
+                let key = |i: usize| (t * per_thread + i) as u64;
+                for i in 0..per_thread {
+                    f.insert(&key(i)).unwrap();
+                }
+                // Remove every third key, and insert a duplicate of every fifth.
+                let mut net = per_thread;
+                for i in (0..per_thread).step_by(3) {
+                    assert!(f.remove(&key(i)));
+                    net -= 1;
+                }
+                for i in (0..per_thread).step_by(5) {
+                    f.insert(&key(i)).unwrap();
+                    net += 1;
+                }
+                net
+            })
+        })
+        .collect();
+    let expected: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(f.len(), expected);
+    assert_eq!(f.occupied_slots(), expected);
+}
