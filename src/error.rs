@@ -104,7 +104,10 @@ mod tests {
             assert_error(BuildError::CapacityOverflow { requested: 1 }),
             assert_error(BuildError::InvalidFalsePositiveRate(2.0)),
             assert_error(BuildError::UnsupportedFingerprintBits(12)),
-            assert_error(BuildError::FingerprintTooShort { bits: 8, rate: 1e-6 }),
+            assert_error(BuildError::FingerprintTooShort {
+                bits: 8,
+                rate: 1e-6,
+            }),
             assert_error(BuildError::AllocationFailed { bytes: 1 }),
             assert_error(BuildError::InvalidParameter("x")),
         ];

@@ -129,7 +129,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// If `keys.len() != out.len()`.
     #[inline]
     pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        assert_eq!(keys.len(), out.len(), "contains_batch: keys and out differ in length");
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "contains_batch: keys and out differ in length"
+        );
         with_table!(&self.table, t => t.contains_batch(|i| self.hash(&keys[i]), out))
     }
 
@@ -179,7 +183,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// If `hashes.len() != out.len()`.
     #[inline]
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        assert_eq!(hashes.len(), out.len(), "contains_hash_batch: hashes and out differ in length");
+        assert_eq!(
+            hashes.len(),
+            out.len(),
+            "contains_hash_batch: hashes and out differ in length"
+        );
         with_table!(&self.table, t => t.contains_batch(|i| hashes[i], out))
     }
 
@@ -407,15 +415,19 @@ impl<S> Builder<S> {
     pub fn build(self) -> Result<CuckooFilter<S>, BuildError> {
         let bits = self.choose_bits()?;
         let buckets = match (self.bucket_count, self.capacity) {
-            (Some(b), _) if b < 2 || b % 2 != 0 || b as u64 > IndexMap::MAX_BUCKETS => {
-                return Err(BuildError::InvalidParameter("bucket count must be even and in [2, 2^32]"))
+            (Some(b), _) if b < 2 || !b.is_multiple_of(2) || b as u64 > IndexMap::MAX_BUCKETS => {
+                return Err(BuildError::InvalidParameter(
+                    "bucket count must be even and in [2, 2^32]",
+                ))
             }
             (Some(b), _) => b,
             (None, Some(n)) => buckets_for_capacity(n)?,
             (None, None) => return Err(BuildError::MissingCapacity),
         };
         if !(1..=MAX_PATH_LIMIT).contains(&self.max_path_len) {
-            return Err(BuildError::InvalidParameter("max path length must be in 1..=5"));
+            return Err(BuildError::InvalidParameter(
+                "max path length must be in 1..=5",
+            ));
         }
         if let Some(s) = self.stripe_count {
             if !s.is_power_of_two() || s > 1 << 16 {
@@ -425,13 +437,17 @@ impl<S> Builder<S> {
             }
         }
         let (stripes, path) = (self.stripe_count, self.max_path_len);
-        let alloc = |e: crate::storage::AllocFailed| BuildError::AllocationFailed { bytes: e.bytes };
+        let alloc =
+            |e: crate::storage::AllocFailed| BuildError::AllocationFailed { bytes: e.bytes };
         let table = match bits {
             8 => Table::F8(RawTable::new(buckets, stripes, path).map_err(alloc)?),
             16 => Table::F16(RawTable::new(buckets, stripes, path).map_err(alloc)?),
             _ => Table::F32(RawTable::new(buckets, stripes, path).map_err(alloc)?),
         };
-        Ok(CuckooFilter { table, hasher: self.hasher })
+        Ok(CuckooFilter {
+            table,
+            hasher: self.hasher,
+        })
     }
 
     fn choose_bits(&self) -> Result<u32, BuildError> {
@@ -465,9 +481,14 @@ fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
     let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();
     let buckets = (slots / SLOTS as f64).ceil().max(2.0);
     let buckets = (buckets as u64).next_multiple_of(2);
-    if buckets > IndexMap::MAX_BUCKETS || buckets.checked_mul(16).is_none_or(|b| b > isize::MAX as u64)
+    if buckets > IndexMap::MAX_BUCKETS
+        || buckets
+            .checked_mul(16)
+            .is_none_or(|b| b > isize::MAX as u64)
     {
-        return Err(BuildError::CapacityOverflow { requested: capacity as u64 });
+        return Err(BuildError::CapacityOverflow {
+            requested: capacity as u64,
+        });
     }
     Ok(buckets as usize)
 }

@@ -99,7 +99,7 @@ impl IndexMap {
     pub(crate) fn new(buckets: usize) -> Self {
         let buckets = buckets as u64;
         assert!(
-            buckets >= 2 && buckets % 2 == 0 && buckets <= Self::MAX_BUCKETS,
+            buckets >= 2 && buckets.is_multiple_of(2) && buckets <= Self::MAX_BUCKETS,
             "bucket count {buckets} must be even and in [2, 2^32]"
         );
         Self { buckets }
@@ -112,7 +112,7 @@ impl IndexMap {
     /// Primary bucket of a hash: its high 32 bits mapped onto `[0, m)`.
     #[inline(always)]
     pub(crate) fn primary(self, hash: u64) -> usize {
-        ((hash >> 32) * self.buckets >> 32) as usize
+        (((hash >> 32) * self.buckets) >> 32) as usize
     }
 
     /// The other candidate bucket of fingerprint `fp` stored in bucket `i`.
@@ -167,7 +167,11 @@ mod tests {
             seen_zeros |= !j;
         }
         assert_eq!(seen_ones & ((1 << 20) - 1), (1 << 20) - 1);
-        assert_eq!(seen_zeros & ((1 << 20) - 2), (1 << 20) - 2, "bit 0 is always set by design");
+        assert_eq!(
+            seen_zeros & ((1 << 20) - 2),
+            (1 << 20) - 2,
+            "bit 0 is always set by design"
+        );
     }
 
     #[test]
@@ -181,7 +185,10 @@ mod tests {
         for c in counts {
             assert!((9_000..11_000).contains(&c), "{counts:?}");
         }
-        assert_eq!(IndexMap::new(IndexMap::MAX_BUCKETS as usize).primary(u64::MAX), (1 << 32) - 1);
+        assert_eq!(
+            IndexMap::new(IndexMap::MAX_BUCKETS as usize).primary(u64::MAX),
+            (1 << 32) - 1
+        );
     }
 
     #[test]

@@ -53,7 +53,9 @@ pub(crate) struct Path<F> {
 
 impl<F: Copy> Path<F> {
     pub(crate) fn hops(&self) -> impl Iterator<Item = Hop<F>> + '_ {
-        self.hops[..self.len].iter().map(|h| h.expect("hops below len are set"))
+        self.hops[..self.len]
+            .iter()
+            .map(|h| h.expect("hops below len are set"))
     }
 }
 
@@ -64,8 +66,14 @@ impl<F: Fingerprint> RawTable<F> {
     pub(crate) fn search_path(&self, i1: usize, i2: usize) -> Option<Path<F>> {
         let mut queue = [Node::default(); QUEUE_CAP];
         let cap = 2 * ((SLOTS.pow(self.max_path as u32 + 1) - 1) / (SLOTS - 1));
-        queue[0] = Node { bucket: i1 as u32, ..Node::default() };
-        queue[1] = Node { bucket: i2 as u32, ..Node::default() };
+        queue[0] = Node {
+            bucket: i1 as u32,
+            ..Node::default()
+        };
+        queue[1] = Node {
+            bucket: i2 as u32,
+            ..Node::default()
+        };
         let (mut head, mut tail) = (0usize, 2usize);
         while head < tail {
             let node = queue[head];
@@ -97,7 +105,10 @@ impl<F: Fingerprint> RawTable<F> {
 
     /// Rebuilds the hops leading to `queue[leaf]`, free end first.
     fn trace(&self, queue: &[Node], leaf: usize) -> Path<F> {
-        let mut path = Path { hops: [None; MAX_PATH_LIMIT], len: 0 };
+        let mut path = Path {
+            hops: [None; MAX_PATH_LIMIT],
+            len: 0,
+        };
         let mut at = leaf;
         while queue[at].depth > 0 {
             let node = queue[at];

@@ -67,13 +67,18 @@ mod raw {
             if bytes >= HUGE_PAGE_THRESHOLD {
                 return Self::mmap(len, bytes);
             }
-            let layout = Layout::from_size_align(bytes, CACHE_LINE)
-                .map_err(|_| AllocFailed { bytes })?;
+            let layout =
+                Layout::from_size_align(bytes, CACHE_LINE).map_err(|_| AllocFailed { bytes })?;
             // SAFETY: `layout` has non-zero size (len > 0, buckets are not
             // zero-sized).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
             let ptr = NonNull::new(raw.cast::<B>()).ok_or(AllocFailed { bytes })?;
-            Ok(Self { ptr, len, backing: Backing::Heap(layout), _owns: PhantomData })
+            Ok(Self {
+                ptr,
+                len,
+                backing: Backing::Heap(layout),
+                _owns: PhantomData,
+            })
         }
 
         #[cfg(target_os = "linux")]
@@ -114,7 +119,12 @@ mod raw {
                 libc::madvise(aligned as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE);
             }
             let ptr = NonNull::new(aligned as *mut B).ok_or(AllocFailed { bytes })?;
-            Ok(Self { ptr, len, backing: Backing::Mmap { len: mapped }, _owns: PhantomData })
+            Ok(Self {
+                ptr,
+                len,
+                backing: Backing::Mmap { len: mapped },
+                _owns: PhantomData,
+            })
         }
     }
 
@@ -156,7 +166,9 @@ pub(crate) struct BucketArray<B> {
 #[cfg(concurrent_cuckoo_loom)]
 impl<B> BucketArray<B> {
     pub(crate) fn from_fn(len: usize, f: impl FnMut() -> B) -> Result<Self, AllocFailed> {
-        Ok(Self { buckets: core::iter::repeat_with(f).take(len).collect() })
+        Ok(Self {
+            buckets: core::iter::repeat_with(f).take(len).collect(),
+        })
     }
 }
 

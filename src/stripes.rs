@@ -44,14 +44,20 @@ pub(crate) struct Stripes {
 impl Stripes {
     /// Stripes for a table of `buckets` buckets.
     pub(crate) fn for_buckets(buckets: usize) -> Self {
-        Self::with_count((buckets / BUCKETS_PER_STRIPE).next_power_of_two().min(MAX_STRIPES))
+        Self::with_count(
+            (buckets / BUCKETS_PER_STRIPE)
+                .next_power_of_two()
+                .min(MAX_STRIPES),
+        )
     }
 
     /// Exactly `count` stripes (a power of two).
     pub(crate) fn with_count(count: usize) -> Self {
         assert!(count.is_power_of_two());
         Self {
-            stripes: (0..count).map(|_| CachePadded::new(Stripe::default())).collect(),
+            stripes: (0..count)
+                .map(|_| CachePadded::new(Stripe::default()))
+                .collect(),
             versions: (0..count).map(|_| AtomicU32::new(0)).collect(),
             mask: count - 1,
         }
@@ -87,7 +93,11 @@ impl Stripes {
         let (lo, hi) = if sa <= sb { (sa, sb) } else { (sb, sa) };
         let first = self.stripes[lo].lock.lock();
         let second = (hi != lo).then(|| self.stripes[hi].lock.lock());
-        PairGuard { stripes: self, held: [lo, hi], _guards: (first, second) }
+        PairGuard {
+            stripes: self,
+            held: [lo, hi],
+            _guards: (first, second),
+        }
     }
 
     /// Locks every stripe in ascending order (for `clear`).
@@ -105,7 +115,11 @@ impl Stripes {
 
     /// Items stored, summed over stripes. Exact when no writer is running.
     pub(crate) fn len(&self) -> usize {
-        let sum: i64 = self.stripes.iter().map(|s| s.len.load(Ordering::Relaxed)).sum();
+        let sum: i64 = self
+            .stripes
+            .iter()
+            .map(|s| s.len.load(Ordering::Relaxed))
+            .sum();
         // A sum taken while writers run may see a move's decrement without
         // its increment; never report a negative count.
         sum.max(0) as usize
@@ -113,7 +127,10 @@ impl Stripes {
 
     /// Fingerprints moved by path execution since creation.
     pub(crate) fn moves(&self) -> u64 {
-        self.stripes.iter().map(|s| s.moves.load(Ordering::Relaxed)).sum()
+        self.stripes
+            .iter()
+            .map(|s| s.moves.load(Ordering::Relaxed))
+            .sum()
     }
 
     /// Bytes held by locks and versions.
@@ -134,7 +151,10 @@ impl PairGuard<'_> {
     #[inline]
     fn stripe(&self, bucket: usize) -> &Stripe {
         let s = self.stripes.stripe_of(bucket);
-        debug_assert!(self.held.contains(&s), "bucket {bucket} is not under this guard");
+        debug_assert!(
+            self.held.contains(&s),
+            "bucket {bucket} is not under this guard"
+        );
         &self.stripes.stripes[s]
     }
 

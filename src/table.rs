@@ -130,7 +130,11 @@ impl<F: Fingerprint> RawTable<F> {
     pub(crate) fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         const AHEAD: usize = 8;
         let n = out.len();
-        let mut ring = [Location { i1: 0, i2: 0, fp: F::EMPTY }; AHEAD];
+        let mut ring = [Location {
+            i1: 0,
+            i2: 0,
+            fp: F::EMPTY,
+        }; AHEAD];
         for (k, slot) in ring.iter_mut().enumerate().take(n) {
             *slot = self.locate(hash_at(k));
             self.prefetch(slot);

@@ -7,7 +7,11 @@ use concurrent_cuckoo::{BuildError, CuckooFilter, DefaultHashBuilder, InsertErro
 use std::hash::BuildHasher;
 
 fn seeded(capacity: usize) -> CuckooFilter {
-    CuckooFilter::builder().capacity(capacity).seed(1).build().unwrap()
+    CuckooFilter::builder()
+        .capacity(capacity)
+        .seed(1)
+        .build()
+        .unwrap()
 }
 
 #[test]
@@ -159,7 +163,10 @@ fn sizes_and_accounting() {
 #[test]
 fn builder_validates_configuration() {
     let b = || CuckooFilter::builder().capacity(100);
-    assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
+    assert_eq!(
+        CuckooFilter::builder().build().unwrap_err(),
+        BuildError::MissingCapacity
+    );
     for rate in [0.0, 1.0, -0.5, 2.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
             b().false_positive_rate(rate).build(),
@@ -185,21 +192,42 @@ fn builder_validates_configuration() {
         Err(BuildError::CapacityOverflow { .. })
     ));
     for hops in [0, 6, 100] {
-        assert!(matches!(b().max_path_len(hops).build(), Err(BuildError::InvalidParameter(_))));
+        assert!(matches!(
+            b().max_path_len(hops).build(),
+            Err(BuildError::InvalidParameter(_))
+        ));
     }
-    assert!(matches!(b().bucket_count(3).build(), Err(BuildError::InvalidParameter(_))));
-    assert!(matches!(b().stripe_count(3).build(), Err(BuildError::InvalidParameter(_))));
+    assert!(matches!(
+        b().bucket_count(3).build(),
+        Err(BuildError::InvalidParameter(_))
+    ));
+    assert!(matches!(
+        b().stripe_count(3).build(),
+        Err(BuildError::InvalidParameter(_))
+    ));
 }
 
 #[test]
 fn false_positive_rate_picks_the_narrowest_sufficient_width() {
-    let bits = |rate: f64| CuckooFilter::builder().capacity(10).false_positive_rate(rate).build().unwrap().fingerprint_bits();
+    let bits = |rate: f64| {
+        CuckooFilter::builder()
+            .capacity(10)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap()
+            .fingerprint_bits()
+    };
     assert_eq!(bits(0.05), 8);
     assert_eq!(bits(0.03125), 8);
     assert_eq!(bits(0.01), 16);
     assert_eq!(bits(1e-4), 32);
     assert_eq!(bits(2e-9), 32);
-    let f = CuckooFilter::builder().capacity(10).fingerprint_bits(32).false_positive_rate(0.01).build().unwrap();
+    let f = CuckooFilter::builder()
+        .capacity(10)
+        .fingerprint_bits(32)
+        .false_positive_rate(0.01)
+        .build()
+        .unwrap();
     assert_eq!(f.fingerprint_bits(), 32);
 }
 
@@ -219,8 +247,16 @@ fn custom_hasher_and_fixed_seed() {
     f.insert(&5u64).unwrap();
     assert!(f.contains(&5u64));
 
-    let a = CuckooFilter::builder().capacity(100).seed(7).build().unwrap();
-    let b = CuckooFilter::builder().capacity(100).seed(7).build().unwrap();
+    let a = CuckooFilter::builder()
+        .capacity(100)
+        .seed(7)
+        .build()
+        .unwrap();
+    let b = CuckooFilter::builder()
+        .capacity(100)
+        .seed(7)
+        .build()
+        .unwrap();
     assert_eq!(a.hasher().seed(), 7);
     assert_eq!(a.hasher().hash_one("x"), b.hasher().hash_one("x"));
     assert_ne!(
@@ -234,7 +270,12 @@ fn custom_hasher_and_fixed_seed() {
 #[test]
 fn every_width_works() {
     for bits in [8, 16, 32] {
-        let f = CuckooFilter::builder().capacity(10_000).fingerprint_bits(bits).seed(3).build().unwrap();
+        let f = CuckooFilter::builder()
+            .capacity(10_000)
+            .fingerprint_bits(bits)
+            .seed(3)
+            .build()
+            .unwrap();
         for i in 0..10_000u32 {
             f.insert(&i).unwrap();
         }

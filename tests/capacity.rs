@@ -25,9 +25,17 @@ fn with_capacity_accepts_n_distinct_keys_for_many_sizes() {
     let mut sizes: Vec<usize> = (0..=64).collect();
     sizes.extend([100, 127, 500, 1000, 4096, 10_000, 65_537, 300_000]);
     for &n in &sizes {
-        let trials = if n <= 1000 { scaled(200, 10) } else { scaled(5, 1) };
+        let trials = if n <= 1000 {
+            scaled(200, 10)
+        } else {
+            scaled(5, 1)
+        };
         for t in 0..trials {
-            let f = CuckooFilter::builder().capacity(n).seed(rng.next()).build().unwrap();
+            let f = CuckooFilter::builder()
+                .capacity(n)
+                .seed(rng.next())
+                .build()
+                .unwrap();
             for i in 0..n {
                 let key = (n, t, i);
                 if let Err(e) = f.insert(&key) {
@@ -44,7 +52,11 @@ fn at_most_19_bits_per_item_at_capacity_with_16_bit_fingerprints() {
     for n in [100_000usize, 1_000_000, 10_000_000] {
         let f = CuckooFilter::with_capacity(n);
         let bits = f.memory_usage() as f64 * 8.0 / n as f64;
-        println!("n={n}: {bits:.2} bits/item, {} buckets, {} stripes", f.bucket_count(), f.stripe_count());
+        println!(
+            "n={n}: {bits:.2} bits/item, {} buckets, {} stripes",
+            f.bucket_count(),
+            f.stripe_count()
+        );
         assert!(bits <= 19.0, "n={n}: {bits:.2} bits per item");
     }
 }
@@ -52,11 +64,23 @@ fn at_most_19_bits_per_item_at_capacity_with_16_bit_fingerprints() {
 #[test]
 fn fill_to_first_failure_reaches_95_percent_and_loses_nothing() {
     let mut rng = Rng(12);
-    for (bits, n) in [(16, scaled(1 << 20, 1 << 14)), (8, scaled(1 << 18, 1 << 12)), (32, scaled(1 << 18, 1 << 12))] {
-        let f = CuckooFilter::builder().capacity(n).fingerprint_bits(bits).seed(rng.next()).build().unwrap();
+    for (bits, n) in [
+        (16, scaled(1 << 20, 1 << 14)),
+        (8, scaled(1 << 18, 1 << 12)),
+        (32, scaled(1 << 18, 1 << 12)),
+    ] {
+        let f = CuckooFilter::builder()
+            .capacity(n)
+            .fingerprint_bits(bits)
+            .seed(rng.next())
+            .build()
+            .unwrap();
         let keys = fill_to_failure(&f, &mut rng);
         let load = f.load_factor();
-        println!("{bits}-bit, {} slots: first failure at load {load:.4}", f.capacity());
+        println!(
+            "{bits}-bit, {} slots: first failure at load {load:.4}",
+            f.capacity()
+        );
         assert!(load >= 0.95, "{bits}-bit: first failure at load {load}");
         assert_eq!(f.len(), keys.len());
         assert_eq!(f.occupied_slots(), keys.len());
@@ -85,17 +109,30 @@ fn false_positive_rate_is_within_2b_over_2_to_the_f() {
     let mut rng = Rng(13);
     for (bits, fill, queries) in [(8u32, 0.95, 1 << 20), (16, 0.95, 1 << 22)] {
         let n = 1 << 18;
-        let f = CuckooFilter::builder().capacity(n).fingerprint_bits(bits).seed(rng.next()).build().unwrap();
+        let f = CuckooFilter::builder()
+            .capacity(n)
+            .fingerprint_bits(bits)
+            .seed(rng.next())
+            .build()
+            .unwrap();
         let target = (f.capacity() as f64 * fill) as u64;
         // Inserted keys are even numbers, queries odd ones: disjoint sets.
         for i in 0..target {
             f.insert(&(i * 2)).unwrap();
         }
-        let fp = (0..queries as u64).filter(|q| f.contains(&(q * 2 + 1))).count();
+        let fp = (0..queries as u64)
+            .filter(|q| f.contains(&(q * 2 + 1)))
+            .count();
         let rate = fp as f64 / queries as f64;
         let bound = f.false_positive_bound();
-        println!("{bits}-bit at load {:.3}: measured FPR {rate:.3e} (bound {bound:.3e})", f.load_factor());
+        println!(
+            "{bits}-bit at load {:.3}: measured FPR {rate:.3e} (bound {bound:.3e})",
+            f.load_factor()
+        );
         assert!(rate <= bound, "{bits}-bit: FPR {rate} above bound {bound}");
-        assert!(rate > bound / 4.0, "{bits}-bit: FPR {rate} implausibly low: are fingerprints compared at all?");
+        assert!(
+            rate > bound / 4.0,
+            "{bits}-bit: FPR {rate} implausibly low: are fingerprints compared at all?"
+        );
     }
 }

@@ -38,7 +38,13 @@ fn signature(f: &CuckooFilter, key: u16) -> Signature {
     (fp, a.min(b), a.max(b))
 }
 
-fn run(bits: u32, buckets: usize, max_path: usize, seed: u64, ops: &[Op]) -> Result<(), TestCaseError> {
+fn run(
+    bits: u32,
+    buckets: usize,
+    max_path: usize,
+    seed: u64,
+    ops: &[Op],
+) -> Result<(), TestCaseError> {
     let f = CuckooFilter::builder()
         .capacity(0)
         .bucket_count(buckets)

@@ -17,7 +17,12 @@ const READERS: usize = 4;
 #[test]
 fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
     let f = Arc::new(
-        CuckooFilter::builder().capacity(0).bucket_count(2048).seed(21).build().unwrap(),
+        CuckooFilter::builder()
+            .capacity(0)
+            .bucket_count(2048)
+            .seed(21)
+            .build()
+            .unwrap(),
     );
     let capacity = f.capacity();
     let mut rng = Rng(5);
@@ -34,11 +39,17 @@ fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
 
     let readers: Vec<_> = (0..READERS)
         .map(|r| {
-            let (f, stable, stop, misses, lookups, barrier) =
-                (f.clone(), stable.clone(), stop.clone(), misses.clone(), lookups.clone(), barrier.clone());
+            let (f, stable, stop, misses, lookups, barrier) = (
+                f.clone(),
+                stable.clone(),
+                stop.clone(),
+                misses.clone(),
+                lookups.clone(),
+                barrier.clone(),
+            );
             thread::spawn(move || {
                 barrier.wait();
-                let mut out = vec![false; 32];
+                let mut out = [false; 32];
                 while !stop.load(Ordering::Relaxed) {
                     if r % 2 == 0 {
                         let missed = stable.iter().filter(|k| !f.contains(*k)).count();
@@ -47,7 +58,8 @@ fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
                         for chunk in stable.chunks(32) {
                             let out = &mut out[..chunk.len()];
                             f.contains_batch(chunk, out);
-                            misses.fetch_add(out.iter().filter(|&&b| !b).count(), Ordering::Relaxed);
+                            misses
+                                .fetch_add(out.iter().filter(|&&b| !b).count(), Ordering::Relaxed);
                         }
                     }
                     lookups.fetch_add(stable.len(), Ordering::Relaxed);
@@ -73,7 +85,10 @@ fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
                             Err(e) => panic!("{e}"),
                         }
                     }
-                    assert!(mine.iter().all(|k| f.contains(k)), "writer lost its own key");
+                    assert!(
+                        mine.iter().all(|k| f.contains(k)),
+                        "writer lost its own key"
+                    );
                     // Remove about two thirds of them again.
                     let keep = mine.len() / 3;
                     for k in mine.drain(keep..) {
@@ -98,19 +113,37 @@ fn readers_never_miss_stable_keys_while_writers_displace_fingerprints() {
         f.relocations(),
         f.load_factor()
     );
-    assert_eq!(misses.load(Ordering::Relaxed), 0, "a reader missed a stable key");
+    assert_eq!(
+        misses.load(Ordering::Relaxed),
+        0,
+        "a reader missed a stable key"
+    );
     assert!(lookups.load(Ordering::Relaxed) > 0);
-    assert!(f.relocations() > 1000, "the test must force displacements: {}", f.relocations());
+    assert!(
+        f.relocations() > 1000,
+        "the test must force displacements: {}",
+        f.relocations()
+    );
     assert_eq!(f.len(), stable.len() + kept_total);
     assert_eq!(f.occupied_slots(), f.len());
-    assert!(stable.iter().chain(kept.iter().flatten()).all(|k| f.contains(k)));
+    assert!(stable
+        .iter()
+        .chain(kept.iter().flatten())
+        .all(|k| f.contains(k)));
 }
 
 #[test]
 fn racing_insert_unique_counts_each_key_once() {
     let threads = 8;
     let n = scaled(20_000, 2_000);
-    let f = Arc::new(CuckooFilter::builder().capacity(n).fingerprint_bits(32).seed(22).build().unwrap());
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity(n)
+            .fingerprint_bits(32)
+            .seed(22)
+            .build()
+            .unwrap(),
+    );
     let wins: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
@@ -133,7 +166,12 @@ fn racing_insert_unique_counts_each_key_once() {
         h.join().unwrap();
     }
     for (key, w) in wins.iter().enumerate() {
-        assert_eq!(w.load(Ordering::Relaxed), 1, "key {key} inserted {} times", w.load(Ordering::Relaxed));
+        assert_eq!(
+            w.load(Ordering::Relaxed),
+            1,
+            "key {key} inserted {} times",
+            w.load(Ordering::Relaxed)
+        );
     }
     assert_eq!(f.len(), n);
     assert_eq!(f.occupied_slots(), n);
@@ -144,7 +182,15 @@ fn racing_insert_unique_counts_each_key_once() {
 #[test]
 fn racing_insert_unique_through_displacement_paths() {
     let threads = 6;
-    let f = Arc::new(CuckooFilter::builder().capacity(0).bucket_count(512).fingerprint_bits(32).seed(23).build().unwrap());
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity(0)
+            .bucket_count(512)
+            .fingerprint_bits(32)
+            .seed(23)
+            .build()
+            .unwrap(),
+    );
     let mut rng = Rng(77);
     let filler: Vec<u64> = (0..f.capacity() * 85 / 100).map(|_| rng.next()).collect();
     for k in &filler {
@@ -155,7 +201,8 @@ fn racing_insert_unique_through_displacement_paths() {
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|t| {
-            let (f, contested, wins, barrier) = (f.clone(), contested.clone(), wins.clone(), barrier.clone());
+            let (f, contested, wins, barrier) =
+                (f.clone(), contested.clone(), wins.clone(), barrier.clone());
             thread::spawn(move || {
                 barrier.wait();
                 let mut own = 0;
@@ -181,7 +228,13 @@ fn racing_insert_unique_through_displacement_paths() {
 fn len_is_exact_after_concurrent_inserts_and_removes() {
     let threads = 8;
     let per_thread = scaled(50_000, 5_000);
-    let f = Arc::new(CuckooFilter::builder().capacity(threads * per_thread).seed(24).build().unwrap());
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity(threads * per_thread)
+            .seed(24)
+            .build()
+            .unwrap(),
+    );
     let handles: Vec<_> = (0..threads)
         .map(|t| {
             let f = f.clone();

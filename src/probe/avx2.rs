@@ -5,7 +5,9 @@
 //! example `-C target-cpu=native`); the backend test calls it behind runtime
 //! detection so it is checked on any machine that has AVX2.
 
-use core::arch::x86_64::{_mm256_cmpeq_epi32, _mm256_movemask_epi8, _mm256_set1_epi32, _mm256_set_epi64x};
+use core::arch::x86_64::{
+    _mm256_cmpeq_epi32, _mm256_movemask_epi8, _mm256_set1_epi32, _mm256_set_epi64x,
+};
 
 /// Does either four-slot bucket of 32-bit fingerprints hold `fp`?
 #[inline]

@@ -44,11 +44,11 @@ pub(crate) mod neon;
     not(concurrent_cuckoo_portable)
 ))]
 mod active {
-    pub(crate) use super::sse2::{pair_u16, pair_u8};
-    #[cfg(not(target_feature = "avx2"))]
-    pub(crate) use super::sse2::pair_u32;
     #[cfg(target_feature = "avx2")]
     pub(crate) use super::avx2::pair_u32;
+    #[cfg(not(target_feature = "avx2"))]
+    pub(crate) use super::sse2::pair_u32;
+    pub(crate) use super::sse2::{pair_u16, pair_u8};
     #[cfg(not(target_feature = "avx2"))]
     pub(crate) const NAME: &str = "sse2";
     #[cfg(target_feature = "avx2")]

@@ -4,8 +4,7 @@
 
 use core::arch::aarch64::{
     vceq_u8, vceqq_u16, vceqq_u32, vcombine_u16, vcombine_u32, vcreate_u16, vcreate_u32,
-    vcreate_u8, vdup_n_u8, vdupq_n_u16, vdupq_n_u32, vmaxv_u8, vmaxvq_u16, vmaxvq_u32,
-    vorrq_u32,
+    vcreate_u8, vdup_n_u8, vdupq_n_u16, vdupq_n_u32, vmaxv_u8, vmaxvq_u16, vmaxvq_u32, vorrq_u32,
 };
 
 /// Does either four-slot bucket of 8-bit fingerprints hold `fp`?

@@ -4,8 +4,7 @@
 
 use core::arch::x86_64::{
     __m128i, _mm_cmpeq_epi16, _mm_cmpeq_epi32, _mm_cmpeq_epi8, _mm_cvtsi64_si128,
-    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8,
-    _mm_set_epi64x,
+    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi16, _mm_set1_epi32, _mm_set1_epi8, _mm_set_epi64x,
 };
 
 #[inline(always)]

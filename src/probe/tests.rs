@@ -78,28 +78,56 @@ fn every_backend_matches_the_scalar_reference() {
     let (mut hits, mut misses) = (0u32, 0u32);
     for _ in 0..200_000 {
         let fp8 = (rng.next() as u8).max(1);
-        let (a, b) = (bucket(&mut rng, 8, fp8.into()), bucket(&mut rng, 8, fp8.into()));
+        let (a, b) = (
+            bucket(&mut rng, 8, fp8.into()),
+            bucket(&mut rng, 8, fp8.into()),
+        );
         let want = reference(a, b, 8, fp8.into());
         for (name, f) in &b8 {
-            assert_eq!(f(a as u32, b as u32, fp8), want, "{name} u8 a={a:#x} b={b:#x} fp={fp8:#x}");
+            assert_eq!(
+                f(a as u32, b as u32, fp8),
+                want,
+                "{name} u8 a={a:#x} b={b:#x} fp={fp8:#x}"
+            );
         }
 
         let fp16 = (rng.next() as u16).max(1);
-        let (a, b) = (bucket(&mut rng, 16, fp16.into()), bucket(&mut rng, 16, fp16.into()));
+        let (a, b) = (
+            bucket(&mut rng, 16, fp16.into()),
+            bucket(&mut rng, 16, fp16.into()),
+        );
         let want16 = reference(a, b, 16, fp16.into());
         for (name, f) in &b16 {
-            assert_eq!(f(a as u64, b as u64, fp16), want16, "{name} u16 a={a:#x} b={b:#x} fp={fp16:#x}");
+            assert_eq!(
+                f(a as u64, b as u64, fp16),
+                want16,
+                "{name} u16 a={a:#x} b={b:#x} fp={fp16:#x}"
+            );
         }
 
         let fp32 = (rng.next() as u32).max(1);
-        let (a, b) = (bucket(&mut rng, 32, fp32.into()), bucket(&mut rng, 32, fp32.into()));
+        let (a, b) = (
+            bucket(&mut rng, 32, fp32.into()),
+            bucket(&mut rng, 32, fp32.into()),
+        );
         let want32 = reference(a, b, 32, fp32.into());
         for (name, f) in &b32 {
-            assert_eq!(f(a, b, fp32), want32, "{name} u32 a={a:#x} b={b:#x} fp={fp32:#x}");
+            assert_eq!(
+                f(a, b, fp32),
+                want32,
+                "{name} u32 a={a:#x} b={b:#x} fp={fp32:#x}"
+            );
         }
-        if want16 { hits += 1 } else { misses += 1 }
+        if want16 {
+            hits += 1
+        } else {
+            misses += 1
+        }
     }
-    assert!(hits > 10_000 && misses > 10_000, "the generator must exercise both outcomes");
+    assert!(
+        hits > 10_000 && misses > 10_000,
+        "the generator must exercise both outcomes"
+    );
 }
 
 #[test]
@@ -109,22 +137,35 @@ fn a_match_in_any_single_slot_is_found() {
         let (fp8, fp16, fp32) = (0xA5u8, 0xA5A5u16, 0xA5A5_A5A5u32);
         let place = |bits: u32, fp: u128| -> (u128, u128) {
             let word = fp << ((slot % 4) * bits);
-            if slot < 4 { (word, 0) } else { (0, word) }
+            if slot < 4 {
+                (word, 0)
+            } else {
+                (0, word)
+            }
         };
         let (a, b) = place(8, fp8.into());
         for (name, f) in &b8 {
             assert!(f(a as u32, b as u32, fp8), "{name} u8 slot {slot}");
-            assert!(!f(a as u32, b as u32, fp8 ^ 0x10), "{name} u8 slot {slot} near miss");
+            assert!(
+                !f(a as u32, b as u32, fp8 ^ 0x10),
+                "{name} u8 slot {slot} near miss"
+            );
         }
         let (a, b) = place(16, fp16.into());
         for (name, f) in &b16 {
             assert!(f(a as u64, b as u64, fp16), "{name} u16 slot {slot}");
-            assert!(!f(a as u64, b as u64, fp16 ^ 0x100), "{name} u16 slot {slot} near miss");
+            assert!(
+                !f(a as u64, b as u64, fp16 ^ 0x100),
+                "{name} u16 slot {slot} near miss"
+            );
         }
         let (a, b) = place(32, fp32.into());
         for (name, f) in &b32 {
             assert!(f(a, b, fp32), "{name} u32 slot {slot}");
-            assert!(!f(a, b, fp32 ^ 0x1_0000), "{name} u32 slot {slot} near miss");
+            assert!(
+                !f(a, b, fp32 ^ 0x1_0000),
+                "{name} u32 slot {slot} near miss"
+            );
         }
     }
 }
@@ -141,7 +182,11 @@ fn active_backend_is_expected() {
         not(target_feature = "avx2")
     ))]
     let expected = "sse2";
-    #[cfg(all(not(concurrent_cuckoo_portable), target_arch = "x86_64", target_feature = "avx2"))]
+    #[cfg(all(
+        not(concurrent_cuckoo_portable),
+        target_arch = "x86_64",
+        target_feature = "avx2"
+    ))]
     let expected = "sse2+avx2";
     #[cfg(all(
         not(concurrent_cuckoo_portable),

@@ -18,7 +18,11 @@ impl Rng {
 /// Divisor for iteration counts of heavy tests, from `CUCKOO_TEST_SCALE`
 /// (used when running under qemu, where everything is ~10x slower).
 pub fn scale() -> usize {
-    std::env::var("CUCKOO_TEST_SCALE").ok().and_then(|s| s.parse().ok()).unwrap_or(1).max(1)
+    std::env::var("CUCKOO_TEST_SCALE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1)
 }
 
 /// `n / scale()`, at least `min`.
