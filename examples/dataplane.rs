@@ -254,7 +254,8 @@ fn control(
             thread::sleep(Duration::from_micros(200));
             continue;
         }
-        for _ in done..due.min(done + 1024) {
+        let batch_end = due.min(done + 1024);
+        while done < batch_end {
             let key = FlowKey::from_id(next_id);
             next_id += 1;
             filter.insert(&key).expect("sized for the churn window");
