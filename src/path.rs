@@ -143,7 +143,10 @@ impl<F: Fingerprint> RawTable<F> {
         let Some(free) = F::free_slot(dst_word) else {
             return false;
         };
-        #[cfg(not(concurrent_cuckoo_canary))]
+        #[cfg(not(any(
+            concurrent_cuckoo_canary = "reorder",
+            concurrent_cuckoo_canary = "skip_bump"
+        )))]
         {
             // Copy first, announce, then clear: the fingerprint is in at
             // least one bucket at every instant (see `table.rs`).
@@ -151,15 +154,22 @@ impl<F: Fingerprint> RawTable<F> {
             guard.bump_version(hop.from);
             F::store_slot(src, src_word, hop.slot, F::EMPTY);
         }
-        #[cfg(concurrent_cuckoo_canary)]
+        // Deliberate bugs for the loom canary (`scripts/loom.sh --canary`),
+        // which the models must catch.
+        #[cfg(concurrent_cuckoo_canary = "reorder")]
         {
-            // Deliberate bug for the loom canary: clear the source before
-            // the destination holds the fingerprint, so a reader can miss it
-            // even though it validates versions.
+            // Clear the source before the destination holds the fingerprint.
             F::store_slot(src, src_word, hop.slot, F::EMPTY);
             F::store_slot(dst, dst_word, free, hop.fp);
             guard.bump_version(hop.from);
         }
+        #[cfg(concurrent_cuckoo_canary = "skip_bump")]
+        {
+            // Move in the right order but never tell readers.
+            F::store_slot(dst, dst_word, free, hop.fp);
+            F::store_slot(src, src_word, hop.slot, F::EMPTY);
+        }
+        guard.record_move(hop.from);
         guard.add_len(hop.from, -1);
         guard.add_len(hop.to, 1);
         true

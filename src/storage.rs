@@ -9,6 +9,7 @@
 //! allocator with 64-byte alignment.
 
 /// Alignment of the bucket array: one cache line.
+#[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
 pub(crate) const CACHE_LINE: usize = 64;
 
 /// The allocation failed: the system could not provide `bytes` bytes.

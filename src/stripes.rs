@@ -172,10 +172,15 @@ impl PairGuard<'_> {
     /// its source slot is cleared (see `table.rs` for the argument).
     #[inline]
     pub(crate) fn bump_version(&self, bucket: usize) {
-        let stripe = self.stripe(bucket);
-        let moves = &stripe.moves;
-        moves.store(moves.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        debug_assert!(self.held.contains(&self.stripes.stripe_of(bucket)));
         self.stripes.versions[self.stripes.stripe_of(bucket)].fetch_add(1, Ordering::Release);
+    }
+
+    /// Counts a completed move out of `bucket` (diagnostics).
+    #[inline]
+    pub(crate) fn record_move(&self, bucket: usize) {
+        let moves = &self.stripe(bucket).moves;
+        moves.store(moves.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
 }
 
@@ -198,6 +203,7 @@ mod tests {
             g.add_len(1, 2);
             g.add_len(5, 1);
             g.bump_version(5);
+            g.record_move(5);
         }
         {
             let g = s.lock_pair(3, 0); // taken in ascending order

@@ -32,9 +32,14 @@ use crate::sync::{fence, spin_hint, Ordering};
 
 /// Default longest displacement path searched by an insert (the paper's
 /// experiments and libcuckoo both use short BFS paths; 5 reaches > 95% load).
-pub(crate) const DEFAULT_MAX_PATH: usize = 5;
+pub(crate) const DEFAULT_MAX_PATH: usize = MAX_PATH_LIMIT;
 /// Longest path a table may be configured with (bounds the BFS queue).
+#[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) const MAX_PATH_LIMIT: usize = 5;
+/// Under loom, models use paths of one or two hops, and loom's coroutine
+/// stacks are too small for the full 32 KiB queue.
+#[cfg(concurrent_cuckoo_loom)]
+pub(crate) const MAX_PATH_LIMIT: usize = 2;
 /// How many times an insert searches for a new path after a concurrent
 /// writer invalidated the previous one, before reporting the table full.
 const MAX_PATH_ATTEMPTS: usize = 32;

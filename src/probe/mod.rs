@@ -29,6 +29,10 @@
 pub(crate) mod portable;
 
 #[cfg(target_arch = "x86_64")]
+#[cfg_attr(
+    any(test, concurrent_cuckoo_loom, concurrent_cuckoo_portable),
+    allow(dead_code)
+)]
 pub(crate) mod sse2;
 
 #[cfg(target_arch = "x86_64")]
@@ -36,6 +40,10 @@ pub(crate) mod sse2;
 pub(crate) mod avx2;
 
 #[cfg(target_arch = "aarch64")]
+#[cfg_attr(
+    any(test, concurrent_cuckoo_loom, concurrent_cuckoo_portable),
+    allow(dead_code)
+)]
 pub(crate) mod neon;
 
 #[cfg(all(
