@@ -235,6 +235,58 @@ fn batch_reader_during_displacement(setup: Setup) {
 }
 
 #[test]
+fn two_displacing_inserters_and_a_reader() {
+    model(|| {
+        // Both newcomers need the single path (victim 0 -> 3); after it is
+        // used, bucket 0 can only be freed again by moving the first
+        // newcomer's neighbours, which all have full alternates. So one
+        // insert succeeds and the other may succeed (if it ran its path
+        // first and the other found the freed slot) or fail with Full.
+        let f = Arc::new(tiny(4, 1));
+        let (victim, first, stored) = displacement_setup(&f);
+        let mut keys = Keys::new();
+        keys.used.extend(
+            stored
+                .iter()
+                .chain([&first])
+                .map(|&k| f.signature_of_hash(k).0),
+        );
+        let second = keys.with_buckets(&f, 0, 1);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&victim),
+                    "LOST FINGERPRINT: reader missed a key being displaced"
+                )
+            })
+        };
+        let other = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&second))
+        };
+        let mine = f.insert(&first);
+        let theirs = other.join().unwrap();
+        reader.join().unwrap();
+        let accepted = [(first, mine), (second, theirs)];
+        assert!(
+            mine.is_ok() || theirs.is_ok(),
+            "the free slot must go to someone"
+        );
+        for (key, result) in accepted {
+            match result {
+                Ok(()) => assert!(f.contains(&key), "LOST FINGERPRINT: accepted newcomer"),
+                Err(e) => assert_eq!(e, InsertError::Full),
+            }
+        }
+        let expected = stored.len() + accepted.iter().filter(|(_, r)| r.is_ok()).count();
+        assert_eq!(f.len(), expected);
+        assert_eq!(f.occupied_slots(), expected);
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+    });
+}
+
+#[test]
 fn two_inserters_race_for_the_last_two_slots() {
     model(|| {
         // Two buckets (one pair), six of eight slots taken: both fit.
