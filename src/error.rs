@@ -87,6 +87,81 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// Why an encoded filter was refused by
+/// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes),
+/// [`read_from`](crate::CuckooFilter::read_from) or their generic forms.
+/// No filter is returned: a damaged encoding never becomes a filter that
+/// answers wrong. The format is specified in `docs/format.md`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The input ended before the end of the encoded filter.
+    Truncated,
+    /// The input does not start with the format's magic bytes: it is not an
+    /// encoded cuckoo filter.
+    BadMagic,
+    /// The format version is one this release cannot read (0, or newer than
+    /// it knows).
+    UnsupportedVersion(u16),
+    /// The checksum does not match the header and body: the data was
+    /// damaged.
+    ChecksumMismatch,
+    /// The filter was encoded with a different hash function than the one
+    /// the caller decodes with: its keys would hash elsewhere, so every
+    /// lookup would answer wrong.
+    HasherMismatch {
+        /// [`PersistentHasher::ID`](crate::PersistentHasher::ID) of the
+        /// caller's hasher.
+        expected: u32,
+        /// Hasher ID recorded in the encoded filter.
+        found: u32,
+    },
+    /// A header field is out of range or inconsistent (which one, and why).
+    InvalidHeader(&'static str),
+    /// [`from_bytes`](crate::CuckooFilter::from_bytes) was given bytes past
+    /// the end of the encoded filter.
+    TrailingBytes,
+    /// Reading failed (for [`read_from`](crate::CuckooFilter::read_from));
+    /// an unexpected end of input is reported as [`Truncated`](Self::Truncated).
+    Io(std::io::ErrorKind),
+    /// The system could not allocate the table.
+    AllocationFailed {
+        /// Bytes requested.
+        bytes: usize,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Truncated => f.write_str("truncated input: the encoded filter ends early"),
+            Self::BadMagic => f.write_str("bad magic: the input is not an encoded cuckoo filter"),
+            Self::UnsupportedVersion(v) => {
+                write!(
+                    f,
+                    "unsupported format version {v}: this release reads version 1"
+                )
+            }
+            Self::ChecksumMismatch => {
+                f.write_str("checksum mismatch: the encoded filter is damaged")
+            }
+            Self::HasherMismatch { expected, found } => write!(
+                f,
+                "hasher mismatch: the filter was encoded with hasher id {found}, \
+                 but it is being decoded with hasher id {expected}"
+            ),
+            Self::InvalidHeader(what) => write!(f, "invalid header: {what}"),
+            Self::TrailingBytes => {
+                f.write_str("trailing bytes after the end of the encoded filter")
+            }
+            Self::Io(kind) => write!(f, "i/o error while reading the filter: {kind}"),
+            Self::AllocationFailed { bytes } => write!(f, "allocation of {bytes} bytes failed"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,6 +185,18 @@ mod tests {
             }),
             assert_error(BuildError::AllocationFailed { bytes: 1 }),
             assert_error(BuildError::InvalidParameter("x")),
+            assert_error(DecodeError::Truncated),
+            assert_error(DecodeError::BadMagic),
+            assert_error(DecodeError::UnsupportedVersion(2)),
+            assert_error(DecodeError::ChecksumMismatch),
+            assert_error(DecodeError::HasherMismatch {
+                expected: 1,
+                found: 2,
+            }),
+            assert_error(DecodeError::InvalidHeader("x")),
+            assert_error(DecodeError::TrailingBytes),
+            assert_error(DecodeError::Io(std::io::ErrorKind::Other)),
+            assert_error(DecodeError::AllocationFailed { bytes: 1 }),
         ];
         for m in msgs {
             assert!(!m.chars().next().unwrap().is_uppercase(), "{m}");

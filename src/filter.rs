@@ -37,13 +37,13 @@ const SMALL_TABLE_SLACK: f64 = 3.0;
 /// key. Only remove keys you inserted (or use [`insert_unique`](Self::insert_unique)
 /// and track membership exactly elsewhere).
 pub struct CuckooFilter<S = DefaultHashBuilder> {
-    table: Table,
-    hasher: S,
+    pub(crate) table: Table,
+    pub(crate) hasher: S,
 }
 
 /// One table per fingerprint width, chosen at build time; each operation
 /// dispatches once (a perfectly predicted branch) into monomorphic code.
-enum Table {
+pub(crate) enum Table {
     F8(RawTable<u8>),
     F16(RawTable<u16>),
     F32(RawTable<u32>),
@@ -126,7 +126,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// memory accesses of many keys overlapped (see [`contains_hash_batch`](Self::contains_hash_batch)).
     ///
     /// # Panics
-    /// If `keys.len() != out.len()`.
+    /// If `keys.len() != out.len()`, with the message
+    /// `"contains_batch: keys and out differ in length"` (checked before any
+    /// key is hashed, whatever the lengths, including empty slices).
     #[inline]
     pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
         assert_eq!(
@@ -180,7 +182,8 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// the memory system's random-access rate.
     ///
     /// # Panics
-    /// If `hashes.len() != out.len()`.
+    /// If `hashes.len() != out.len()`, with the message
+    /// `"contains_hash_batch: hashes and out differ in length"`.
     #[inline]
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
         assert_eq!(

@@ -6,15 +6,17 @@ mod filter;
 mod fingerprint;
 mod hashing;
 mod path;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod persist;
 mod probe;
 mod storage;
 mod stripes;
 mod sync;
 mod table;
 
-pub use error::{BuildError, InsertError};
+pub use error::{BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
-pub use hashing::DefaultHashBuilder;
+pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,
 /// `"neon"` or `"portable"`.

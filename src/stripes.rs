@@ -68,7 +68,7 @@ impl Stripes {
     }
 
     #[inline(always)]
-    fn stripe_of(&self, bucket: usize) -> usize {
+    pub(crate) fn stripe_of(&self, bucket: usize) -> usize {
         bucket & self.mask
     }
 
@@ -110,6 +110,17 @@ impl Stripes {
         debug_assert_eq!(_all.len(), self.stripes.len());
         for s in self.stripes.iter() {
             s.len.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets stripe `s`'s count to `counts[s]`, for a table whose buckets were
+    /// filled directly (decoding); the caller holds all locks.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn set_counts(&self, _all: &[LockGuard<'_>], counts: &[i64]) {
+        debug_assert_eq!(_all.len(), self.stripes.len());
+        assert_eq!(counts.len(), self.stripes.len());
+        for (s, &count) in self.stripes.iter().zip(counts) {
+            s.len.store(count, Ordering::Relaxed);
         }
     }
 
