@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target for a bounded time; exits non-zero if any
+# target finds a crash (a panic, a sanitizer report, a timeout or an OOM).
+#
+#   scripts/fuzz.sh                  # each target for 60 s
+#   FUZZ_SECONDS=600 scripts/fuzz.sh # longer
+#   scripts/fuzz.sh decode           # only the named targets
+#
+# Needs the nightly toolchain (`cargo +nightly`) and installs cargo-fuzz
+# from crates.io if it is missing. Crashes are saved under
+# fuzz/artifacts/<target>/; reproduce one with
+#   cargo +nightly fuzz run <target> fuzz/artifacts/<target>/<file>
+# Corpora grow in fuzz/corpus/<target>/ (ignored by git); the decode
+# corpus is seeded with the golden files of tests/data/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${FUZZ_SECONDS:-60}
+targets=("$@")
+[ ${#targets[@]} -eq 0 ] && targets=(decode model)
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "fuzz.sh: the nightly toolchain is required (rustup toolchain install nightly)" >&2
+    exit 2
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "=== installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+mkdir -p fuzz/corpus/decode
+cp tests/data/*.bin fuzz/corpus/decode/
+
+failed=()
+for target in "${targets[@]}"; do
+    echo "=== fuzz $target for ${seconds}s"
+    start=$(date +%s)
+    # Build first, so the time limit is spent fuzzing, not compiling.
+    cargo +nightly fuzz build "$target"
+    if cargo +nightly fuzz run "$target" -- \
+        -max_total_time="$seconds" -timeout=20 -print_final_stats=1; then
+        echo "=== fuzz $target: no crash ($(( $(date +%s) - start ))s)"
+    else
+        echo "=== fuzz $target: FAILED, see fuzz/artifacts/$target/" >&2
+        failed+=("$target")
+    fi
+done
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "fuzz.sh: crashes in: ${failed[*]}" >&2
+    exit 1
+fi
+echo "fuzz.sh: ${#targets[@]} target(s), ${seconds}s each, no crash"
