@@ -50,6 +50,33 @@ pub(crate) const CHECKSUM_LEN: usize = 8;
 /// multiple of every bucket size, and no second copy of a large filter.
 const CHUNK: usize = 64 * 1024;
 
+/// A bucket's loaded word and its body bytes. Slot `i` of a word holds bits
+/// `[i * bits, (i + 1) * bits)` (see `fingerprint.rs`), so the word's
+/// little-endian bytes are its slots in order, each little-endian: exactly
+/// the body layout, written and read a whole bucket at a time.
+trait BucketWord: Copy + Eq {
+    const ZERO: Self;
+    fn put_le(self, out: &mut Vec<u8>);
+    fn get_le(bytes: &[u8]) -> Self;
+}
+
+macro_rules! bucket_word {
+    ($($t:ty),*) => {$(
+        impl BucketWord for $t {
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
+            fn get_le(bytes: &[u8]) -> Self {
+                <$t>::from_le_bytes(bytes.try_into().expect("one bucket"))
+            }
+        }
+    )*};
+}
+bucket_word!(u32, u64, u128);
+
 /// The decoded, validated header.
 #[derive(Clone, Copy, Debug)]
 struct Header {
@@ -285,7 +312,10 @@ fn encode<F: Fingerprint>(
     hasher_id: u32,
     seed: u64,
     w: &mut impl Write,
-) -> io::Result<()> {
+) -> io::Result<()>
+where
+    F::Word: BucketWord,
+{
     let width = usize::from(bits / 8);
     let all = t.stripes.lock_all();
     // Exact: every slot change updates its stripe's count under that
@@ -308,11 +338,8 @@ fn encode<F: Fingerprint>(
     let mut occupied = 0u64;
     for bucket in t.buckets.iter() {
         let word = F::load(bucket);
-        for s in 0..SLOTS {
-            let fp = F::slot(word, s).to_u64();
-            occupied += u64::from(fp != 0);
-            chunk.extend_from_slice(&fp.to_le_bytes()[..width]);
-        }
+        occupied += F::occupied(word) as u64;
+        word.put_le(&mut chunk);
         if chunk.len() >= limit {
             sum.update(&chunk);
             w.write_all(&chunk)?;
@@ -404,7 +431,10 @@ fn decode_table<F: Fingerprint>(
     header: &Header,
     r: &mut impl Read,
     sum: &mut Xxh3Default,
-) -> Result<RawTable<F>, DecodeError> {
+) -> Result<RawTable<F>, DecodeError>
+where
+    F::Word: BucketWord,
+{
     let width = usize::from(header.bits / 8);
     debug_assert_eq!(width, core::mem::size_of::<F>());
     // Fits: `decode_stream` checked the whole encoding's length does.
@@ -422,19 +452,20 @@ fn decode_table<F: Fingerprint>(
         read_exact(r, bytes)?;
         sum.update(bytes);
         for (i, raw) in bytes.chunks_exact(bucket_bytes).enumerate() {
+            let word = F::Word::get_le(raw);
+            if word == F::Word::ZERO {
+                continue; // the new table is already empty
+            }
             let index = next + i;
             let bucket = &t.buckets[index];
-            let mut here = 0;
-            for (s, slot) in raw.chunks_exact(width).enumerate() {
-                let mut le = [0u8; 8];
-                le[..width].copy_from_slice(slot);
-                let value = u64::from_le_bytes(le);
-                if value != 0 {
-                    F::store_slot(bucket, F::load(bucket), s, F::from_u64(value));
-                    here += 1;
+            for s in 0..SLOTS {
+                let fp = F::slot(word, s);
+                if fp != F::EMPTY {
+                    F::store_slot(bucket, F::load(bucket), s, fp);
                 }
             }
-            counts[t.stripes.stripe_of(index)] += here;
+            let here = F::occupied(word);
+            counts[t.stripes.stripe_of(index)] += here as i64;
             occupied += here as u64;
         }
         next += n;
