@@ -1,0 +1,97 @@
+//! Side-by-side benchmark of `concurrent-cuckoo` against the filters users
+//! would pick instead, and against the memory system's limit.
+//!
+//! ```text
+//! cargo run --release -p cuckoo-harness -- [--quick] [--out FILE]
+//! cargo run --release -p cuckoo-harness -- paper [--quick] [--out FILE] [--svg-dir DIR]
+//! ```
+//!
+//! See `docs/benchmarks.md` for what is measured and the results.
+
+mod compare;
+mod filters;
+mod keys;
+mod memlimit;
+mod paper;
+mod plot;
+mod report;
+
+use std::time::Duration;
+
+/// Command-line options.
+pub struct Options {
+    pub quick: bool,
+    /// Items for `concurrent-cuckoo` (its table is sized for them at 90%).
+    pub n: Option<u64>,
+    pub out: Option<String>,
+    pub svg_dir: Option<String>,
+    pub threads: Vec<usize>,
+    pub only: Option<String>,
+}
+
+impl Options {
+    pub fn run_time(&self) -> Duration {
+        if self.quick {
+            Duration::from_millis(250)
+        } else {
+            Duration::from_millis(600)
+        }
+    }
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: cuckoo-harness [paper] [--quick] [--n ITEMS] [--out FILE] [--svg-dir DIR] [--only NAME]\n\
+         \n  (default)  side-by-side comparison on a 1 GiB table (--quick: 64 MiB)\
+         \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)"
+    );
+    std::process::exit(2)
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mut mode = "compare".to_string();
+    let mut opts = Options {
+        quick: false,
+        n: None,
+        out: None,
+        svg_dir: None,
+        threads: vec![1, 2],
+        only: None,
+    };
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => opts.quick = true,
+            "--n" => {
+                opts.n = Some(
+                    args.next()
+                        .and_then(|v| v.replace('_', "").parse().ok())
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--out" => opts.out = Some(args.next().unwrap_or_else(|| usage())),
+            "--svg-dir" => opts.svg_dir = Some(args.next().unwrap_or_else(|| usage())),
+            "--only" => opts.only = Some(args.next().unwrap_or_else(|| usage())),
+            "--threads" => {
+                opts.threads = args
+                    .next()
+                    .unwrap_or_else(|| usage())
+                    .split(',')
+                    .map(|t| t.parse().unwrap_or_else(|_| usage()))
+                    .collect()
+            }
+            "paper" | "compare" => mode = arg,
+            "-h" | "--help" => usage(),
+            _ => usage(),
+        }
+    }
+    let text = match mode.as_str() {
+        "paper" => paper::run(&opts),
+        _ => compare::run(&opts),
+    };
+    println!("{text}");
+    if let Some(path) = &opts.out {
+        std::fs::write(path, &text).unwrap_or_else(|e| panic!("write {path}: {e}"));
+        eprintln!("wrote {path}");
+    }
+}

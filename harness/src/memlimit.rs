@@ -1,0 +1,188 @@
+//! The physical limit: how fast one core can fetch random 64-byte lines
+//! from a buffer as large as the filter.
+//!
+//! The buffer is mapped the way `concurrent-cuckoo` maps a large table
+//! (anonymous `mmap`, 2 MiB aligned, `MADV_HUGEPAGE`), or with
+//! `MADV_NOHUGEPAGE` to show what 4 KiB pages cost, and every page is
+//! touched first. The loop then loads one word from each of `count` random
+//! lines, prefetching the line `ahead` positions further on, which is the
+//! pipelining depth of `contains_hash_batch` (8 keys of 2 lines = 16 lines).
+//! A negative lookup needs two such lines, so `2 * ns_per_line` is the
+//! floor for a lookup out of cache.
+
+use crate::keys::{CpuClock, Rng};
+
+const HUGE: usize = 2 << 20;
+
+/// An anonymous mapping, optionally backed by transparent huge pages.
+pub struct Buffer {
+    base: *mut u8,
+    len: usize,
+    map_base: *mut libc::c_void,
+    map_len: usize,
+}
+
+// SAFETY: the buffer owns its mapping; threads only read it after creation.
+unsafe impl Send for Buffer {}
+// SAFETY: as above; all shared access is reads.
+unsafe impl Sync for Buffer {}
+
+impl Buffer {
+    /// Maps `bytes` (rounded up to 2 MiB), advises huge pages or not, and
+    /// touches every page so no fault is measured.
+    pub fn new(bytes: usize, huge_pages: bool) -> Self {
+        let len = bytes.next_multiple_of(HUGE);
+        let map_len = len + HUGE;
+        // SAFETY: anonymous private mapping with no hint; checked below.
+        let map_base = unsafe {
+            libc::mmap(
+                core::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert!(
+            map_base != libc::MAP_FAILED,
+            "mmap of {map_len} bytes failed"
+        );
+        let base = (map_base as usize).next_multiple_of(HUGE) as *mut u8;
+        let advice = if huge_pages {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        // SAFETY: `base..base+len` lies inside the mapping.
+        unsafe {
+            libc::madvise(base.cast(), len, advice);
+            for page in (0..len).step_by(4096) {
+                base.add(page).write_volatile((page >> 12) as u8 | 1);
+            }
+        }
+        Self {
+            base,
+            len,
+            map_base,
+            map_len,
+        }
+    }
+
+    pub fn lines(&self) -> usize {
+        self.len / 64
+    }
+
+    /// Fetches `count` random lines with `ahead` lines in flight; returns
+    /// nanoseconds of this thread's CPU time per line.
+    pub fn random_lines(&self, count: usize, ahead: usize, seed: u64) -> f64 {
+        assert!(ahead.is_power_of_two() && ahead <= 64);
+        let lines = self.lines() as u64;
+        let mut rng = Rng::new(seed);
+        let mut ring = [0usize; 64];
+        let line_at = |i: usize| {
+            // SAFETY: i < lines, so the line lies inside the buffer.
+            unsafe { self.base.add(i * 64) }
+        };
+        let start = CpuClock::now();
+        for slot in ring.iter_mut().take(ahead) {
+            *slot = rng.below(lines) as usize;
+            prefetch(line_at(*slot));
+        }
+        let mut sum = 0u64;
+        for k in 0..count {
+            let current = ring[k & (ahead - 1)];
+            let next = rng.below(lines) as usize;
+            prefetch(line_at(next));
+            ring[k & (ahead - 1)] = next;
+            // SAFETY: inside the buffer, 8-byte aligned (lines are).
+            sum = sum.wrapping_add(unsafe { line_at(current).cast::<u64>().read_volatile() });
+        }
+        let ns = start.elapsed_ns() / count as f64;
+        std::hint::black_box(sum);
+        ns
+    }
+
+    /// A dependent chase: each line's address depends on the previous
+    /// load, so no two misses overlap (latency, not throughput).
+    pub fn dependent_lines(&self, count: usize, seed: u64) -> f64 {
+        let lines = self.lines() as u64;
+        let mut rng = Rng::new(seed);
+        let mut x = 0u64;
+        let start = CpuClock::now();
+        for _ in 0..count {
+            let i = (rng.below(lines) ^ (x & 1)) as usize;
+            // SAFETY: `i < lines` (flipping bit 0 of an index below an even
+            // line count stays below it).
+            x = unsafe { self.base.add(i * 64).cast::<u64>().read_volatile() };
+        }
+        let ns = start.elapsed_ns() / count as f64;
+        std::hint::black_box(x);
+        ns
+    }
+
+    /// Share of the buffer the kernel backed with huge pages.
+    pub fn huge_page_share(&self) -> Option<f64> {
+        huge_share_of(self.base as usize)
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        // SAFETY: exactly the mapping created in `new`.
+        unsafe {
+            libc::munmap(self.map_base, self.map_len);
+        }
+    }
+}
+
+#[inline(always)]
+fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch never faults.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
+/// Share of the mapping containing `addr` backed by huge pages, from
+/// `/proc/self/smaps`.
+pub fn huge_share_of(addr: usize) -> Option<f64> {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+    let mut in_region = false;
+    let mut size = 0f64;
+    for line in smaps.lines() {
+        if let Some((range, _)) = line.split_once(' ') {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
+                {
+                    in_region = a <= addr && addr < b;
+                    size = (b - a) as f64;
+                    continue;
+                }
+            }
+        }
+        if in_region {
+            if let Some(rest) = line.strip_prefix("AnonHugePages:") {
+                let kb: f64 = rest.trim().trim_end_matches("kB").trim().parse().ok()?;
+                return Some(kb * 1024.0 / size);
+            }
+        }
+    }
+    None
+}
+
+/// `AnonHugePages` of the whole system in MiB, from `/proc/meminfo`.
+pub fn anon_huge_mib() -> Option<f64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kb: f64 = line["AnonHugePages:".len()..]
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb / 1024.0)
+}
