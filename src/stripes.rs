@@ -16,6 +16,7 @@
 //! counter: a writer already owns that line, so `len()` costs inserts and
 //! removes no shared-counter contention.
 
+use crate::storage::prefetch;
 use crate::sync::{AtomicI64, AtomicU32, AtomicU64, LockGuard, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
@@ -83,6 +84,14 @@ impl Stripes {
     #[inline(always)]
     pub(crate) fn version_recheck(&self, bucket: usize) -> u32 {
         self.versions[self.stripe_of(bucket)].load(Ordering::Relaxed)
+    }
+
+    /// Starts fetching the lock lines of buckets `a` and `b`, so a writer's
+    /// lock acquisition and its bucket misses overlap instead of queueing.
+    #[inline(always)]
+    pub(crate) fn prefetch_locks(&self, a: usize, b: usize) {
+        prefetch(&self.stripes[self.stripe_of(a)]);
+        prefetch(&self.stripes[self.stripe_of(b)]);
     }
 
     /// Locks the stripes of buckets `a` and `b` (once if they share one),

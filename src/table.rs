@@ -159,6 +159,8 @@ impl<F: Fingerprint> RawTable<F> {
     /// copy is already present.
     pub(crate) fn insert(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
         let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
+        self.prefetch(loc);
+        self.stripes.prefetch_locks(i1, i2);
         for _ in 0..MAX_PATH_ATTEMPTS {
             {
                 let guard = self.stripes.lock_pair(i1, i2);
@@ -194,6 +196,8 @@ impl<F: Fingerprint> RawTable<F> {
 
     /// Removes one copy of `loc.fp`, if present.
     pub(crate) fn remove(&self, loc: &Location<F>) -> bool {
+        self.prefetch(loc);
+        self.stripes.prefetch_locks(loc.i1, loc.i2);
         let guard = self.stripes.lock_pair(loc.i1, loc.i2);
         for i in [loc.i1, loc.i2] {
             let bucket = &self.buckets[i];
