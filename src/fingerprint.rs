@@ -214,8 +214,16 @@ impl Fingerprint for u32 {
         } else {
             (&bucket.hi, (word >> 64) as u64)
         };
-        let shift = (index % 2) * 32;
-        let new = (old & !(0xFFFF_FFFF << shift)) | (u64::from(fp) << shift);
+        // Two explicit cases rather than a variable shift of 0 or 32:
+        // LLVM's 32-bit ARM backend (LLVM 22, seen with Debian's rustc 1.96
+        // for armv7) miscompiles `(old & !(0xFFFF_FFFF << shift))` with
+        // `shift == 0`, dropping the high word; scripts/check-portable.sh
+        // --run caught it as lost fingerprints.
+        let new = if index % 2 == 0 {
+            (old & 0xFFFF_FFFF_0000_0000) | u64::from(fp)
+        } else {
+            (old & 0x0000_0000_FFFF_FFFF) | (u64::from(fp) << 32)
+        };
         half.store(new, STORE);
     }
     #[inline(always)]

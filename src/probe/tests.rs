@@ -45,6 +45,11 @@ type Backend8 = (&'static str, fn(u32, u32, u8) -> bool);
 type Backend16 = (&'static str, fn(u64, u64, u16) -> bool);
 type Backend32 = (&'static str, fn(u128, u128, u32) -> bool);
 
+// On targets without SIMD backends nothing is pushed after construction.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(unused_mut)
+)]
 fn backends() -> (Vec<Backend8>, Vec<Backend16>, Vec<Backend32>) {
     let mut b8: Vec<Backend8> = vec![("portable", portable::pair_u8), ("active", pair_u8)];
     let mut b16: Vec<Backend16> = vec![("portable", portable::pair_u16), ("active", pair_u16)];
