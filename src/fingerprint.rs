@@ -219,7 +219,7 @@ impl Fingerprint for u32 {
         // for armv7) miscompiles `(old & !(0xFFFF_FFFF << shift))` with
         // `shift == 0`, dropping the high word; scripts/check-portable.sh
         // --run caught it as lost fingerprints.
-        let new = if index % 2 == 0 {
+        let new = if index.is_multiple_of(2) {
             (old & 0xFFFF_FFFF_0000_0000) | u64::from(fp)
         } else {
             (old & 0x0000_0000_FFFF_FFFF) | (u64::from(fp) << 32)
