@@ -433,11 +433,9 @@ fn load_le(src: &[u8]) -> u128 {
 /// Copies `src` (at most `INLINE_BYTES` long) to `dst` with a few
 /// overlapping fixed-size moves when it is short, instead of a `memcpy`
 /// call.
-///
-/// # Safety
-/// `dst` must be valid for writes of `src.len()` bytes and not overlap
-/// `src`.
 #[inline(always)]
+/// # Safety
+/// `dst` must be valid for writes of `src.len()` bytes and not overlap `src`.
 unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     let n = src.len();
     let s = src.as_ptr();
@@ -888,22 +886,7 @@ mod tests {
         assert_eq!(h.finish(), xxh3_64_with_seed(&data[..400], 3));
     }
 
-    /// A small deterministic generator (SplitMix64) for the tests below.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Feeds `bytes` to `h` in random pieces, each through `write` or,
     /// when its length is 1, 2, 4, 8 or 16, sometimes through the matching

@@ -13,6 +13,8 @@ mod storage;
 mod stripes;
 mod sync;
 mod table;
+#[cfg(test)]
+mod test_rng;
 
 pub use error::{BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};

@@ -4,17 +4,7 @@
 
 use super::*;
 
-/// Splitmix64: deterministic, dependency-free test randomness.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
+use crate::test_rng::Rng;
 
 /// The obvious definition: unpack every slot of both buckets and compare.
 fn reference(a: u128, b: u128, bits: u32, fp: u128) -> bool {
