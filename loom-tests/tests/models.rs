@@ -286,60 +286,66 @@ fn two_displacing_inserters_and_a_reader() {
     });
 }
 
+/// A two-bucket table (one bucket pair) with `prefilled` of its eight slots
+/// taken; two threads each insert one more key of that pair. Returns the
+/// filter, the prefilled keys, and each inserted key with its result.
+#[allow(clippy::type_complexity)]
+fn race_for_last_slots(
+    prefilled: usize,
+) -> (Arc<Filter>, Vec<u64>, [(u64, Result<(), InsertError>); 2]) {
+    let f = Arc::new(tiny(2, 1));
+    let mut keys = Keys::new();
+    let stored: Vec<u64> = (0..prefilled)
+        .map(|i| keys.with_buckets(&f, i % 2, 1 - i % 2))
+        .collect();
+    for k in &stored {
+        f.insert(k).unwrap();
+    }
+    let (a, b) = (keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 1, 0));
+    let t = {
+        let f = f.clone();
+        thread::spawn(move || f.insert(&a))
+    };
+    let rb = f.insert(&b);
+    let ra = t.join().unwrap();
+    assert!(
+        stored.iter().all(|k| f.contains(k)),
+        "LOST FINGERPRINT: a prefilled key"
+    );
+    (f, stored, [(a, ra), (b, rb)])
+}
+
 #[test]
 fn two_inserters_race_for_the_last_two_slots() {
     model(|| {
-        // Two buckets (one pair), six of eight slots taken: both fit.
-        let f = Arc::new(tiny(2, 1));
-        let mut keys = Keys::new();
-        let stored: Vec<u64> = (0..6)
-            .map(|i| keys.with_buckets(&f, i % 2, 1 - i % 2))
-            .collect();
-        for k in &stored {
-            f.insert(k).unwrap();
+        // Six of eight slots taken: both fit.
+        let (f, _, results) = race_for_last_slots(6);
+        for (key, result) in results {
+            assert_eq!(result, Ok(()));
+            assert!(f.contains(&key), "LOST FINGERPRINT: an accepted key");
         }
-        let (a, b) = (keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 1, 0));
-        let t = {
-            let f = f.clone();
-            thread::spawn(move || f.insert(&a))
-        };
-        let rb = f.insert(&b);
-        let ra = t.join().unwrap();
-        assert_eq!((ra, rb), (Ok(()), Ok(())));
         assert_eq!(f.len(), 8);
-        assert!(
-            stored.iter().chain([&a, &b]).all(|k| f.contains(k)),
-            "LOST FINGERPRINT"
-        );
+        assert_eq!(f.occupied_slots(), 8);
     });
 }
 
 #[test]
 fn two_inserters_race_for_the_last_slot() {
     model(|| {
-        let f = Arc::new(tiny(2, 1));
-        let mut keys = Keys::new();
-        let stored: Vec<u64> = (0..7)
-            .map(|i| keys.with_buckets(&f, i % 2, 1 - i % 2))
+        // Seven of eight slots taken: exactly one wins, the other is Full.
+        let (f, _, results) = race_for_last_slots(7);
+        let winners: Vec<u64> = results
+            .iter()
+            .filter(|(_, r)| r.is_ok())
+            .map(|&(k, _)| k)
             .collect();
-        for k in &stored {
-            f.insert(k).unwrap();
-        }
-        let (a, b) = (keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 1, 0));
-        let t = {
-            let f = f.clone();
-            thread::spawn(move || f.insert(&a))
-        };
-        let rb = f.insert(&b);
-        let ra = t.join().unwrap();
-        match (ra, rb) {
-            (Ok(()), Err(InsertError::Full)) => assert!(f.contains(&a)),
-            (Err(InsertError::Full), Ok(())) => assert!(f.contains(&b)),
-            other => panic!("exactly one must win: {other:?}"),
-        }
+        assert_eq!(winners.len(), 1, "exactly one must win: {results:?}");
+        assert!(results
+            .iter()
+            .all(|(_, r)| matches!(r, Ok(()) | Err(InsertError::Full))));
+        assert!(f.contains(&winners[0]), "LOST FINGERPRINT: the winner");
         assert_eq!(f.len(), 8);
         assert_eq!(f.occupied_slots(), 8);
-        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
     });
 }
 
