@@ -28,6 +28,8 @@
 # Builds go to target/portable-check and target/portable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/apt.sh
+source scripts/lib/apt.sh
 
 CROSS_TARGET=armv7-unknown-linux-gnueabihf
 BACKEND_TEST=probe::tests::active_backend_is_expected
@@ -45,26 +47,7 @@ failures=()
 # --- install (idempotent, quiet) ----------------------------------------------
 PACKAGES=(rustc-web rust-web-src)
 (( run_cross )) && PACKAGES+=(gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user)
-missing=()
-for p in "${PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-        missing+=("$p")
-    fi
-done
-if (( ${#missing[@]} )); then
-    echo "check-portable: installing ${missing[*]}"
-    SUDO=""
-    [[ $(id -u) == 0 ]] || SUDO=sudo
-    $SUDO apt-get update -qq || echo "check-portable: warning: apt-get update reported errors; trying the install anyway"
-    apt_log=$(mktemp)
-    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$apt_log" 2>&1; then
-        cat "$apt_log" >&2
-        echo "check-portable: apt-get install failed" >&2
-        exit 1
-    fi
-    rm -f "$apt_log"
-    echo "check-portable: installed in $(elapsed)"
-fi
+apt_install_missing check-portable "${PACKAGES[@]}"
 rustc_v=$(dpkg-query -W -f='${Version}' rustc-web)
 src_v=$(dpkg-query -W -f='${Version}' rust-web-src)
 if [[ "$rustc_v" != "$src_v" ]]; then

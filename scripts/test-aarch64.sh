@@ -26,6 +26,8 @@
 #   override the static-linking flag below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=lib/apt.sh
+source scripts/lib/apt.sh
 
 TARGET=aarch64-unknown-linux-gnu
 TARGET_DIR=target/aarch64
@@ -45,32 +47,7 @@ elapsed() { echo "$(( $(date +%s) - start )) s"; }
 
 # --- 1. Install what the cross build needs (idempotent, quiet) ---------------
 PACKAGES=(rustc-web libstd-rust-web-dev:arm64 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
-missing=()
-for p in "${PACKAGES[@]}"; do
-    if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
-        missing+=("$p")
-    fi
-done
-if (( ${#missing[@]} )); then
-    echo "test-aarch64: installing ${missing[*]}"
-    SUDO=""
-    [[ $(id -u) == 0 ]] || SUDO=sudo
-    if ! dpkg --print-foreign-architectures | grep -qx arm64; then
-        $SUDO dpkg --add-architecture arm64
-    fi
-    # An unrelated stale index (seen: a mirror's armhf list) makes apt-get
-    # update exit 100 while the lists we need arrived; the install below is
-    # what has to succeed.
-    $SUDO apt-get update -qq || echo "test-aarch64: warning: apt-get update reported errors; trying the install anyway"
-    apt_log=$(mktemp)
-    if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$apt_log" 2>&1; then
-        cat "$apt_log" >&2
-        echo "test-aarch64: apt-get install failed" >&2
-        exit 1
-    fi
-    rm -f "$apt_log"
-    echo "test-aarch64: installed in $(elapsed)"
-fi
+apt_install_missing test-aarch64 --arch arm64 "${PACKAGES[@]}"
 if [[ ! -d "$(/usr/bin/rustc --print sysroot)/lib/rustlib/$TARGET/lib" ]]; then
     echo "test-aarch64: /usr/bin/rustc has no standard library for $TARGET" >&2
     exit 1
