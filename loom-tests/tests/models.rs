@@ -68,6 +68,32 @@ impl Keys {
         }
     }
 
+    /// A generator that avoids the fingerprints of `taken` keys (keys made
+    /// by another generator, for example a setup function's).
+    fn avoiding<'a>(f: &Filter, taken: impl IntoIterator<Item = &'a u64>) -> Self {
+        let mut keys = Self::new();
+        keys.used
+            .extend(taken.into_iter().map(|&k| f.signature_of_hash(k).0));
+        keys
+    }
+
+    /// Inserts `n` new keys of bucket pair (`primary`, `alternate`) into `f`
+    /// and appends them to `stored`.
+    fn insert_n(
+        &mut self,
+        f: &Filter,
+        primary: usize,
+        alternate: usize,
+        n: usize,
+        stored: &mut Vec<u64>,
+    ) {
+        for _ in 0..n {
+            let k = self.with_buckets(f, primary, alternate);
+            f.insert(&k).unwrap();
+            stored.push(k);
+        }
+    }
+
     /// A key whose primary bucket is `primary` and alternate is `alternate`.
     fn with_buckets(&mut self, f: &Filter, primary: usize, alternate: usize) -> u64 {
         loop {
@@ -113,16 +139,8 @@ fn displacement_setup(f: &Filter) -> (u64, u64, Vec<u64>) {
     let victim = keys.with_buckets(f, 0, 3);
     f.insert(&victim).unwrap();
     let mut stored = vec![victim];
-    for _ in 0..3 {
-        let k = keys.with_buckets(f, 0, 1);
-        f.insert(&k).unwrap();
-        stored.push(k);
-    }
-    for _ in 0..4 {
-        let k = keys.with_buckets(f, 1, 0);
-        f.insert(&k).unwrap();
-        stored.push(k);
-    }
+    keys.insert_n(f, 0, 1, 3, &mut stored);
+    keys.insert_n(f, 1, 0, 4, &mut stored);
     let newcomer = keys.with_buckets(f, 0, 1);
     (victim, newcomer, stored)
 }
@@ -137,25 +155,13 @@ fn reverse_displacement_setup(f: &Filter) -> (u64, u64, Vec<u64>) {
     let mut stored = Vec::new();
     let evicted = keys.with_buckets(f, 0, 1);
     f.insert(&evicted).unwrap();
-    for _ in 0..3 {
-        let k = keys.with_buckets(f, 0, 1);
-        f.insert(&k).unwrap();
-        stored.push(k);
-    }
+    keys.insert_n(f, 0, 1, 3, &mut stored);
     let victim = keys.with_buckets(f, 0, 3);
     f.insert(&victim).unwrap(); // bucket 0 is full: lands in bucket 3
     stored.push(victim);
     assert!(f.remove(&evicted)); // bucket 0 now has one free slot
-    for _ in 0..3 {
-        let k = keys.with_buckets(f, 3, 2);
-        f.insert(&k).unwrap();
-        stored.push(k);
-    }
-    for _ in 0..4 {
-        let k = keys.with_buckets(f, 2, 3);
-        f.insert(&k).unwrap();
-        stored.push(k);
-    }
+    keys.insert_n(f, 3, 2, 3, &mut stored);
+    keys.insert_n(f, 2, 3, 4, &mut stored);
     let newcomer = keys.with_buckets(f, 3, 2);
     (victim, newcomer, stored)
 }
@@ -244,13 +250,7 @@ fn two_displacing_inserters_and_a_reader() {
         // first and the other found the freed slot) or fail with Full.
         let f = Arc::new(tiny(4, 1));
         let (victim, first, stored) = displacement_setup(&f);
-        let mut keys = Keys::new();
-        keys.used.extend(
-            stored
-                .iter()
-                .chain([&first])
-                .map(|&k| f.signature_of_hash(k).0),
-        );
+        let mut keys = Keys::avoiding(&f, stored.iter().chain([&first]));
         let second = keys.with_buckets(&f, 0, 1);
         let reader = {
             let f = f.clone();
@@ -428,18 +428,8 @@ fn a_path_invalidated_by_another_writer_is_retried_or_fails_cleanly() {
         // single free slot; another thread fills that slot concurrently.
         let f = Arc::new(tiny(4, 1));
         let (victim, newcomer, mut stored) = displacement_setup(&f);
-        let mut keys = Keys::new();
-        keys.used.extend(
-            stored
-                .iter()
-                .chain([&newcomer])
-                .map(|&k| f.signature_of_hash(k).0),
-        );
-        for _ in 0..3 {
-            let k = keys.with_buckets(&f, 3, 2);
-            f.insert(&k).unwrap();
-            stored.push(k);
-        }
+        let mut keys = Keys::avoiding(&f, stored.iter().chain([&newcomer]));
+        keys.insert_n(&f, 3, 2, 3, &mut stored);
         let rival = keys.with_buckets(&f, 3, 2);
         let t = {
             let f = f.clone();
