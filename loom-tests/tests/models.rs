@@ -41,13 +41,20 @@ impl BuildHasher for Identity {
 
 type Filter = CuckooFilter<Identity>;
 
-/// Four buckets, two stripes (0,2 | 1,3), one-hop paths.
+/// A table of `buckets` buckets, two stripes (even | odd buckets), paths of
+/// up to `max_path` moves, 16-bit fingerprints.
 fn tiny(buckets: usize, max_path: usize) -> Filter {
+    tiny_bits(buckets, max_path, 16)
+}
+
+/// [`tiny`] with fingerprints of `bits` bits (8, 16 or 32: the 32-bit
+/// bucket is two atomic halves, the others one atomic word).
+fn tiny_bits(buckets: usize, max_path: usize, bits: u32) -> Filter {
     CuckooFilter::builder()
         .bucket_count(buckets)
         .stripe_count(2)
         .max_path_len(max_path)
-        .fingerprint_bits(16)
+        .fingerprint_bits(bits)
         .hasher(Identity)
         .build()
         .unwrap()
@@ -170,12 +177,24 @@ type Setup = fn(&Filter) -> (u64, u64, Vec<u64>);
 
 #[test]
 fn reader_finds_a_fingerprint_while_it_is_displaced() {
-    reader_during_displacement(displacement_setup);
+    reader_during_displacement(displacement_setup, 16);
 }
 
 #[test]
 fn reader_finds_a_fingerprint_displaced_towards_the_bucket_it_reads_first() {
-    reader_during_displacement(reverse_displacement_setup);
+    reader_during_displacement(reverse_displacement_setup, 16);
+}
+
+#[test]
+fn reader_finds_an_8_bit_fingerprint_while_it_is_displaced() {
+    reader_during_displacement(displacement_setup, 8);
+    reader_during_displacement(reverse_displacement_setup, 8);
+}
+
+#[test]
+fn reader_finds_a_32_bit_fingerprint_while_it_is_displaced() {
+    reader_during_displacement(displacement_setup, 32);
+    reader_during_displacement(reverse_displacement_setup, 32);
 }
 
 #[test]
@@ -191,9 +210,9 @@ fn batch_reader_finds_a_fingerprint_displaced_towards_the_bucket_it_reads_first(
 /// The reader runs on both sides of the spawn: one lookup on the spawned
 /// thread and one on the model's main thread, so loom's exploration starts
 /// from schedules where the lookup runs before and after the move's stores.
-fn reader_during_displacement(setup: Setup) {
+fn reader_during_displacement(setup: Setup, bits: u32) {
     model(move || {
-        let f = Arc::new(tiny(4, 1));
+        let f = Arc::new(tiny_bits(4, 1, bits));
         let (victim, newcomer, stored) = setup(&f);
         let reader = {
             let f = f.clone();
@@ -448,5 +467,296 @@ fn a_path_invalidated_by_another_writer_is_retried_or_fails_cleanly() {
             Ok(()) => assert!(f.contains(&newcomer)),
             Err(e) => assert_eq!(e, InsertError::Full),
         }
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Removes that are moves: the second copy of a fingerprint.
+//
+// When a bucket pair holds two copies of one fingerprint, removing one of
+// them leaves the key present, so to a reader it is a move: the copy it
+// relied on disappears while another one, perhaps written a moment ago,
+// stands in for it. These models fail unless such a remove tells readers
+// (a version bump between the other copy being visible and the clear).
+// ---------------------------------------------------------------------------
+
+/// A key with the same fingerprint and bucket pair as `key`, but whose
+/// primary bucket is `key`'s alternate: indistinguishable from `key` to the
+/// filter, yet probed and removed in the opposite bucket order.
+fn reversed_twin(f: &Filter, key: u64) -> u64 {
+    let (fp, primary, alternate) = f.signature_of_hash(key);
+    let twin = f.hash_for_bucket(alternate, key as u32);
+    assert_eq!(f.signature_of_hash(twin), (fp, alternate, primary));
+    twin
+}
+
+/// Same key, weak memory. `key` sits in its full primary bucket 0; its
+/// alternate, bucket 1, has room. The writer inserts a second copy (it
+/// lands in bucket 1), then removes one (the copy in bucket 0, found
+/// first). The key is present at every instant, but the reader's two
+/// relaxed bucket loads are not ordered with each other: it may see bucket
+/// 0 after the clear and bucket 1 before the new copy.
+fn second_copy_inserted_then_first_removed(bits: u32) {
+    model(move || {
+        let f = Arc::new(tiny_bits(4, 1, bits));
+        let mut keys = Keys::new();
+        let key = keys.with_buckets(&f, 0, 1);
+        f.insert(&key).unwrap();
+        let mut stored = vec![key];
+        keys.insert_n(&f, 0, 3, 3, &mut stored); // bucket 0 is now full
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&key),
+                    "LOST FINGERPRINT: a key with a copy in its pair at every instant"
+                )
+            })
+        };
+        f.insert(&key).unwrap(); // lands in bucket 1
+        assert!(f.remove(&key)); // clears the copy in bucket 0
+        reader.join().unwrap();
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert_eq!(f.len(), stored.len());
+        assert_eq!(f.occupied_slots(), stored.len());
+    });
+}
+
+#[test]
+fn removing_the_older_of_two_copies_never_hides_the_key_8_bit() {
+    second_copy_inserted_then_first_removed(8);
+}
+
+#[test]
+fn removing_the_older_of_two_copies_never_hides_the_key_16_bit() {
+    second_copy_inserted_then_first_removed(16);
+}
+
+#[test]
+fn removing_the_older_of_two_copies_never_hides_the_key_32_bit() {
+    second_copy_inserted_then_first_removed(32);
+}
+
+/// Two colliding keys, any CPU. `key` (primary 0, alternate 1) has its only
+/// copy in bucket 1, which is full; its reversed twin has primary 1. The
+/// reader probes bucket 0 (no match); the writer inserts the twin (bucket 1
+/// is full, so it lands in bucket 0) and removes it, which clears the copy
+/// in the twin's primary, bucket 1: `key`'s. The reader then probes bucket 1
+/// and finds nothing. `key` was never removed: the multiset still holds one
+/// copy of the signature at every instant.
+fn colliding_twin_inserted_then_removed(bits: u32) {
+    model(move || {
+        let f = Arc::new(tiny_bits(4, 1, bits));
+        let mut keys = Keys::new();
+        let mut stored = Vec::new();
+        // Fill bucket 0 so that `key` lands in its alternate, bucket 1 ...
+        keys.insert_n(&f, 0, 3, 4, &mut stored);
+        let key = keys.with_buckets(&f, 0, 1);
+        f.insert(&key).unwrap();
+        // ... then make room in bucket 0 and fill bucket 1.
+        let freed = stored.pop().unwrap();
+        assert!(f.remove(&freed));
+        keys.insert_n(&f, 1, 2, 3, &mut stored);
+        stored.push(key);
+        let twin = reversed_twin(&f, key);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&key),
+                    "LOST FINGERPRINT: a key hidden by a colliding key's insert and remove"
+                )
+            })
+        };
+        f.insert(&twin).unwrap(); // bucket 1 is full: lands in bucket 0
+        assert!(f.remove(&twin)); // clears the copy in bucket 1
+        reader.join().unwrap();
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert_eq!(f.len(), stored.len());
+        assert_eq!(f.occupied_slots(), stored.len());
+    });
+}
+
+#[test]
+fn a_colliding_key_inserted_and_removed_never_hides_its_twin_8_bit() {
+    colliding_twin_inserted_then_removed(8);
+}
+
+#[test]
+fn a_colliding_key_inserted_and_removed_never_hides_its_twin_16_bit() {
+    colliding_twin_inserted_then_removed(16);
+}
+
+#[test]
+fn a_colliding_key_inserted_and_removed_never_hides_its_twin_32_bit() {
+    colliding_twin_inserted_then_removed(32);
+}
+
+/// Inside one 32-bit bucket: its two halves (slots 0-1 and 2-3) are two
+/// atomics, loaded one after the other. `key` is in slot 0; slot 1 is taken,
+/// slots 2-3 are free. A second copy lands in slot 2 (the other half), then
+/// the remove clears slot 0: a reader may see the new low half and the old
+/// high half.
+#[test]
+fn removing_one_copy_never_hides_the_other_half_of_a_32_bit_bucket() {
+    model(|| {
+        let f = Arc::new(tiny_bits(4, 1, 32));
+        let mut keys = Keys::new();
+        let key = keys.with_buckets(&f, 0, 1);
+        f.insert(&key).unwrap();
+        let mut stored = vec![key];
+        keys.insert_n(&f, 0, 3, 1, &mut stored);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&key),
+                    "LOST FINGERPRINT: a copy in the other half of the bucket"
+                )
+            })
+        };
+        f.insert(&key).unwrap(); // slot 2, the high half
+        assert!(f.remove(&key)); // slot 0, the low half
+        reader.join().unwrap();
+        assert!(f.contains(&key), "LOST FINGERPRINT");
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.occupied_slots(), 2);
+    });
+}
+
+/// Both copies of a duplicated key were stored before the reader started,
+/// one in each bucket; removing one must leave the other visible.
+#[test]
+fn removing_one_of_two_old_copies_against_a_reader() {
+    model(|| {
+        let f = Arc::new(tiny(4, 1));
+        let mut keys = Keys::new();
+        let key = keys.with_buckets(&f, 0, 1);
+        let mut stored = Vec::new();
+        f.insert(&key).unwrap();
+        keys.insert_n(&f, 0, 3, 3, &mut stored);
+        f.insert(&key).unwrap(); // bucket 0 is full: the second copy is in bucket 1
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || assert!(f.contains(&key), "LOST FINGERPRINT: the remaining copy"))
+        };
+        assert!(f.remove(&key));
+        reader.join().unwrap();
+        assert!(f.contains(&key), "LOST FINGERPRINT");
+        assert_eq!(f.len(), stored.len() + 1);
+        assert!(f.remove(&key) && !f.contains(&key));
+    });
+}
+
+// ---------------------------------------------------------------------------
+// Longer paths, clear, and set semantics against remove.
+// ---------------------------------------------------------------------------
+
+/// Six buckets, paths of up to two moves. Bucket 0 holds `near` (alternate
+/// 3) and three keys whose alternate is bucket 1; bucket 1 is full of keys
+/// whose alternate is bucket 0; bucket 3 holds `deep` (alternate 4) and
+/// three keys whose alternate is bucket 0. The only way to free a slot for
+/// a new pair-{0,1} key is two hops: `deep` 3 -> 4, then `near` 0 -> 3. A
+/// reader looks both moved keys up with one batch.
+#[test]
+fn reader_finds_both_fingerprints_moved_by_a_two_hop_path() {
+    model(|| {
+        let f = Arc::new(tiny(6, 2));
+        let mut keys = Keys::new();
+        let mut stored = Vec::new();
+        let near = keys.with_buckets(&f, 0, 3);
+        f.insert(&near).unwrap();
+        stored.push(near);
+        keys.insert_n(&f, 0, 1, 3, &mut stored); // bucket 0 full
+        keys.insert_n(&f, 1, 0, 4, &mut stored); // bucket 1 full
+        let deep = keys.with_buckets(&f, 3, 4);
+        f.insert(&deep).unwrap();
+        stored.push(deep);
+        keys.insert_n(&f, 3, 0, 3, &mut stored); // bucket 3 full
+        let newcomer = keys.with_buckets(&f, 0, 1);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let mut out = [false; 2];
+                f.contains_batch(&[near, deep], &mut out);
+                assert_eq!(
+                    out,
+                    [true, true],
+                    "LOST FINGERPRINT: a key moved by a two-hop path"
+                );
+            })
+        };
+        f.insert(&newcomer).unwrap();
+        reader.join().unwrap();
+        assert_eq!(f.relocations(), 2, "the model must force a two-hop path");
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert!(f.contains(&newcomer));
+        assert_eq!(f.len(), stored.len() + 1);
+        assert_eq!(f.occupied_slots(), stored.len() + 1);
+    });
+}
+
+/// `clear` races an insert of a new key and a reader. Whatever the order,
+/// the counts agree with the contents, and a key inserted after the clear
+/// (by the clearing thread) is visible to a reader that saw it published.
+#[test]
+fn clear_against_a_reader_and_an_inserter() {
+    use loom::sync::atomic::{AtomicBool, Ordering};
+    model(|| {
+        let f = Arc::new(tiny(4, 1));
+        let mut keys = Keys::new();
+        let mut stored = Vec::new();
+        keys.insert_n(&f, 0, 1, 2, &mut stored);
+        let (racing, after) = (keys.with_buckets(&f, 1, 0), keys.with_buckets(&f, 0, 1));
+        let published = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (f, published) = (f.clone(), published.clone());
+            thread::spawn(move || {
+                if published.load(Ordering::Acquire) {
+                    assert!(
+                        f.contains(&after),
+                        "LOST FINGERPRINT: a key inserted after clear"
+                    );
+                }
+            })
+        };
+        let inserter = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&racing).unwrap())
+        };
+        f.clear();
+        f.insert(&after).unwrap();
+        published.store(true, Ordering::Release);
+        inserter.join().unwrap();
+        reader.join().unwrap();
+        // `racing` survives exactly when its insert came after the clear.
+        let survivors = 1 + usize::from(f.contains(&racing));
+        assert!(f.contains(&after), "LOST FINGERPRINT");
+        assert!(stored.iter().all(|k| !f.contains(k)), "clear left a key");
+        assert_eq!(f.len(), survivors);
+        assert_eq!(f.occupied_slots(), survivors);
+    });
+}
+
+/// `insert_unique` of a key races `remove` of its only copy: either the
+/// remove came first (then the insert adds it back and returns true) or
+/// the insert came first (it sees the copy and returns false, then the
+/// remove takes it away). Never both false with the key absent, never two
+/// copies.
+#[test]
+fn insert_unique_against_remove_of_the_same_key() {
+    model(|| {
+        let f = Arc::new(tiny(4, 1));
+        let key = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&key).unwrap();
+        let remover = {
+            let f = f.clone();
+            thread::spawn(move || assert!(f.remove(&key), "the only copy must be removable"))
+        };
+        let added = f.insert_unique(&key).unwrap();
+        remover.join().unwrap();
+        assert_eq!(f.contains(&key), added);
+        assert_eq!(f.len(), usize::from(added));
+        assert_eq!(f.occupied_slots(), usize::from(added));
     });
 }
