@@ -269,6 +269,13 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => t.stripes.count())
     }
 
+    /// Number of move versions lookups validate against (at least the
+    /// stripe count).
+    #[doc(hidden)]
+    pub fn version_count(&self) -> usize {
+        with_table!(&self.table, t => t.stripes.version_count())
+    }
+
     /// Occupied slots, counted by scanning every bucket (for tests: equals
     /// `len()` when no writer runs).
     #[doc(hidden)]
@@ -328,6 +335,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     max_path_len: usize,
     bucket_count: Option<usize>,
     stripe_count: Option<usize>,
+    version_count: Option<usize>,
     hasher: S,
 }
 
@@ -340,6 +348,7 @@ impl Builder<DefaultHashBuilder> {
             max_path_len: DEFAULT_MAX_PATH,
             bucket_count: None,
             stripe_count: None,
+            version_count: None,
             hasher: DefaultHashBuilder::new(),
         }
     }
@@ -389,6 +398,7 @@ impl<S> Builder<S> {
             max_path_len: self.max_path_len,
             bucket_count: self.bucket_count,
             stripe_count: self.stripe_count,
+            version_count: self.version_count,
             hasher,
         }
     }
@@ -405,6 +415,14 @@ impl<S> Builder<S> {
     #[doc(hidden)]
     pub fn stripe_count(mut self, stripes: usize) -> Self {
         self.stripe_count = Some(stripes);
+        self
+    }
+
+    /// Exact count of move versions (a power of two, at least the stripe
+    /// count). For tests and the retry measurements.
+    #[doc(hidden)]
+    pub fn version_count(mut self, versions: usize) -> Self {
+        self.version_count = Some(versions);
         self
     }
 
@@ -439,13 +457,23 @@ impl<S> Builder<S> {
                 ));
             }
         }
-        let (stripes, path) = (self.stripe_count, self.max_path_len);
+        if let Some(v) = self.version_count {
+            let stripes = self
+                .stripe_count
+                .unwrap_or_else(|| crate::stripes::Stripes::default_count(buckets));
+            if !v.is_power_of_two() || v > 1 << 20 || v < stripes {
+                return Err(BuildError::InvalidParameter(
+                    "version count must be a power of two, at least the stripe count, at most 2^20",
+                ));
+            }
+        }
+        let (stripes, versions, path) = (self.stripe_count, self.version_count, self.max_path_len);
         let alloc =
             |e: crate::storage::AllocFailed| BuildError::AllocationFailed { bytes: e.bytes };
         let table = match bits {
-            8 => Table::F8(RawTable::new(buckets, stripes, path).map_err(alloc)?),
-            16 => Table::F16(RawTable::new(buckets, stripes, path).map_err(alloc)?),
-            _ => Table::F32(RawTable::new(buckets, stripes, path).map_err(alloc)?),
+            8 => Table::F8(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
+            16 => Table::F16(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
+            _ => Table::F32(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
         };
         Ok(CuckooFilter {
             table,

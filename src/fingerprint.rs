@@ -55,6 +55,20 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     /// Every slot cleared. Only call while holding the bucket's stripe lock.
     fn clear_bucket(bucket: &Self::Bucket);
 
+    /// Whether slots `a` and `b` are stored in the same atomic word, so a
+    /// reader's load sees both as of one instant. True for 8- and 16-bit
+    /// buckets (one word each); a 32-bit bucket is two words, slots 0-1 and
+    /// 2-3.
+    fn same_word(a: usize, b: usize) -> bool;
+
+    /// Does `word` hold `fp` in a slot other than `slot` that lives in
+    /// another atomic word? (A copy a reader may load at another instant
+    /// than `slot`: see the invariant in `table.rs`.)
+    #[inline]
+    fn copy_outside_word(word: Self::Word, slot: usize, fp: Self) -> bool {
+        (0..SLOTS).any(|i| !Self::same_word(i, slot) && Self::slot(word, i) == fp)
+    }
+
     /// Index of the first slot holding `fp`, if any.
     #[inline]
     fn find(word: Self::Word, fp: Self) -> Option<usize> {
@@ -124,6 +138,10 @@ impl Fingerprint for u8 {
     fn clear_bucket(bucket: &Self::Bucket) {
         bucket.store(0, STORE);
     }
+    #[inline(always)]
+    fn same_word(_: usize, _: usize) -> bool {
+        true
+    }
 }
 
 impl Fingerprint for u16 {
@@ -165,6 +183,10 @@ impl Fingerprint for u16 {
     }
     fn clear_bucket(bucket: &Self::Bucket) {
         bucket.store(0, STORE);
+    }
+    #[inline(always)]
+    fn same_word(_: usize, _: usize) -> bool {
+        true
     }
 }
 
@@ -234,6 +256,10 @@ impl Fingerprint for u32 {
         bucket.lo.store(0, STORE);
         bucket.hi.store(0, STORE);
     }
+    #[inline(always)]
+    fn same_word(a: usize, b: usize) -> bool {
+        a / 2 == b / 2
+    }
 }
 
 /// Marker for bucket types whose all-zero bit pattern is a valid, empty
@@ -283,6 +309,26 @@ mod tests {
         roundtrip::<u8>([1, 0xFF, 0x80, 7]);
         roundtrip::<u16>([1, 0xFFFF, 0x8000, 7]);
         roundtrip::<u32>([1, 0xFFFF_FFFF, 0x8000_0000, 7]);
+    }
+
+    #[test]
+    fn copies_outside_the_written_word_are_found_only_across_words() {
+        // 16-bit: one word, so another copy in the bucket is never outside.
+        let w16: u64 = 0x0007_0000_0007_0005;
+        assert!(!u16::copy_outside_word(w16, 1, 7));
+        // 32-bit: slots 0-1 and 2-3 are separate atomics.
+        let w32: u128 = (7u128 << 64) | (5u128 << 32) | 7;
+        assert!(
+            u32::copy_outside_word(w32, 0, 7),
+            "slot 2 is in the high half"
+        );
+        assert!(
+            u32::copy_outside_word(w32, 2, 7),
+            "slot 0 is in the low half"
+        );
+        assert!(!u32::copy_outside_word(w32, 0, 5));
+        let w32_low_pair: u128 = (7u128 << 32) | 7;
+        assert!(!u32::copy_outside_word(w32_low_pair, 0, 7), "same half");
     }
 
     #[test]

@@ -20,6 +20,15 @@ pub use error::{BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 
+/// Lookups on the calling thread that had to retry because a move went
+/// through one of their buckets: `(failed optimistic attempts, lookups that
+/// finished under the stripe locks)`, since the thread started. For the
+/// retry measurements in `harness`; not a stable API.
+#[doc(hidden)]
+pub fn thread_lookup_retries() -> (u64, u64) {
+    table::diagnostics::thread_counts()
+}
+
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,
 /// `"neon"` or `"portable"`.
 pub fn probe_backend() -> &'static str {

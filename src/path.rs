@@ -14,6 +14,7 @@
 
 use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::storage::prefetch;
+use crate::stripes::StripeGuard;
 use crate::table::{RawTable, MAX_PATH_LIMIT};
 use core::mem::MaybeUninit;
 
@@ -169,7 +170,13 @@ impl<F: Fingerprint> RawTable<F> {
     /// Moves `hop.fp` from `hop.from[hop.slot]` to a free slot of `hop.to`
     /// under both stripe locks, if the table still looks as the search saw it.
     pub(crate) fn move_one(&self, hop: Hop<F>) -> bool {
-        let guard = self.stripes.lock_pair(hop.from, hop.to);
+        self.move_locked(&self.stripes.lock_pair(hop.from, hop.to), hop)
+    }
+
+    /// [`move_one`](Self::move_one) for a caller whose `guard` already holds
+    /// the stripes of `hop.from` and `hop.to`.
+    pub(crate) fn move_locked(&self, guard: &StripeGuard<'_>, hop: Hop<F>) -> bool {
+        debug_assert!(guard.holds(hop.from) && guard.holds(hop.to));
         let (src, dst) = (&self.buckets[hop.from], &self.buckets[hop.to]);
         let src_word = F::load(src);
         if F::slot(src_word, hop.slot) != hop.fp {
@@ -185,7 +192,8 @@ impl<F: Fingerprint> RawTable<F> {
         )))]
         {
             // Copy first, announce, then clear: the fingerprint is in at
-            // least one bucket at every instant (see `table.rs`).
+            // least one bucket at every instant, and a reader that sees the
+            // clear sees the bump (the invariant in `table.rs`).
             F::store_slot(dst, dst_word, free, hop.fp);
             guard.bump_version(hop.from);
             F::store_slot(src, src_word, hop.slot, F::EMPTY);

@@ -439,7 +439,7 @@ where
     debug_assert_eq!(width, core::mem::size_of::<F>());
     // Fits: `decode_stream` checked the whole encoding's length does.
     let buckets = header.buckets as usize;
-    let t = RawTable::<F>::new(buckets, None, usize::from(header.max_path))
+    let t = RawTable::<F>::new(buckets, None, None, usize::from(header.max_path))
         .map_err(|e| DecodeError::AllocationFailed { bytes: e.bytes })?;
     let bucket_bytes = SLOTS * width;
     let mut chunk = vec![0u8; CHUNK.min(buckets * bucket_bytes)];
@@ -480,9 +480,7 @@ where
             "length does not match the occupied slots",
         ));
     }
-    let all = t.stripes.lock_all();
-    t.stripes.set_counts(&all, &counts);
-    drop(all);
+    t.stripes.lock_all().set_counts(&counts);
     Ok(t)
 }
 

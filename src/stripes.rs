@@ -1,34 +1,54 @@
-//! Stripe locks, per-stripe move versions, and per-stripe item counts.
+//! Stripe locks, per-stripe item counts, and the move versions readers
+//! validate against.
 //!
-//! Bucket `i` belongs to stripe `i & mask`. Writers lock the stripes of every
-//! bucket they change; two stripes are always taken in ascending order and
-//! deduplicated, so writers cannot deadlock.
+//! Bucket `i` is guarded by lock stripe `i & lock_mask`. Writers lock the
+//! stripes of every bucket they change; several stripes are always taken in
+//! ascending order and deduplicated, so writers cannot deadlock. All
+//! per-stripe state a writer changes is reached through a [`StripeGuard`],
+//! so it can only be changed with the right locks held.
 //!
-//! Readers never lock and never write. They validate a miss against the
-//! *versions* of their two buckets' stripes, which a writer bumps only when
-//! it moves a fingerprint (plain inserts and removes leave them alone: they
-//! cannot make a present item look absent). The versions are a dense array
-//! of `u32` (16 KiB at most), separate from the cache-padded locks, so the
-//! words a lookup reads stay in L1/L2 and cost no extra miss, while the
-//! locks, which writers hammer, do not false-share.
+//! Readers never lock (but see the bounded fallback in `table.rs`) and never
+//! write. They validate a miss against the *versions* of their two buckets,
+//! which a writer bumps exactly when it clears a slot whose fingerprint stays
+//! present elsewhere in the bucket pair (a move; see the invariant in
+//! `table.rs`). Versions are a dense array of `u64`, separate from the
+//! cache-padded locks, so the words a lookup reads stay in L1/L2 and cost no
+//! extra miss, while the locks, which writers hammer, do not false-share.
+//! Bucket `i` has version `i & version_mask`; there are at least as many
+//! versions as lock stripes (both powers of two), so a version word is only
+//! ever bumped under one stripe's lock, and a move invalidates the lookups
+//! of fewer buckets than share its lock. Versions are 64-bit, so they cannot
+//! wrap around during a lookup, however long the reader is descheduled.
 //!
 //! Each lock's cache line also holds its stripe's item count and move
 //! counter: a writer already owns that line, so `len()` costs inserts and
 //! removes no shared-counter contention.
 
 use crate::storage::prefetch;
-use crate::sync::{AtomicI64, AtomicU32, AtomicU64, LockGuard, Ordering, RawLock};
+use crate::sync::{AtomicI64, AtomicU64, LockGuard, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
-/// Upper bound on stripes: 4096 padded locks are 512 KiB, versions 16 KiB.
+/// Upper bound on lock stripes by default: 4096 padded locks are 512 KiB.
 const MAX_STRIPES: usize = 4096;
-/// About one stripe per this many buckets: enough stripes that writers
-/// rarely collide, few enough that locks and versions cost well under one
-/// bit per item (a stripe is 132 bytes; 1024 buckets hold about 3600 items).
+/// About one lock stripe per this many buckets: enough stripes that writers
+/// rarely collide, few enough that locks cost well under one bit per item
+/// (a stripe is 128 bytes; 1024 buckets hold about 3600 items).
 const BUCKETS_PER_STRIPE: usize = 1024;
+/// Upper bound on versions by default: 4096 `u64` are 32 KiB, which stays
+/// in L1/L2 next to the buckets a lookup misses on.
+const MAX_VERSIONS: usize = 4096;
+/// About one version per this many buckets: at most 8 bytes per 256
+/// buckets (of 4 to 16 bytes each), under 1% of the table, yet a move
+/// invalidates only the lookups of the 1/versions of the table that share
+/// its version (`cuckoo-harness retries` measures the effect).
+const BUCKETS_PER_VERSION: usize = 256;
+/// Small tables still get this many versions (512 bytes), or one per
+/// bucket if they have fewer: on a one-stripe table, 64 versions cut
+/// retries per lookup from 1e-2 to 3e-4 under a 50/25/25 mix.
+const MIN_VERSIONS: usize = 64;
 
 #[derive(Default)]
-struct Stripe {
+pub(crate) struct Stripe {
     lock: RawLock,
     /// Items stored in this stripe's buckets; written only under `lock`.
     len: AtomicI64,
@@ -38,52 +58,77 @@ struct Stripe {
 
 pub(crate) struct Stripes {
     stripes: Box<[CachePadded<Stripe>]>,
-    versions: Box<[AtomicU32]>,
-    mask: usize,
+    versions: Box<[AtomicU64]>,
+    lock_mask: usize,
+    version_mask: usize,
 }
 
 impl Stripes {
-    /// Stripes for a table of `buckets` buckets.
-    pub(crate) fn for_buckets(buckets: usize) -> Self {
-        Self::with_count(
-            (buckets / BUCKETS_PER_STRIPE)
-                .next_power_of_two()
-                .min(MAX_STRIPES),
-        )
+    /// The default lock stripe count for `buckets` buckets.
+    pub(crate) fn default_count(buckets: usize) -> usize {
+        (buckets / BUCKETS_PER_STRIPE)
+            .next_power_of_two()
+            .min(MAX_STRIPES)
     }
 
-    /// Exactly `count` stripes (a power of two).
-    pub(crate) fn with_count(count: usize) -> Self {
-        assert!(count.is_power_of_two());
+    /// The default version count for `buckets` buckets and `stripes` lock
+    /// stripes: one per `BUCKETS_PER_VERSION` buckets, at least
+    /// `MIN_VERSIONS` (or one per bucket), at most `MAX_VERSIONS`, never
+    /// fewer than the stripes.
+    pub(crate) fn default_versions(buckets: usize, stripes: usize) -> usize {
+        (buckets / BUCKETS_PER_VERSION)
+            .max(MIN_VERSIONS.min(buckets))
+            .next_power_of_two()
+            .min(MAX_VERSIONS)
+            .max(stripes)
+    }
+
+    /// Exactly `stripes` lock stripes and `versions` versions (powers of
+    /// two, `versions >= stripes`).
+    pub(crate) fn new(stripes: usize, versions: usize) -> Self {
+        assert!(stripes.is_power_of_two() && versions.is_power_of_two());
+        assert!(versions >= stripes, "every version under one lock");
         Self {
-            stripes: (0..count)
+            stripes: (0..stripes)
                 .map(|_| CachePadded::new(Stripe::default()))
                 .collect(),
-            versions: (0..count).map(|_| AtomicU32::new(0)).collect(),
-            mask: count - 1,
+            versions: (0..versions).map(|_| AtomicU64::new(0)).collect(),
+            lock_mask: stripes - 1,
+            version_mask: versions - 1,
         }
     }
 
+    /// Lock stripes.
     pub(crate) fn count(&self) -> usize {
         self.stripes.len()
     }
 
-    #[inline(always)]
-    pub(crate) fn stripe_of(&self, bucket: usize) -> usize {
-        bucket & self.mask
+    /// Move versions.
+    pub(crate) fn version_count(&self) -> usize {
+        self.versions.len()
     }
 
-    /// Version of `bucket`'s stripe, loaded with acquire: bucket loads that
-    /// follow see every move whose bump this load observed.
     #[inline(always)]
-    pub(crate) fn version(&self, bucket: usize) -> u32 {
-        self.versions[self.stripe_of(bucket)].load(Ordering::Acquire)
+    pub(crate) fn stripe_of(&self, bucket: usize) -> usize {
+        bucket & self.lock_mask
+    }
+
+    #[inline(always)]
+    fn version_word(&self, bucket: usize) -> &AtomicU64 {
+        &self.versions[bucket & self.version_mask]
+    }
+
+    /// Version of `bucket`, loaded with acquire: bucket loads that follow
+    /// see every store that preceded a bump this load observed.
+    #[inline(always)]
+    pub(crate) fn version(&self, bucket: usize) -> u64 {
+        self.version_word(bucket).load(Ordering::Acquire)
     }
 
     /// Version re-read after the reader's acquire fence.
     #[inline(always)]
-    pub(crate) fn version_recheck(&self, bucket: usize) -> u32 {
-        self.versions[self.stripe_of(bucket)].load(Ordering::Relaxed)
+    pub(crate) fn version_recheck(&self, bucket: usize) -> u64 {
+        self.version_word(bucket).load(Ordering::Relaxed)
     }
 
     /// Starts fetching the lock lines of buckets `a` and `b`, so a writer's
@@ -97,39 +142,30 @@ impl Stripes {
     /// Locks the stripes of buckets `a` and `b` (once if they share one),
     /// lowest stripe first.
     #[inline]
-    pub(crate) fn lock_pair(&self, a: usize, b: usize) -> PairGuard<'_> {
+    pub(crate) fn lock_pair(&self, a: usize, b: usize) -> StripeGuard<'_> {
         let (sa, sb) = (self.stripe_of(a), self.stripe_of(b));
         let (lo, hi) = if sa <= sb { (sa, sb) } else { (sb, sa) };
         let first = self.stripes[lo].lock.lock();
         let second = (hi != lo).then(|| self.stripes[hi].lock.lock());
-        PairGuard {
+        StripeGuard {
             stripes: self,
-            held: [lo, hi],
-            _guards: (first, second),
+            held: Held::Pair([lo, hi]),
+            _locks: Locks::Pair {
+                _first: first,
+                _second: second,
+            },
         }
     }
 
-    /// Locks every stripe in ascending order (for `clear`).
-    pub(crate) fn lock_all(&self) -> Vec<LockGuard<'_>> {
-        self.stripes.iter().map(|s| s.lock.lock()).collect()
-    }
-
-    /// Sets every stripe's count to zero; the caller holds all locks.
-    pub(crate) fn reset_counts(&self, _all: &[LockGuard<'_>]) {
-        debug_assert_eq!(_all.len(), self.stripes.len());
-        for s in self.stripes.iter() {
-            s.len.store(0, Ordering::Relaxed);
-        }
-    }
-
-    /// Sets stripe `s`'s count to `counts[s]`, for a table whose buckets were
-    /// filled directly (decoding); the caller holds all locks.
-    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
-    pub(crate) fn set_counts(&self, _all: &[LockGuard<'_>], counts: &[i64]) {
-        debug_assert_eq!(_all.len(), self.stripes.len());
-        assert_eq!(counts.len(), self.stripes.len());
-        for (s, &count) in self.stripes.iter().zip(counts) {
-            s.len.store(count, Ordering::Relaxed);
+    /// Locks every stripe in ascending order: `clear`, consistent
+    /// snapshots, and inserts that must search a table no writer changes.
+    pub(crate) fn lock_all(&self) -> StripeGuard<'_> {
+        StripeGuard {
+            stripes: self,
+            held: Held::All,
+            _locks: Locks::All {
+                _each: self.stripes.iter().map(|s| s.lock.lock()).collect(),
+            },
         }
     }
 
@@ -159,23 +195,51 @@ impl Stripes {
     }
 }
 
-/// Both stripes of a bucket pair, locked. Methods that change per-stripe
-/// state live here, so they can only be called with the locks held.
-pub(crate) struct PairGuard<'a> {
-    stripes: &'a Stripes,
-    held: [usize; 2],
-    _guards: (LockGuard<'a>, Option<LockGuard<'a>>),
+/// Which stripes a [`StripeGuard`] holds.
+#[derive(Clone, Copy)]
+enum Held {
+    /// Two stripes, `[lo, hi]` (equal when the buckets share one).
+    Pair([usize; 2]),
+    All,
 }
 
-impl PairGuard<'_> {
+/// The lock guards themselves, kept only to be dropped (which unlocks).
+enum Locks<'a> {
+    Pair {
+        _first: LockGuard<'a>,
+        _second: Option<LockGuard<'a>>,
+    },
+    All {
+        _each: Vec<LockGuard<'a>>,
+    },
+}
+
+/// Stripe locks held by this thread. Every method that changes per-stripe
+/// state or announces a move lives here, so it can only be called with the
+/// locks of the buckets it names (checked in debug builds).
+pub(crate) struct StripeGuard<'a> {
+    stripes: &'a Stripes,
+    held: Held,
+    _locks: Locks<'a>,
+}
+
+impl StripeGuard<'_> {
+    /// Whether this guard holds the lock of `bucket`'s stripe.
+    #[inline]
+    pub(crate) fn holds(&self, bucket: usize) -> bool {
+        match self.held {
+            Held::Pair(held) => held.contains(&self.stripes.stripe_of(bucket)),
+            Held::All => true,
+        }
+    }
+
     #[inline]
     fn stripe(&self, bucket: usize) -> &Stripe {
-        let s = self.stripes.stripe_of(bucket);
         debug_assert!(
-            self.held.contains(&s),
+            self.holds(bucket),
             "bucket {bucket} is not under this guard"
         );
-        &self.stripes.stripes[s]
+        &self.stripes.stripes[self.stripes.stripe_of(bucket)]
     }
 
     /// Adds `delta` to the item count of `bucket`'s stripe.
@@ -187,13 +251,19 @@ impl PairGuard<'_> {
         len.store(len.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
     }
 
-    /// Announces a move out of `bucket` to optimistic readers. Must be
-    /// called after the fingerprint is stored at its destination and before
-    /// its source slot is cleared (see `table.rs` for the argument).
+    /// Tells optimistic readers of `bucket` that a fingerprint they may be
+    /// relying on is about to be cleared from it while it stays present
+    /// elsewhere in its pair. Must come after the other copy was stored and
+    /// before the clear (see `table.rs` for the argument).
     #[inline]
     pub(crate) fn bump_version(&self, bucket: usize) {
-        debug_assert!(self.held.contains(&self.stripes.stripe_of(bucket)));
-        self.stripes.versions[self.stripes.stripe_of(bucket)].fetch_add(1, Ordering::Release);
+        debug_assert!(
+            self.holds(bucket),
+            "bucket {bucket} is not under this guard"
+        );
+        self.stripes
+            .version_word(bucket)
+            .fetch_add(1, Ordering::Release);
     }
 
     /// Counts a completed move out of `bucket` (diagnostics).
@@ -202,6 +272,31 @@ impl PairGuard<'_> {
         let moves = &self.stripe(bucket).moves;
         moves.store(moves.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     }
+
+    /// Sets every stripe's count to zero (`clear`); needs every lock.
+    pub(crate) fn reset_counts(&self) {
+        assert!(
+            matches!(self.held, Held::All),
+            "reset_counts needs every lock"
+        );
+        for s in self.stripes.stripes.iter() {
+            s.len.store(0, Ordering::Relaxed);
+        }
+    }
+
+    /// Sets stripe `s`'s count to `counts[s]`, for a table whose buckets were
+    /// filled directly (decoding); needs every lock.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn set_counts(&self, counts: &[i64]) {
+        assert!(
+            matches!(self.held, Held::All),
+            "set_counts needs every lock"
+        );
+        assert_eq!(counts.len(), self.stripes.stripes.len());
+        for (s, &count) in self.stripes.stripes.iter().zip(counts) {
+            s.len.store(count, Ordering::Relaxed);
+        }
+    }
 }
 
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]
@@ -209,15 +304,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stripe_count_scales_with_the_table() {
-        assert_eq!(Stripes::for_buckets(2).count(), 1);
-        assert_eq!(Stripes::for_buckets(100_000).count(), 128);
-        assert_eq!(Stripes::for_buckets(1 << 30).count(), MAX_STRIPES);
+    fn stripe_and_version_counts_scale_with_the_table() {
+        let counts = |b| {
+            let stripes = Stripes::default_count(b);
+            (stripes, Stripes::default_versions(b, stripes))
+        };
+        assert_eq!(counts(2), (1, 2));
+        assert_eq!(counts(2048), (2, 64));
+        assert_eq!(counts(100_000), (128, 512));
+        assert_eq!(counts(1 << 30), (MAX_STRIPES, MAX_VERSIONS));
+        assert_eq!(
+            Stripes::default_versions(8, 64),
+            64,
+            "never fewer than stripes"
+        );
+    }
+
+    #[test]
+    fn versions_are_finer_than_locks() {
+        let s = Stripes::new(2, 8);
+        let g = s.lock_pair(1, 3); // one stripe (odd buckets), two versions
+        g.bump_version(3);
+        drop(g);
+        assert_eq!((s.version(1), s.version(3), s.version(11)), (0, 1, 1));
     }
 
     #[test]
     fn pair_locks_deduplicate_and_count() {
-        let s = Stripes::with_count(4);
+        let s = Stripes::new(4, 4);
         {
             let g = s.lock_pair(1, 5); // same stripe: must not self-deadlock
             g.add_len(1, 2);
@@ -234,7 +348,8 @@ mod tests {
         assert_eq!(s.version(0), 0);
         assert_eq!(s.moves(), 1);
         let all = s.lock_all();
-        s.reset_counts(&all);
+        assert!(all.holds(2) && all.holds(3));
+        all.reset_counts();
         drop(all);
         assert_eq!(s.len(), 0);
     }

@@ -1,33 +1,63 @@
 //! The concurrent table of one fingerprint width: lookup, insert, remove.
 //!
-//! # Why a lock-free reader never misses a moving fingerprint
-//! A fingerprint `f` of a key with candidate buckets `{x, y}` only ever moves
-//! between `x` and `y` (the alternate of `x` under `f` is `y`). A move
-//! (`path.rs`) holds both stripe locks and does, in order:
-//! 1. store `f` into a free slot of the destination (release);
-//! 2. bump the version of the source's stripe (release RMW);
-//! 3. clear the source slot (release).
+//! # The invariant that makes lock-free lookups exact
+//! Writers change buckets only under the stripe locks of every bucket they
+//! touch; readers take no lock. A lookup of a key with fingerprint `f` and
+//! buckets `{x, y}` loads the versions of `x` and `y` (acquire), loads both
+//! buckets (relaxed: the loads are not ordered with each other, nor, for a
+//! 32-bit bucket, its two halves), and on a miss fences (acquire) and
+//! re-reads the versions. Every write path keeps this one invariant:
 //!
-//! A reader loads both versions (acquire), loads both buckets, and on a hit
-//! returns at once: a stored fingerprint is never invented, only copied. On a
-//! miss it issues an acquire fence and re-reads the versions. Suppose the
-//! reader missed `f` while it was being moved. Then it read the destination
-//! before step 1 was visible and the source after step 3 was. Reading the
-//! cleared source (step 3, a release store) and then fencing with acquire
-//! makes step 2 visible to the re-read, so the versions differ and the reader
-//! retries. (Conversely, had its first version load seen step 2, step 1
-//! would have been visible to its bucket loads and it would have hit.) Plain
-//! inserts and removes cannot make a present item look absent, so they do
-//! not bump versions and never make readers retry.
+//! > **A slot may stop holding `f` while `f` stays present in the bucket
+//! > pair only if the version of the slot's bucket is bumped after the copy
+//! > that stays became visible and before the slot is cleared.**
 //!
-//! The loom models in `loom-tests/` check exactly this protocol; the
-//! `concurrent_cuckoo_canary` cfg reorders steps 1 and 3 to prove they bite.
+//! A slot that stops holding `f` while the key stays present is a *move*,
+//! whatever the operation is called, and only moves make a present key look
+//! absent: a reader can miss `f` only by reading the bucket that receives
+//! the copy before it arrives and the bucket that loses one after it left.
+//! Having read the cleared slot (a release store) and fenced, the reader
+//! sees the bump that preceded the clear, so its versions differ and it
+//! retries. Had its first version load already seen the bump, the copy
+//! that stays would have been visible to its bucket loads, and it would have
+//! hit. The write paths:
+//!
+//! * **path moves** (`path.rs`, `move_locked`): store `f` into the
+//!   destination, bump the source's version, clear the source;
+//! * **`remove` of one of several copies** ([`RawTable::remove`]): when
+//!   another copy of `f` stays in the pair outside the atomic word being
+//!   cleared (in the other bucket, or in the other half of a 32-bit
+//!   bucket), the other copy was stored by an earlier critical section of
+//!   the same two stripe locks; bump the cleared bucket's version, then
+//!   clear. Two *colliding* keys (same fingerprint, same pair, reversed
+//!   primaries) are the same signature to the filter, so this covers them:
+//!   `remove(k2)` may clear the copy `k` relies on, and the bump is what
+//!   keeps `k` visible;
+//! * **`remove` of a lone copy** and **plain inserts**: the key is absent
+//!   afterwards, or nothing is cleared; no bump, so readers never retry
+//!   for them;
+//! * **`clear`** removes every copy under every lock: no key it touches
+//!   stays present, so it needs no bump (a lookup that overlaps a clear may
+//!   answer either way; one that starts after it returned sees what was
+//!   inserted since);
+//! * **decoding** fills a new table before any reader can see it.
+//!
+//! Any future write path (batched writes, growth) must keep the invariant.
+//! The loom models in `loom-tests/` check each of these paths for 8-, 16-
+//! and 32-bit fingerprints; the `concurrent_cuckoo_canary` cfg plants three
+//! violations to prove the models bite.
+//!
+//! # Progress
+//! A lookup that keeps seeing versions change (writers moving fingerprints
+//! through its stripes) retries optimistically a few times, then reads both
+//! buckets under their two stripe locks, where nothing can move: every
+//! lookup finishes after a bounded number of attempts.
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::hashing::IndexMap;
 use crate::storage::{prefetch, AllocFailed, BucketArray};
-use crate::stripes::Stripes;
+use crate::stripes::{StripeGuard, Stripes};
 use crate::sync::{fence, spin_hint, Ordering};
 
 /// Default longest displacement path searched by an insert (the paper's
@@ -40,9 +70,23 @@ pub(crate) const MAX_PATH_LIMIT: usize = 5;
 /// stacks are too small for the full 32 KiB queue.
 #[cfg(concurrent_cuckoo_loom)]
 pub(crate) const MAX_PATH_LIMIT: usize = 2;
-/// How many times an insert searches for a new path after a concurrent
-/// writer invalidated the previous one, before reporting the table full.
-const MAX_PATH_ATTEMPTS: usize = 32;
+/// How many paths an insert executes (each invalidated by a concurrent
+/// writer before it freed a slot) before it stops racing the other writers
+/// and searches under every stripe lock, where the answer is exact. Under
+/// loom one, so that a model whose path is invalidated explores the
+/// exclusive search.
+#[cfg(not(concurrent_cuckoo_loom))]
+const MAX_PATH_ATTEMPTS: usize = 8;
+#[cfg(concurrent_cuckoo_loom)]
+const MAX_PATH_ATTEMPTS: usize = 1;
+/// Optimistic attempts a lookup makes before it reads under the two stripe
+/// locks. Each failed attempt means a move went through one of its two
+/// buckets' versions during the lookup. Under loom one attempt, so that the
+/// models explore the locked fallback whenever a reader has to retry.
+#[cfg(not(concurrent_cuckoo_loom))]
+const OPTIMISTIC_ATTEMPTS: u32 = 4;
+#[cfg(concurrent_cuckoo_loom)]
+const OPTIMISTIC_ATTEMPTS: u32 = 1;
 
 /// Where a hash lives: both candidate buckets and the fingerprint.
 #[derive(Clone, Copy, Debug)]
@@ -69,11 +113,13 @@ pub(crate) struct RawTable<F: Fingerprint> {
 }
 
 impl<F: Fingerprint> RawTable<F> {
-    /// A table of `buckets` buckets (even, >= 2) and `stripes` stripes
-    /// (a power of two), or the default stripe count when `None`.
+    /// A table of `buckets` buckets (even, >= 2), `stripes` lock stripes and
+    /// `versions` move versions (powers of two; the defaults for the bucket
+    /// count when `None`).
     pub(crate) fn new(
         buckets: usize,
         stripes: Option<usize>,
+        versions: Option<usize>,
         max_path: usize,
     ) -> Result<Self, AllocFailed> {
         assert!(max_path <= MAX_PATH_LIMIT);
@@ -81,10 +127,12 @@ impl<F: Fingerprint> RawTable<F> {
         let array = BucketArray::zeroed(buckets)?;
         #[cfg(concurrent_cuckoo_loom)]
         let array = BucketArray::from_fn(buckets, F::empty_bucket)?;
+        let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
+        let versions = versions.unwrap_or_else(|| Stripes::default_versions(buckets, stripes));
         Ok(Self {
             buckets: array,
             index: IndexMap::new(buckets),
-            stripes: stripes.map_or_else(|| Stripes::for_buckets(buckets), Stripes::with_count),
+            stripes: Stripes::new(stripes, versions),
             max_path,
         })
     }
@@ -103,27 +151,57 @@ impl<F: Fingerprint> RawTable<F> {
         prefetch(&self.buckets[loc.i2]);
     }
 
-    /// Optimistic, lock-free lookup (see the module docs).
+    /// Exact lookup that takes no lock and writes nothing in the common
+    /// case (see the module docs): one optimistic attempt inline; a lookup
+    /// whose versions changed under it continues out of line.
     #[inline(always)]
     pub(crate) fn contains(&self, loc: &Location<F>) -> bool {
-        let (b1, b2) = (&self.buckets[loc.i1], &self.buckets[loc.i2]);
-        loop {
-            let v1 = self.stripes.version(loc.i1);
-            let v2 = self.stripes.version(loc.i2);
-            // Both loads are issued before either is compared, so their
-            // misses overlap.
-            let (w1, w2) = (F::load(b1), F::load(b2));
-            if F::probe_pair(w1, w2, loc.fp) {
-                return true;
-            }
-            fence(Ordering::Acquire);
-            if self.stripes.version_recheck(loc.i1) == v1
-                && self.stripes.version_recheck(loc.i2) == v2
-            {
-                return false;
-            }
-            spin_hint();
+        match self.contains_optimistic(loc) {
+            Some(answer) => answer,
+            None => self.contains_contended(loc),
         }
+    }
+
+    /// One optimistic attempt: `None` if a move through either bucket's
+    /// version may have hidden the fingerprint from this attempt.
+    #[inline(always)]
+    fn contains_optimistic(&self, loc: &Location<F>) -> Option<bool> {
+        let (b1, b2) = (&self.buckets[loc.i1], &self.buckets[loc.i2]);
+        let v1 = self.stripes.version(loc.i1);
+        let v2 = self.stripes.version(loc.i2);
+        // Both loads are issued before either is compared, so their misses
+        // overlap.
+        let (w1, w2) = (F::load(b1), F::load(b2));
+        if F::probe_pair(w1, w2, loc.fp) {
+            return Some(true);
+        }
+        fence(Ordering::Acquire);
+        let unchanged = self.stripes.version_recheck(loc.i1) == v1
+            && self.stripes.version_recheck(loc.i2) == v2;
+        unchanged.then_some(false)
+    }
+
+    /// The rest of a lookup whose first attempt raced a move: a few more
+    /// optimistic attempts, then a read under both stripe locks, where no
+    /// fingerprint of the pair can move, so the lookup always finishes.
+    #[cold]
+    #[inline(never)]
+    fn contains_contended(&self, loc: &Location<F>) -> bool {
+        diagnostics::note_retry();
+        for _ in 1..OPTIMISTIC_ATTEMPTS {
+            spin_hint();
+            if let Some(answer) = self.contains_optimistic(loc) {
+                return answer;
+            }
+            diagnostics::note_retry();
+        }
+        diagnostics::note_locked_read();
+        let _guard = self.stripes.lock_pair(loc.i1, loc.i2);
+        let (w1, w2) = (
+            F::load(&self.buckets[loc.i1]),
+            F::load(&self.buckets[loc.i2]),
+        );
+        F::probe_pair(w1, w2, loc.fp)
     }
 
     /// Looks up `n` hashes produced by `hash_at`, writing answers to `out`.
@@ -157,29 +235,18 @@ impl<F: Fingerprint> RawTable<F> {
 
     /// Inserts `loc.fp`. Returns `Ok(false)` only in [`Mode::Unique`] when a
     /// copy is already present.
+    ///
+    /// [`InsertError::Full`] only after a breadth-first search found no
+    /// path and a final attempt under the key's two stripe locks found no
+    /// free slot; or, for an insert whose paths other writers kept
+    /// invalidating, after a search of the table with every stripe locked.
     pub(crate) fn insert(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
-        let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
+        let (i1, i2) = (loc.i1, loc.i2);
         self.prefetch(loc);
         self.stripes.prefetch_locks(i1, i2);
         for _ in 0..MAX_PATH_ATTEMPTS {
-            {
-                let guard = self.stripes.lock_pair(i1, i2);
-                let (b1, b2) = (&self.buckets[i1], &self.buckets[i2]);
-                let (w1, w2) = (F::load(b1), F::load(b2));
-                let copies = F::count(w1, fp) + F::count(w2, fp);
-                if mode == Mode::Unique && copies > 0 {
-                    return Ok(false);
-                }
-                if copies >= 2 * SLOTS {
-                    return Err(InsertError::TooManyDuplicates);
-                }
-                for (i, b, w) in [(i1, b1, w1), (i2, b2, w2)] {
-                    if let Some(slot) = F::free_slot(w) {
-                        F::store_slot(b, w, slot, fp);
-                        guard.add_len(i, 1);
-                        return Ok(true);
-                    }
-                }
+            if let Some(done) = self.try_place(loc, mode, &self.stripes.lock_pair(i1, i2)) {
+                return done;
             }
             // Both buckets are full: find a displacement path without locks,
             // execute it hop by hop, then try again under the locks (which
@@ -188,36 +255,105 @@ impl<F: Fingerprint> RawTable<F> {
                 Some(path) => {
                     self.execute_path(&path);
                 }
-                None => return Err(InsertError::Full),
+                None => {
+                    // The search raced no lock: a writer may have freed a
+                    // slot in a root since. Only a last look under the
+                    // locks can say "full".
+                    return self
+                        .try_place(loc, mode, &self.stripes.lock_pair(i1, i2))
+                        .unwrap_or(Err(InsertError::Full));
+                }
             }
         }
-        Err(InsertError::Full)
+        self.insert_exclusive(loc, mode)
+    }
+
+    /// The insert's decision under `guard` (which holds both buckets'
+    /// stripes): `Some` result if it is decided (stored, already present
+    /// for `Unique`, or too many copies), `None` if both buckets are full.
+    #[inline]
+    fn try_place(
+        &self,
+        loc: &Location<F>,
+        mode: Mode,
+        guard: &StripeGuard<'_>,
+    ) -> Option<Result<bool, InsertError>> {
+        let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
+        let (b1, b2) = (&self.buckets[i1], &self.buckets[i2]);
+        let (w1, w2) = (F::load(b1), F::load(b2));
+        let copies = F::count(w1, fp) + F::count(w2, fp);
+        if mode == Mode::Unique && copies > 0 {
+            return Some(Ok(false));
+        }
+        if copies >= 2 * SLOTS {
+            return Some(Err(InsertError::TooManyDuplicates));
+        }
+        for (i, b, w) in [(i1, b1, w1), (i2, b2, w2)] {
+            if let Some(slot) = F::free_slot(w) {
+                F::store_slot(b, w, slot, fp);
+                guard.add_len(i, 1);
+                return Some(Ok(true));
+            }
+        }
+        None
+    }
+
+    /// An insert that lost the race for paths `MAX_PATH_ATTEMPTS` times:
+    /// with every stripe locked nothing changes under the search, so the
+    /// path it finds is valid and "no path" means full. Writers wait
+    /// meanwhile (as for `clear`); lookups do not.
+    #[cold]
+    #[inline(never)]
+    fn insert_exclusive(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
+        let all = self.stripes.lock_all();
+        if let Some(done) = self.try_place(loc, mode, &all) {
+            return done;
+        }
+        let Some(path) = self.search_path(loc.i1, loc.i2) else {
+            return Err(InsertError::Full);
+        };
+        for hop in path.hops() {
+            let moved = self.move_locked(&all, hop);
+            debug_assert!(moved, "a path found in a locked table is valid");
+        }
+        self.try_place(loc, mode, &all)
+            .unwrap_or(Err(InsertError::Full))
     }
 
     /// Removes one copy of `loc.fp`, if present.
     pub(crate) fn remove(&self, loc: &Location<F>) -> bool {
+        let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
         self.prefetch(loc);
-        self.stripes.prefetch_locks(loc.i1, loc.i2);
-        let guard = self.stripes.lock_pair(loc.i1, loc.i2);
-        for i in [loc.i1, loc.i2] {
-            let bucket = &self.buckets[i];
-            let word = F::load(bucket);
-            if let Some(slot) = F::find(word, loc.fp) {
-                F::store_slot(bucket, word, slot, F::EMPTY);
-                guard.add_len(i, -1);
-                return true;
-            }
+        self.stripes.prefetch_locks(i1, i2);
+        let guard = self.stripes.lock_pair(i1, i2);
+        let (w1, w2) = (F::load(&self.buckets[i1]), F::load(&self.buckets[i2]));
+        // The copy in the primary bucket goes first, as the paper's delete.
+        let (at, word, slot, other) = match (F::find(w1, fp), F::find(w2, fp)) {
+            (Some(slot), _) => (i1, w1, slot, w2),
+            (None, Some(slot)) => (i2, w2, slot, w1),
+            (None, None) => return false,
+        };
+        // Another copy stays in the pair outside the atomic word we write:
+        // to a reader this remove is a move (see the module docs).
+        #[cfg(not(concurrent_cuckoo_canary = "skip_remove_bump"))]
+        if F::copy_outside_word(word, slot, fp) || F::count(other, fp) > 0 {
+            guard.bump_version(at);
         }
-        false
+        #[cfg(concurrent_cuckoo_canary = "skip_remove_bump")]
+        let _ = other; // the planted bug: never tell readers
+        F::store_slot(&self.buckets[at], word, slot, F::EMPTY);
+        guard.add_len(at, -1);
+        true
     }
 
-    /// Empties the table, holding every stripe lock.
+    /// Empties the table, holding every stripe lock. No version bump: a key
+    /// it clears is absent afterwards (see the module docs).
     pub(crate) fn clear(&self) {
         let all = self.stripes.lock_all();
         for bucket in self.buckets.iter() {
             F::clear_bucket(bucket);
         }
-        self.stripes.reset_counts(&all);
+        all.reset_counts();
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -235,5 +371,38 @@ impl<F: Fingerprint> RawTable<F> {
     /// Counts occupied slots by scanning (for tests and invariant checks).
     pub(crate) fn count_occupied(&self) -> usize {
         self.buckets.iter().map(|b| F::occupied(F::load(b))).sum()
+    }
+}
+
+/// Per-thread counts of lookups that had to retry, for measuring how often
+/// moves disturb readers (`harness retries`). Thread-local, and touched only
+/// on the out-of-line contended path, so lookups still write no shared
+/// memory and the common case pays nothing.
+pub(crate) mod diagnostics {
+    #[cfg(not(concurrent_cuckoo_loom))]
+    std::thread_local! {
+        static COUNTS: core::cell::Cell<(u64, u64)> = const { core::cell::Cell::new((0, 0)) };
+    }
+
+    #[inline]
+    pub(crate) fn note_retry() {
+        #[cfg(not(concurrent_cuckoo_loom))]
+        COUNTS.with(|c| c.set((c.get().0 + 1, c.get().1)));
+    }
+
+    #[inline]
+    pub(crate) fn note_locked_read() {
+        #[cfg(not(concurrent_cuckoo_loom))]
+        COUNTS.with(|c| c.set((c.get().0, c.get().1 + 1)));
+    }
+
+    /// `(failed optimistic attempts, lookups finished under the locks)` on
+    /// this thread since it started.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn thread_counts() -> (u64, u64) {
+        #[cfg(not(concurrent_cuckoo_loom))]
+        return COUNTS.with(|c| c.get());
+        #[cfg(concurrent_cuckoo_loom)]
+        (0, 0)
     }
 }

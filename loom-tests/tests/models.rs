@@ -128,7 +128,8 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
         f()
     });
     let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    println!("explored {runs} interleavings");
+    let name = std::thread::current().name().unwrap_or("model").to_string();
+    println!("{name}: explored {runs} interleavings");
     // A model whose threads never interact explores one schedule and
     // proves nothing.
     assert!(
