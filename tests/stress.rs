@@ -261,3 +261,115 @@ fn len_is_exact_after_concurrent_inserts_and_removes() {
     assert_eq!(f.len(), expected);
     assert_eq!(f.occupied_slots(), expected);
 }
+
+/// Progress: on a table with one stripe and one version, every move anywhere
+/// invalidates every lookup in flight. Two writers (plus a second reader,
+/// so there are more threads than cores) keep the table near full and
+/// force displacement paths without pause; the reader must still finish a
+/// fixed number of lookups, exactly (lookups that keep seeing versions
+/// change fall back to reading under the stripe locks after a few tries).
+#[test]
+fn a_reader_finishes_its_lookups_while_writers_keep_moving_fingerprints() {
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity(0)
+            .bucket_count(256)
+            .stripe_count(1)
+            .version_count(1)
+            .seed(25)
+            .build()
+            .unwrap(),
+    );
+    let mut rng = Rng(26);
+    let stable: Arc<Vec<u64>> =
+        Arc::new((0..f.capacity() * 93 / 100).map(|_| rng.next()).collect());
+    for k in stable.iter() {
+        f.insert(k).unwrap();
+    }
+    let lookups = scaled(20_000_000, 500_000);
+    let stop = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(4));
+    let writers: Vec<_> = (0..2u64)
+        .map(|w| {
+            let (f, stop, barrier) = (f.clone(), stop.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let mut rng = Rng(300 + w);
+                let mut moved_for = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    // Near full, most inserts execute a displacement path.
+                    let k = rng.next();
+                    match f.insert(&k) {
+                        Ok(()) => {
+                            assert!(f.remove(&k), "writer {w}: its own key vanished");
+                            moved_for += 1;
+                        }
+                        Err(InsertError::Full) => {}
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                moved_for
+            })
+        })
+        .collect();
+    let background_reader = {
+        let (f, stable, stop, barrier) = (f.clone(), stable.clone(), stop.clone(), barrier.clone());
+        thread::spawn(move || {
+            barrier.wait();
+            let mut missed = 0;
+            while !stop.load(Ordering::Relaxed) {
+                missed += stable.iter().filter(|k| !f.contains(*k)).count();
+            }
+            missed
+        })
+    };
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let reader = {
+        let (f, stable) = (f.clone(), stable.clone());
+        thread::spawn(move || {
+            barrier.wait();
+            let mut rng = Rng(27);
+            let (mut missed, mut hits) = (0usize, 0usize);
+            for i in 0..lookups {
+                if i % 2 == 0 {
+                    missed += usize::from(!f.contains(&stable[i / 2 % stable.len()]));
+                } else {
+                    // A negative lookup: every miss is validated, so every
+                    // one of these is exposed to the writers' moves.
+                    hits += usize::from(f.contains(&rng.next()));
+                }
+            }
+            let retries = concurrent_cuckoo::thread_lookup_retries();
+            done_tx.send(()).unwrap();
+            (missed, hits, retries)
+        })
+    };
+    if done_rx
+        .recv_timeout(std::time::Duration::from_secs(300))
+        .is_err()
+    {
+        stop.store(true, Ordering::Relaxed);
+        panic!("the reader did not finish {lookups} lookups in 300 s: readers starve");
+    }
+    let (missed, false_positives, (retries, locked)) = reader.join().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let completed: usize = writers.into_iter().map(|h| h.join().unwrap()).sum();
+    let background_missed = background_reader.join().unwrap();
+    println!(
+        "{lookups} lookups: {retries} optimistic retries, {locked} under the locks, \
+         {false_positives} false positives; {completed} writer insert+remove pairs, {} moves",
+        f.relocations()
+    );
+    assert_eq!(missed, 0, "the reader missed a stable key");
+    assert_eq!(
+        background_missed, 0,
+        "the background reader missed a stable key"
+    );
+    assert!(
+        f.relocations() > 1000,
+        "the writers must force moves: {}",
+        f.relocations()
+    );
+    assert_eq!(f.len(), stable.len());
+    assert!(stable.iter().all(|k| f.contains(k)));
+}

@@ -13,6 +13,11 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+
+    /// Uniform in `0..n` (n > 0; the bias of a modulo is irrelevant here).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
 }
 
 /// Divisor for iteration counts of heavy tests, from `CUCKOO_TEST_SCALE`
