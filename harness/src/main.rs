@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p cuckoo-harness -- [--quick] [--out FILE]
 //! cargo run --release -p cuckoo-harness -- paper [--quick] [--out FILE] [--svg-dir DIR]
+//! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -15,6 +16,7 @@ mod memlimit;
 mod paper;
 mod plot;
 mod report;
+mod retries;
 
 use std::time::Duration;
 
@@ -43,7 +45,8 @@ fn usage() -> ! {
     eprintln!(
         "usage: cuckoo-harness [paper] [--quick] [--n ITEMS] [--out FILE] [--svg-dir DIR] [--only NAME]\n\
          \n  (default)  side-by-side comparison on a 1 GiB table (--quick: 64 MiB)\
-         \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)"
+         \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
+         \n  retries    lookup retries per lookup against lock stripe and version counts"
     );
     std::process::exit(2)
 }
@@ -80,13 +83,14 @@ fn main() {
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
                     .collect()
             }
-            "paper" | "compare" => mode = arg,
+            "paper" | "compare" | "retries" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
     }
     let text = match mode.as_str() {
         "paper" => paper::run(&opts),
+        "retries" => retries::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");
