@@ -158,7 +158,10 @@ impl<F: Fingerprint> RawTable<F> {
     pub(crate) fn contains(&self, loc: &Location<F>) -> bool {
         match self.contains_optimistic(loc) {
             Some(answer) => answer,
-            None => self.contains_contended(loc),
+            // Scalars rather than `&Location`: a reference to it would have
+            // to live in memory in every caller's loop, for a call that
+            // almost never happens.
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
         }
     }
 
@@ -186,11 +189,12 @@ impl<F: Fingerprint> RawTable<F> {
     /// fingerprint of the pair can move, so the lookup always finishes.
     #[cold]
     #[inline(never)]
-    fn contains_contended(&self, loc: &Location<F>) -> bool {
+    fn contains_contended(&self, i1: usize, i2: usize, fp: F) -> bool {
+        let loc = Location { i1, i2, fp };
         diagnostics::note_retry();
         for _ in 1..OPTIMISTIC_ATTEMPTS {
             spin_hint();
-            if let Some(answer) = self.contains_optimistic(loc) {
+            if let Some(answer) = self.contains_optimistic(&loc) {
                 return answer;
             }
             diagnostics::note_retry();
@@ -208,7 +212,8 @@ impl<F: Fingerprint> RawTable<F> {
     ///
     /// Software-pipelined: the buckets of the hash `AHEAD` positions further
     /// on are prefetched while the current one is probed, so about
-    /// `2 * AHEAD` cache misses are in flight at once, instead of two.
+    /// `2 * AHEAD` cache misses are in flight at once, instead of two. Each
+    /// key is validated on its own, exactly as by [`contains`](Self::contains).
     #[inline]
     pub(crate) fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         const AHEAD: usize = 8;
