@@ -608,3 +608,43 @@ fn decode_errors_are_proper_errors() {
         "bad magic: the input is not an encoded cuckoo filter"
     );
 }
+
+#[test]
+fn write_to_path_saves_replaces_and_never_leaves_a_partial_file() {
+    let dir = std::env::temp_dir().join(format!("ccf-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("blocklist.ccf");
+    let probes: Vec<u64> = (0..20_000).collect();
+    for bits in [8, 16, 32] {
+        let f = filter(bits, 5000, 40 + u64::from(bits));
+        for k in 0..5000u64 {
+            f.insert(&k).unwrap();
+        }
+        f.write_to_path(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes, f.to_bytes(), "{bits}-bit: the file is the encoding");
+        assert_same_filter(&f, &CuckooFilter::from_bytes(&bytes).unwrap(), &probes);
+    }
+    // A save that cannot complete (the target name is taken by a
+    // non-empty directory, so the final rename fails) leaves what was there
+    // and no temporary file behind.
+    let blocked = dir.join("blocked");
+    std::fs::create_dir_all(blocked.join("keep")).unwrap();
+    let f = filter(16, 100, 41);
+    assert!(f.write_to_path(&blocked).is_err());
+    assert!(blocked.join("keep").is_dir(), "the old contents survive");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["blocked", "blocklist.ccf"],
+        "no temporary file is left"
+    );
+    // A directory that does not exist: nothing is created.
+    assert!(f.write_to_path(dir.join("missing").join("x.ccf")).is_err());
+    assert!(!dir.join("missing").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
