@@ -1,4 +1,9 @@
 //! Error types. Every error leaves the filter exactly as it was.
+//!
+//! Each failure a caller might handle differently has its own variant, so
+//! errors are matched on, never compared as strings; every enum is
+//! `#[non_exhaustive]` so variants can be added without breaking callers.
+//! Messages are lowercase, without a trailing period (std's convention).
 
 use core::fmt;
 
@@ -29,6 +34,92 @@ impl fmt::Display for InsertError {
 
 impl std::error::Error for InsertError {}
 
+/// Why [`insert_batch`](crate::CuckooFilter::insert_batch) (or
+/// [`insert_hash_batch`](crate::CuckooFilter::insert_hash_batch)) stopped.
+///
+/// The batch inserts keys in order and stops at the first one refused:
+/// the first [`inserted()`](Self::inserted) keys are in the filter, the
+/// refused key and every key after it are not, exactly as if the same
+/// `insert` calls had been made one at a time and the loop had stopped at
+/// the first error.
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, InsertError};
+/// let filter = CuckooFilter::with_capacity(100);
+/// let err = filter.insert_batch(&[7u64; 10]).unwrap_err();
+/// assert_eq!(err.inserted(), 8); // eight copies fit in a key's two buckets
+/// assert_eq!(err.error(), &InsertError::TooManyDuplicates);
+/// assert_eq!(filter.len(), 8);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BatchInsertError {
+    inserted: usize,
+    error: InsertError,
+}
+
+impl BatchInsertError {
+    pub(crate) fn new(inserted: usize, error: InsertError) -> Self {
+        Self { inserted, error }
+    }
+
+    /// How many keys, from the start of the batch, were inserted: the
+    /// refused key is `keys[inserted()]`.
+    #[must_use]
+    pub fn inserted(&self) -> usize {
+        self.inserted
+    }
+
+    /// Why the key at [`inserted()`](Self::inserted) was refused.
+    #[must_use]
+    pub fn error(&self) -> &InsertError {
+        &self.error
+    }
+}
+
+impl fmt::Display for BatchInsertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "batch insert stopped after {} keys: {}",
+            self.inserted, self.error
+        )
+    }
+}
+
+impl std::error::Error for BatchInsertError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// The system could not allocate a table: building, decoding or growing a
+/// filter asked for more memory than it could get. Shared by
+/// [`BuildError`] and [`DecodeError`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AllocationError {
+    bytes: usize,
+}
+
+impl AllocationError {
+    pub(crate) fn new(bytes: usize) -> Self {
+        Self { bytes }
+    }
+
+    /// Bytes requested.
+    #[must_use]
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl fmt::Display for AllocationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "allocation of {} bytes failed", self.bytes)
+    }
+}
+
+impl std::error::Error for AllocationError {}
+
 /// Why a filter could not be built.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -53,13 +144,21 @@ pub enum BuildError {
         /// False-positive rate asked for.
         rate: f64,
     },
+    /// The longest displacement path must be 1 to 5 moves.
+    InvalidMaxPathLen(usize),
+    /// An exact bucket count must be even and in `[2, 2^32]`.
+    InvalidBucketCount(usize),
+    /// An exact stripe count must be a power of two, at most 65536.
+    InvalidStripeCount(usize),
+    /// An exact version count must be a power of two, at least the stripe
+    /// count, at most 2^20.
+    InvalidVersionCount(usize),
+    /// A scalable filter's growth factor must be at least 2.
+    InvalidGrowthFactor(usize),
+    /// A scalable filter may have 1 to 64 levels.
+    InvalidMaxLevels(usize),
     /// The system could not allocate the table.
-    AllocationFailed {
-        /// Bytes requested.
-        bytes: usize,
-    },
-    /// A tuning parameter is out of range (name and reason).
-    InvalidParameter(&'static str),
+    AllocationFailed(AllocationError),
 }
 
 impl fmt::Display for BuildError {
@@ -79,20 +178,47 @@ impl fmt::Display for BuildError {
                 f,
                 "{bits}-bit fingerprints cannot reach a false-positive rate of {rate} (bound 8/2^{bits})"
             ),
-            Self::AllocationFailed { bytes } => write!(f, "allocation of {bytes} bytes failed"),
-            Self::InvalidParameter(what) => write!(f, "invalid parameter: {what}"),
+            Self::InvalidMaxPathLen(n) => {
+                write!(f, "invalid max path length {n}: must be in 1..=5")
+            }
+            Self::InvalidBucketCount(n) => {
+                write!(f, "invalid bucket count {n}: must be even and in [2, 2^32]")
+            }
+            Self::InvalidStripeCount(n) => {
+                write!(f, "invalid stripe count {n}: must be a power of two, at most 65536")
+            }
+            Self::InvalidVersionCount(n) => write!(
+                f,
+                "invalid version count {n}: must be a power of two, at least the stripe count, at most 2^20"
+            ),
+            Self::InvalidGrowthFactor(n) => {
+                write!(f, "invalid growth factor {n}: must be at least 2")
+            }
+            Self::InvalidMaxLevels(n) => write!(f, "invalid max levels {n}: must be in 1..=64"),
+            Self::AllocationFailed(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::AllocationFailed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Why an encoded filter was refused by
 /// [`CuckooFilter::from_bytes`](crate::CuckooFilter::from_bytes),
-/// [`read_from`](crate::CuckooFilter::read_from) or their generic forms.
-/// No filter is returned: a damaged encoding never becomes a filter that
-/// answers wrong. The format is specified in `docs/format.md`.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// [`read_from`](crate::CuckooFilter::read_from),
+/// [`FrozenFilter::from_bytes`](crate::FrozenFilter::from_bytes) or their
+/// generic forms. No filter is returned: a damaged encoding never becomes a
+/// filter that answers wrong. The format is specified in `docs/format.md`.
+///
+/// `PartialEq` compares [`Io`](Self::Io) errors by their
+/// [`kind`](std::io::Error::kind) only.
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum DecodeError {
     /// The input ended before the end of the encoded filter.
@@ -118,18 +244,63 @@ pub enum DecodeError {
     },
     /// A header field is out of range or inconsistent (which one, and why).
     InvalidHeader(&'static str),
-    /// [`from_bytes`](crate::CuckooFilter::from_bytes) was given bytes past
-    /// the end of the encoded filter.
+    /// The input goes on past the end of the encoded filter (for inputs
+    /// whose whole length is known, such as `from_bytes`).
     TrailingBytes,
-    /// Reading failed (for [`read_from`](crate::CuckooFilter::read_from));
-    /// an unexpected end of input is reported as [`Truncated`](Self::Truncated).
-    Io(std::io::ErrorKind),
-    /// The system could not allocate the table.
-    AllocationFailed {
-        /// Bytes requested.
-        bytes: usize,
+    /// The header claims an encoding longer than the caller's limit
+    /// ([`read_from_limited`](crate::CuckooFilter::read_from_limited));
+    /// nothing was allocated.
+    ExceedsLimit {
+        /// Bytes the header says the encoding has.
+        claimed: u64,
+        /// The caller's limit.
+        limit: u64,
     },
+    /// Reading failed; the I/O error is the [`source`](std::error::Error::source).
+    /// An unexpected end of input is reported as [`Truncated`](Self::Truncated).
+    Io(std::io::Error),
+    /// The system could not allocate the table.
+    AllocationFailed(AllocationError),
 }
+
+impl PartialEq for DecodeError {
+    fn eq(&self, other: &Self) -> bool {
+        use DecodeError::*;
+        match (self, other) {
+            (Truncated, Truncated)
+            | (BadMagic, BadMagic)
+            | (ChecksumMismatch, ChecksumMismatch)
+            | (TrailingBytes, TrailingBytes) => true,
+            (UnsupportedVersion(a), UnsupportedVersion(b)) => a == b,
+            (
+                HasherMismatch {
+                    expected: a,
+                    found: b,
+                },
+                HasherMismatch {
+                    expected: c,
+                    found: d,
+                },
+            ) => (a, b) == (c, d),
+            (InvalidHeader(a), InvalidHeader(b)) => a == b,
+            (
+                ExceedsLimit {
+                    claimed: a,
+                    limit: b,
+                },
+                ExceedsLimit {
+                    claimed: c,
+                    limit: d,
+                },
+            ) => (a, b) == (c, d),
+            (Io(a), Io(b)) => a.kind() == b.kind(),
+            (AllocationFailed(a), AllocationFailed(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for DecodeError {}
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -139,7 +310,7 @@ impl fmt::Display for DecodeError {
             Self::UnsupportedVersion(v) => {
                 write!(
                     f,
-                    "unsupported format version {v}: this release reads version 1"
+                    "unsupported format version {v}: not one this release can read"
                 )
             }
             Self::ChecksumMismatch => {
@@ -154,19 +325,32 @@ impl fmt::Display for DecodeError {
             Self::TrailingBytes => {
                 f.write_str("trailing bytes after the end of the encoded filter")
             }
-            Self::Io(kind) => write!(f, "i/o error while reading the filter: {kind}"),
-            Self::AllocationFailed { bytes } => write!(f, "allocation of {bytes} bytes failed"),
+            Self::ExceedsLimit { claimed, limit } => write!(
+                f,
+                "the encoded filter claims {claimed} bytes, more than the limit of {limit}"
+            ),
+            Self::Io(e) => write!(f, "i/o error while reading the filter: {e}"),
+            Self::AllocationFailed(e) => write!(f, "{e}"),
         }
     }
 }
 
-impl std::error::Error for DecodeError {}
+impl std::error::Error for DecodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Io(e) => Some(e),
+            Self::AllocationFailed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::error::Error;
 
-    fn assert_error<E: std::error::Error + Send + Sync + 'static>(e: E) -> String {
+    fn assert_error<E: Error + Send + Sync + 'static>(e: E) -> String {
         e.to_string()
     }
 
@@ -175,6 +359,8 @@ mod tests {
         let msgs = [
             assert_error(InsertError::Full),
             assert_error(InsertError::TooManyDuplicates),
+            assert_error(BatchInsertError::new(3, InsertError::Full)),
+            assert_error(AllocationError::new(1)),
             assert_error(BuildError::MissingCapacity),
             assert_error(BuildError::CapacityOverflow { requested: 1 }),
             assert_error(BuildError::InvalidFalsePositiveRate(2.0)),
@@ -183,11 +369,16 @@ mod tests {
                 bits: 8,
                 rate: 1e-6,
             }),
-            assert_error(BuildError::AllocationFailed { bytes: 1 }),
-            assert_error(BuildError::InvalidParameter("x")),
+            assert_error(BuildError::InvalidMaxPathLen(9)),
+            assert_error(BuildError::InvalidBucketCount(3)),
+            assert_error(BuildError::InvalidStripeCount(3)),
+            assert_error(BuildError::InvalidVersionCount(3)),
+            assert_error(BuildError::InvalidGrowthFactor(1)),
+            assert_error(BuildError::InvalidMaxLevels(0)),
+            assert_error(BuildError::AllocationFailed(AllocationError::new(1))),
             assert_error(DecodeError::Truncated),
             assert_error(DecodeError::BadMagic),
-            assert_error(DecodeError::UnsupportedVersion(2)),
+            assert_error(DecodeError::UnsupportedVersion(9)),
             assert_error(DecodeError::ChecksumMismatch),
             assert_error(DecodeError::HasherMismatch {
                 expected: 1,
@@ -195,12 +386,42 @@ mod tests {
             }),
             assert_error(DecodeError::InvalidHeader("x")),
             assert_error(DecodeError::TrailingBytes),
-            assert_error(DecodeError::Io(std::io::ErrorKind::Other)),
-            assert_error(DecodeError::AllocationFailed { bytes: 1 }),
+            assert_error(DecodeError::ExceedsLimit {
+                claimed: 10,
+                limit: 5,
+            }),
+            assert_error(DecodeError::Io(std::io::Error::other("disk"))),
+            assert_error(DecodeError::AllocationFailed(AllocationError::new(1))),
         ];
         for m in msgs {
             assert!(!m.chars().next().unwrap().is_uppercase(), "{m}");
             assert!(!m.ends_with('.'), "{m}");
         }
+    }
+
+    #[test]
+    fn sources_chain_to_the_underlying_error() {
+        let io = DecodeError::Io(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "no",
+        ));
+        let inner = io.source().unwrap().downcast_ref::<std::io::Error>();
+        assert_eq!(inner.unwrap().kind(), std::io::ErrorKind::PermissionDenied);
+        let batch = BatchInsertError::new(2, InsertError::Full);
+        assert_eq!(
+            batch.source().unwrap().downcast_ref::<InsertError>(),
+            Some(&InsertError::Full)
+        );
+        let alloc = BuildError::AllocationFailed(AllocationError::new(64));
+        assert_eq!(
+            alloc.source().unwrap().downcast_ref::<AllocationError>(),
+            Some(&AllocationError::new(64))
+        );
+        assert!(DecodeError::Truncated.source().is_none());
+        // `Io` compares by kind.
+        assert_eq!(
+            DecodeError::Io(std::io::Error::other("a")),
+            DecodeError::Io(std::io::Error::other("b"))
+        );
     }
 }

@@ -1,8 +1,10 @@
 //! The public filter type and its builder.
 
-use crate::error::{BuildError, InsertError};
+use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::fingerprint::SLOTS;
-use crate::hashing::{DefaultHashBuilder, IndexMap};
+use crate::hashing::DefaultHashBuilder;
+use crate::index::{HashScheme, IndexMap};
+use crate::stats::Stats;
 use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -49,6 +51,8 @@ pub(crate) enum Table {
     F32(RawTable<u32>),
 }
 
+/// Runs `$body` with `$t` bound to the table, whatever its width: the one
+/// place an operation dispatches on the width.
 macro_rules! with_table {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
@@ -58,6 +62,29 @@ macro_rules! with_table {
         }
     };
 }
+
+/// Builds a [`Table`] of width `$bits` (8, 16 or 32, already validated) from
+/// `$make`, in which the type `$f` is the fingerprint type: the one place a
+/// table is made from a width.
+macro_rules! table_of_width {
+    ($bits:expr, $f:ident => $make:expr) => {
+        match $bits {
+            8 => {
+                type $f = u8;
+                Table::F8($make)
+            }
+            16 => {
+                type $f = u16;
+                Table::F16($make)
+            }
+            _ => {
+                type $f = u32;
+                Table::F32($make)
+            }
+        }
+    };
+}
+pub(crate) use {table_of_width, with_table};
 
 impl CuckooFilter<DefaultHashBuilder> {
     /// A filter that holds at least `capacity` items: 4 slots per bucket,
@@ -194,7 +221,154 @@ impl<S: BuildHasher> CuckooFilter<S> {
         with_table!(&self.table, t => t.contains_batch(|i| hashes[i], out))
     }
 
+    /// Inserts every key of `keys`, in order, exactly as the same
+    /// [`insert`](Self::insert) calls one at a time would, stopping at the
+    /// first key refused: the keys before it are inserted, it and the keys
+    /// after it are not, and the error says how many went in.
+    ///
+    /// Several times faster than a loop of `insert` on a table larger than
+    /// the cache: the batch hashes keys a block ahead and prefetches their
+    /// buckets and lock lines, so the inserts find them in cache instead of
+    /// waiting for four misses each (see `docs/benchmarks.md`). Each insert
+    /// is still an ordinary, individually linearizable operation: other
+    /// threads see them one by one, never a half-made move, and a reader
+    /// never misses a key already inserted.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(10_000);
+    /// let routes: Vec<u64> = (0..5_000).collect();
+    /// filter.insert_batch(&routes)?;
+    /// assert_eq!(filter.len(), 5_000);
+    /// assert!(filter.contains(&4_999u64));
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A [`BatchInsertError`] with the number of keys inserted and the
+    /// [`InsertError`] of the first key refused.
+    pub fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
+        with_table!(&self.table, t => t.insert_batch(keys.len(), |i| self.hash(&keys[i])))
+            .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for precomputed 64-bit hashes
+    /// (see [`insert_hash`](Self::insert_hash)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let rss: Vec<u64> = (0..500u32).map(|h| u64::from(h.wrapping_mul(0x9E37_79B9))).collect();
+    /// filter.insert_hash_batch(&rss)?;
+    /// assert!(rss.iter().all(|&h| filter.contains_hash(h)));
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    pub fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
+        with_table!(&self.table, t => t.insert_batch(hashes.len(), |i| hashes[i]))
+            .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+    }
+
+    /// Removes one copy of each key of `keys`, in order, exactly as the
+    /// same [`remove`](Self::remove) calls one at a time would;
+    /// `removed[i]` tells whether a copy of `keys[i]` was found and
+    /// removed. Pipelined like [`insert_batch`](Self::insert_batch). See the
+    /// type docs about removing keys that were never inserted.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_batch(&[1u32, 2, 3])?;
+    /// let mut removed = [false; 4];
+    /// filter.remove_batch(&[1u32, 3, 4, 3], &mut removed);
+    /// assert_eq!(removed, [true, true, false, false]);
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `keys.len() != removed.len()`, with the message
+    /// `"remove_batch: keys and removed differ in length"`, before anything
+    /// is removed or any key is hashed.
+    pub fn remove_batch<K: Hash>(&self, keys: &[K], removed: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            removed.len(),
+            "remove_batch: keys and removed differ in length"
+        );
+        with_table!(&self.table, t => t.remove_batch(|i| self.hash(&keys[i]), removed))
+    }
+
+    /// [`remove_batch`](Self::remove_batch) for precomputed 64-bit hashes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_hash_batch(&[10, 20])?;
+    /// let mut removed = [false; 2];
+    /// filter.remove_hash_batch(&[20, 30], &mut removed);
+    /// assert_eq!(removed, [true, false]);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `hashes.len() != removed.len()`, with the message
+    /// `"remove_hash_batch: hashes and removed differ in length"`.
+    pub fn remove_hash_batch(&self, hashes: &[u64], removed: &mut [bool]) {
+        assert_eq!(
+            hashes.len(),
+            removed.len(),
+            "remove_hash_batch: hashes and removed differ in length"
+        );
+        with_table!(&self.table, t => t.remove_batch(|i| hashes[i], removed))
+    }
+
+    /// Copies of `key`'s fingerprint in its two buckets, 0 to 8: how many
+    /// times the key was inserted and not removed, plus copies of colliding
+    /// keys (the same fingerprint and bucket pair, which the filter cannot
+    /// tell apart). Exact: it reads under the key's two stripe locks.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).seed(1).build()?;
+    /// filter.insert("a")?;
+    /// filter.insert("a")?;
+    /// assert_eq!(filter.count("a"), 2);
+    /// assert_eq!(filter.count("b"), 0); // or more, if "b" collides with "a"
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn count<K: Hash + ?Sized>(&self, key: &K) -> usize {
+        self.count_hash(self.hash(key))
+    }
+
+    /// [`count`](Self::count) for a precomputed 64-bit hash.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_hash(99)?;
+    /// assert_eq!(filter.count_hash(99), 1);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[must_use]
+    pub fn count_hash(&self, hash: u64) -> usize {
+        with_table!(&self.table, t => t.count(&t.locate(hash)))
+    }
+
     /// The hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// use std::hash::BuildHasher;
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("k")?;
+    /// assert!(filter.contains_hash(filter.hasher().hash_one("k")));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
     }
@@ -241,11 +415,7 @@ impl<S> CuckooFilter<S> {
 
     /// Fingerprint width in bits (8, 16 or 32).
     pub fn fingerprint_bits(&self) -> u32 {
-        match self.table {
-            Table::F8(_) => 8,
-            Table::F16(_) => 16,
-            Table::F32(_) => 32,
-        }
+        with_table!(&self.table, t => t.fingerprint_bits())
     }
 
     /// Upper bound on the false-positive rate when full: `2 * 4 / 2^bits`.
@@ -264,6 +434,41 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => t.stripes.moves())
     }
 
+    /// Size, memory and the writers' counters, in one snapshot: see
+    /// [`Stats`]. Reading them never slows lookups.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_batch(&[1u8, 2, 3])?;
+    /// let stats = filter.stats();
+    /// assert_eq!((stats.len, stats.inserts, stats.failed_inserts), (3, 3, 0));
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        let c = with_table!(&self.table, t => t.stripes.counters());
+        let mut path_lengths = [0u64; 6];
+        path_lengths[..c.path_lengths.len()].copy_from_slice(&c.path_lengths);
+        let len = self.len();
+        Stats {
+            len,
+            capacity: self.capacity(),
+            load_factor: len as f64 / self.capacity() as f64,
+            memory_usage: self.memory_usage(),
+            fingerprint_bits: self.fingerprint_bits(),
+            bucket_count: self.bucket_count(),
+            stripes: self.stripe_count(),
+            max_path_len: self.max_path_len(),
+            inserts: c.inserts,
+            removes: c.removes,
+            relocations: c.moves,
+            failed_inserts: c.full,
+            duplicate_refusals: c.duplicates,
+            path_lengths,
+        }
+    }
+
     /// Number of stripe locks.
     pub fn stripe_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.count())
@@ -271,6 +476,9 @@ impl<S> CuckooFilter<S> {
 
     /// Number of move versions lookups validate against (at least the
     /// stripe count).
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn version_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.version_count())
@@ -278,6 +486,9 @@ impl<S> CuckooFilter<S> {
 
     /// Occupied slots, counted by scanning every bucket (for tests: equals
     /// `len()` when no writer runs).
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn occupied_slots(&self) -> usize {
         with_table!(&self.table, t => t.count_occupied())
@@ -286,6 +497,9 @@ impl<S> CuckooFilter<S> {
     /// `(fingerprint, primary bucket, alternate bucket)` of a hash: two hashes
     /// with the same fingerprint and bucket pair are indistinguishable to the
     /// filter. For exact models in tests.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
         fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
@@ -294,11 +508,15 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => sig(t.locate(hash)))
     }
 
-    /// A hash whose primary bucket is `bucket` and whose low 32 bits (and so
-    /// fingerprint) are `low`: lets tests and loom models place keys exactly.
+    /// A hash whose primary bucket is `bucket` and whose low 32 bits after
+    /// the filter's finalizer (and so fingerprint) are `low`: lets tests and
+    /// loom models place keys exactly.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
-        IndexMap::new(self.bucket_count()).hash_for(bucket, low)
+        with_table!(&self.table, t => t.index.hash_for(bucket, low))
     }
 }
 
@@ -405,6 +623,9 @@ impl<S> Builder<S> {
 
     /// Exact bucket count (even, >= 2), overriding capacity-based sizing.
     /// For tests and loom models that need a tiny, fully known table.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn bucket_count(mut self, buckets: usize) -> Self {
         self.bucket_count = Some(buckets);
@@ -412,6 +633,9 @@ impl<S> Builder<S> {
     }
 
     /// Exact stripe count (a power of two). For tests and loom models.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn stripe_count(mut self, stripes: usize) -> Self {
         self.stripe_count = Some(stripes);
@@ -420,6 +644,9 @@ impl<S> Builder<S> {
 
     /// Exact count of move versions (a power of two, at least the stripe
     /// count). For tests and the retry measurements.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+    /// it may change or go away in any release.
     #[doc(hidden)]
     pub fn version_count(mut self, versions: usize) -> Self {
         self.version_count = Some(versions);
@@ -437,24 +664,18 @@ impl<S> Builder<S> {
         let bits = self.choose_bits()?;
         let buckets = match (self.bucket_count, self.capacity) {
             (Some(b), _) if b < 2 || !b.is_multiple_of(2) || b as u64 > IndexMap::MAX_BUCKETS => {
-                return Err(BuildError::InvalidParameter(
-                    "bucket count must be even and in [2, 2^32]",
-                ))
+                return Err(BuildError::InvalidBucketCount(b))
             }
             (Some(b), _) => b,
             (None, Some(n)) => buckets_for_capacity(n)?,
             (None, None) => return Err(BuildError::MissingCapacity),
         };
         if !(1..=MAX_PATH_LIMIT).contains(&self.max_path_len) {
-            return Err(BuildError::InvalidParameter(
-                "max path length must be in 1..=5",
-            ));
+            return Err(BuildError::InvalidMaxPathLen(self.max_path_len));
         }
         if let Some(s) = self.stripe_count {
             if !s.is_power_of_two() || s > 1 << 16 {
-                return Err(BuildError::InvalidParameter(
-                    "stripe count must be a power of two, at most 65536",
-                ));
+                return Err(BuildError::InvalidStripeCount(s));
             }
         }
         if let Some(v) = self.version_count {
@@ -462,19 +683,18 @@ impl<S> Builder<S> {
                 .stripe_count
                 .unwrap_or_else(|| crate::stripes::Stripes::default_count(buckets));
             if !v.is_power_of_two() || v > 1 << 20 || v < stripes {
-                return Err(BuildError::InvalidParameter(
-                    "version count must be a power of two, at least the stripe count, at most 2^20",
-                ));
+                return Err(BuildError::InvalidVersionCount(v));
             }
         }
         let (stripes, versions, path) = (self.stripe_count, self.version_count, self.max_path_len);
-        let alloc =
-            |e: crate::storage::AllocFailed| BuildError::AllocationFailed { bytes: e.bytes };
-        let table = match bits {
-            8 => Table::F8(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
-            16 => Table::F16(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
-            _ => Table::F32(RawTable::new(buckets, stripes, versions, path).map_err(alloc)?),
-        };
+        let table = table_of_width!(bits, F => RawTable::<F>::new(
+            buckets,
+            stripes,
+            versions,
+            path,
+            HashScheme::Finalized,
+        )
+        .map_err(BuildError::AllocationFailed)?);
         Ok(CuckooFilter {
             table,
             hasher: self.hasher,

@@ -22,6 +22,10 @@ pub(crate) const SLOTS: usize = 4;
 pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     /// The empty slot.
     const EMPTY: Self;
+    /// Width in bits: 8, 16 or 32.
+    const BITS: u32;
+    /// Bytes of one bucket: `SLOTS * BITS / 8`.
+    const BUCKET_BYTES: usize = SLOTS * Self::BITS as usize / 8;
     /// Atomic storage of one bucket; valid when zeroed, so a table can come
     /// straight from zeroed pages.
     #[cfg(not(concurrent_cuckoo_loom))]
@@ -29,8 +33,10 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     /// Atomic storage of one bucket (loom atomics must be constructed).
     #[cfg(concurrent_cuckoo_loom)]
     type Bucket: Send + Sync;
-    /// A bucket's four slots as loaded into a register.
-    type Word: Copy + Eq + Debug;
+    /// A bucket's four slots as loaded into a register. Slot `i` holds bits
+    /// `[i * BITS, (i + 1) * BITS)`, so the word's little-endian bytes are
+    /// the slots in order, each little-endian: the persisted body layout.
+    type Word: BucketWord;
 
     /// The fingerprint of a 64-bit hash: its low `BITS` bits, with zero
     /// (the empty marker) mapped to one. The bucket index uses the high 32
@@ -45,6 +51,9 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     fn empty_bucket() -> Self::Bucket;
     /// Loads all four slots of a bucket.
     fn load(bucket: &Self::Bucket) -> Self::Word;
+    /// Stores all four slots of a bucket at once: for filling a table no
+    /// other thread can see yet (decoding, thawing a frozen filter).
+    fn store_word(bucket: &Self::Bucket, word: Self::Word);
     /// Slot `index` of a loaded bucket.
     fn slot(word: Self::Word, index: usize) -> Self;
     /// Stores `fp` into slot `index` of `bucket`, whose current contents are
@@ -100,6 +109,7 @@ const LOAD: Ordering = Ordering::Relaxed;
 
 impl Fingerprint for u8 {
     const EMPTY: Self = 0;
+    const BITS: u32 = 8;
     type Bucket = AtomicU32;
     type Word = u32;
 
@@ -120,6 +130,9 @@ impl Fingerprint for u8 {
     #[inline(always)]
     fn load(bucket: &Self::Bucket) -> u32 {
         bucket.load(LOAD)
+    }
+    fn store_word(bucket: &Self::Bucket, word: u32) {
+        bucket.store(word, STORE);
     }
     #[inline(always)]
     fn slot(word: u32, index: usize) -> Self {
@@ -146,6 +159,7 @@ impl Fingerprint for u8 {
 
 impl Fingerprint for u16 {
     const EMPTY: Self = 0;
+    const BITS: u32 = 16;
     type Bucket = AtomicU64;
     type Word = u64;
 
@@ -166,6 +180,9 @@ impl Fingerprint for u16 {
     #[inline(always)]
     fn load(bucket: &Self::Bucket) -> u64 {
         bucket.load(LOAD)
+    }
+    fn store_word(bucket: &Self::Bucket, word: u64) {
+        bucket.store(word, STORE);
     }
     #[inline(always)]
     fn slot(word: u64, index: usize) -> Self {
@@ -199,6 +216,7 @@ pub(crate) struct Bucket32 {
 
 impl Fingerprint for u32 {
     const EMPTY: Self = 0;
+    const BITS: u32 = 32;
     type Bucket = Bucket32;
     type Word = u128;
 
@@ -224,6 +242,10 @@ impl Fingerprint for u32 {
         let lo = bucket.lo.load(LOAD);
         let hi = bucket.hi.load(LOAD);
         (u128::from(hi) << 64) | u128::from(lo)
+    }
+    fn store_word(bucket: &Self::Bucket, word: u128) {
+        bucket.lo.store(word as u64, STORE);
+        bucket.hi.store((word >> 64) as u64, STORE);
     }
     #[inline(always)]
     fn slot(word: u128, index: usize) -> Self {
@@ -261,6 +283,36 @@ impl Fingerprint for u32 {
         a / 2 == b / 2
     }
 }
+
+/// A bucket's loaded word as bytes: little-endian, a whole bucket at a time
+/// (the persisted body layout, see [`Fingerprint::Word`]).
+pub(crate) trait BucketWord: Copy + Eq + Debug {
+    /// The empty bucket.
+    const ZERO: Self;
+    /// Appends the word's little-endian bytes.
+    fn put_le(self, out: &mut Vec<u8>);
+    /// The word from exactly one bucket's bytes (little-endian).
+    fn get_le(bytes: &[u8]) -> Self;
+}
+
+macro_rules! bucket_word {
+    ($($t:ty),*) => {$(
+        impl BucketWord for $t {
+            const ZERO: Self = 0;
+            #[inline(always)]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
+            fn get_le(bytes: &[u8]) -> Self {
+                let mut raw = [0u8; core::mem::size_of::<$t>()];
+                raw.copy_from_slice(bytes);
+                <$t>::from_le_bytes(raw)
+            }
+        }
+    )*};
+}
+bucket_word!(u32, u64, u128);
 
 /// Marker for bucket types whose all-zero bit pattern is a valid, empty
 /// bucket, so a table can come straight from zeroed pages.

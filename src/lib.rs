@@ -5,10 +5,12 @@ mod error;
 mod filter;
 mod fingerprint;
 mod hashing;
+mod index;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
 mod probe;
+mod stats;
 mod storage;
 mod stripes;
 mod sync;
@@ -16,14 +18,18 @@ mod table;
 #[cfg(test)]
 mod test_rng;
 
-pub use error::{BuildError, DecodeError, InsertError};
+pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
+pub use stats::Stats;
 
 /// Lookups on the calling thread that had to retry because a move went
 /// through one of their buckets: `(failed optimistic attempts, lookups that
 /// finished under the stripe locks)`, since the thread started. For the
-/// retry measurements in `harness`; not a stable API.
+/// retry measurements in `harness`.
+///
+/// **Unstable**: a hook for tests and measurements, hidden from the docs; it
+/// may change or go away in any release.
 #[doc(hidden)]
 pub fn thread_lookup_retries() -> (u64, u64) {
     table::diagnostics::thread_counts()

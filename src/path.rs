@@ -54,6 +54,11 @@ pub(crate) struct Path<F> {
 }
 
 impl<F: Copy> Path<F> {
+    /// Moves in the path.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
     pub(crate) fn hops(&self) -> impl Iterator<Item = Hop<F>> + '_ {
         self.hops[..self.len]
             .iter()
@@ -162,9 +167,13 @@ impl<F: Fingerprint> RawTable<F> {
         path
     }
 
-    /// Executes `path` hop by hop; `false` if a hop's check failed.
-    pub(crate) fn execute_path(&self, path: &Path<F>) -> bool {
-        path.hops().all(|hop| self.move_one(hop))
+    /// Executes `path` hop by hop: `Some(moves)` if every hop went
+    /// through, `None` if a hop's check failed (the hops before it stay
+    /// done: each was a valid move).
+    pub(crate) fn execute_path(&self, path: &Path<F>) -> Option<usize> {
+        path.hops()
+            .all(|hop| self.move_one(hop))
+            .then_some(path.len)
     }
 
     /// Moves `hop.fp` from `hop.from[hop.slot]` to a free slot of `hop.to`

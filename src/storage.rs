@@ -12,18 +12,14 @@
 #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
 pub(crate) const CACHE_LINE: usize = 64;
 
-/// The allocation failed: the system could not provide `bytes` bytes.
-#[derive(Debug)]
-pub(crate) struct AllocFailed {
-    pub(crate) bytes: usize,
-}
+pub(crate) use crate::error::AllocationError;
 
 #[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) use raw::BucketArray;
 
 #[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
-    use super::{AllocFailed, CACHE_LINE};
+    use super::{AllocationError, CACHE_LINE};
     use crate::fingerprint::ZeroIsEmpty;
     use core::alloc::Layout;
     use core::marker::PhantomData;
@@ -59,21 +55,21 @@ mod raw {
     unsafe impl<B: Sync> Sync for BucketArray<B> {}
 
     impl<B: ZeroIsEmpty> BucketArray<B> {
-        pub(crate) fn zeroed(len: usize) -> Result<Self, AllocFailed> {
+        pub(crate) fn zeroed(len: usize) -> Result<Self, AllocationError> {
             let bytes = len
                 .checked_mul(core::mem::size_of::<B>())
-                .ok_or(AllocFailed { bytes: usize::MAX })?;
+                .ok_or(AllocationError::new(usize::MAX))?;
             assert!(len > 0 && core::mem::align_of::<B>() <= CACHE_LINE);
             #[cfg(target_os = "linux")]
             if bytes >= HUGE_PAGE_THRESHOLD {
                 return Self::mmap(len, bytes);
             }
-            let layout =
-                Layout::from_size_align(bytes, CACHE_LINE).map_err(|_| AllocFailed { bytes })?;
+            let layout = Layout::from_size_align(bytes, CACHE_LINE)
+                .map_err(|_| AllocationError::new(bytes))?;
             // SAFETY: `layout` has non-zero size (len > 0, buckets are not
             // zero-sized).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw.cast::<B>()).ok_or(AllocFailed { bytes })?;
+            let ptr = NonNull::new(raw.cast::<B>()).ok_or(AllocationError::new(bytes))?;
             Ok(Self {
                 ptr,
                 len,
@@ -83,10 +79,12 @@ mod raw {
         }
 
         #[cfg(target_os = "linux")]
-        fn mmap(len: usize, bytes: usize) -> Result<Self, AllocFailed> {
+        fn mmap(len: usize, bytes: usize) -> Result<Self, AllocationError> {
             let page = 4096;
             let mapped = bytes.div_ceil(page) * page;
-            let total = mapped.checked_add(HUGE_PAGE).ok_or(AllocFailed { bytes })?;
+            let total = mapped
+                .checked_add(HUGE_PAGE)
+                .ok_or(AllocationError::new(bytes))?;
             // SAFETY: an anonymous private mapping with no address hint has no
             // preconditions; failure is reported as MAP_FAILED.
             let base = unsafe {
@@ -100,7 +98,7 @@ mod raw {
                 )
             };
             if base == libc::MAP_FAILED {
-                return Err(AllocFailed { bytes });
+                return Err(AllocationError::new(bytes));
             }
             let base_addr = base as usize;
             let aligned = base_addr.next_multiple_of(HUGE_PAGE);
@@ -119,7 +117,7 @@ mod raw {
                 // Advice only: if THP is disabled the kernel ignores it.
                 libc::madvise(aligned as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE);
             }
-            let ptr = NonNull::new(aligned as *mut B).ok_or(AllocFailed { bytes })?;
+            let ptr = NonNull::new(aligned as *mut B).ok_or(AllocationError::new(bytes))?;
             Ok(Self {
                 ptr,
                 len,
@@ -166,7 +164,7 @@ pub(crate) struct BucketArray<B> {
 
 #[cfg(concurrent_cuckoo_loom)]
 impl<B> BucketArray<B> {
-    pub(crate) fn from_fn(len: usize, f: impl FnMut() -> B) -> Result<Self, AllocFailed> {
+    pub(crate) fn from_fn(len: usize, f: impl FnMut() -> B) -> Result<Self, AllocationError> {
         Ok(Self {
             buckets: core::iter::repeat_with(f).take(len).collect(),
         })

@@ -47,13 +47,48 @@ const BUCKETS_PER_VERSION: usize = 256;
 /// retries per lookup from 1e-2 to 3e-4 under a 50/25/25 mix.
 const MIN_VERSIONS: usize = 64;
 
+/// Entries of [`Stripe::path_lengths`]: paths of 0 to 5 moves.
+pub(crate) const PATH_LENGTHS: usize = 6;
+
+/// One lock and the counters of the writers that hold it. All of it fits
+/// the lock's own (padded) cache line, which a writer owns anyway: the
+/// counters cost writers no extra miss and no contention, and `stats()`
+/// only has to sum them. Every counter is written only under `lock`.
 #[derive(Default)]
 pub(crate) struct Stripe {
     lock: RawLock,
-    /// Items stored in this stripe's buckets; written only under `lock`.
+    /// Items stored in this stripe's buckets.
     len: AtomicI64,
-    /// Fingerprints moved out of this stripe's buckets; written only under `lock`.
+    /// Fingerprints moved out of this stripe's buckets.
     moves: AtomicU64,
+    /// Successful inserts whose primary bucket is in this stripe.
+    inserts: AtomicU64,
+    /// Successful removes whose primary bucket is in this stripe.
+    removes: AtomicU64,
+    /// Inserts refused with `Full`.
+    full: AtomicU64,
+    /// Inserts refused with `TooManyDuplicates`.
+    duplicates: AtomicU64,
+    /// Successful inserts by the length of the path that freed their slot.
+    path_lengths: [AtomicU64; PATH_LENGTHS],
+}
+
+/// The writers' counters summed over every stripe.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counters {
+    pub(crate) moves: u64,
+    pub(crate) inserts: u64,
+    pub(crate) removes: u64,
+    pub(crate) full: u64,
+    pub(crate) duplicates: u64,
+    pub(crate) path_lengths: [u64; PATH_LENGTHS],
+}
+
+/// Adds one to a counter only ever written under the lock that guards it:
+/// a plain load and store is enough and cheaper than a locked RMW.
+#[inline]
+fn bump(counter: &AtomicU64) {
+    counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
 pub(crate) struct Stripes {
@@ -143,8 +178,7 @@ impl Stripes {
     /// lowest stripe first.
     #[inline]
     pub(crate) fn lock_pair(&self, a: usize, b: usize) -> StripeGuard<'_> {
-        let (sa, sb) = (self.stripe_of(a), self.stripe_of(b));
-        let (lo, hi) = if sa <= sb { (sa, sb) } else { (sb, sa) };
+        let (lo, hi) = self.pair_of(a, b);
         let first = self.stripes[lo].lock.lock();
         let second = (hi != lo).then(|| self.stripes[hi].lock.lock());
         StripeGuard {
@@ -187,6 +221,37 @@ impl Stripes {
             .iter()
             .map(|s| s.moves.load(Ordering::Relaxed))
             .sum()
+    }
+
+    /// Every writer counter, summed over the stripes (relaxed loads: exact
+    /// when no writer runs, a recent value otherwise). Reads only the lock
+    /// lines, which lookups never touch.
+    pub(crate) fn counters(&self) -> Counters {
+        let mut c = Counters::default();
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        for s in self.stripes.iter() {
+            c.moves += load(&s.moves);
+            c.inserts += load(&s.inserts);
+            c.removes += load(&s.removes);
+            c.full += load(&s.full);
+            c.duplicates += load(&s.duplicates);
+            for (total, n) in c.path_lengths.iter_mut().zip(&s.path_lengths) {
+                *total += load(n);
+            }
+        }
+        c
+    }
+
+    /// The (lowest, highest) stripes a pair lock on buckets `a` and `b`
+    /// takes: equal pairs share one guard.
+    #[inline]
+    pub(crate) fn pair_of(&self, a: usize, b: usize) -> (usize, usize) {
+        let (sa, sb) = (self.stripe_of(a), self.stripe_of(b));
+        if sa <= sb {
+            (sa, sb)
+        } else {
+            (sb, sa)
+        }
     }
 
     /// Bytes held by locks and versions.
@@ -266,11 +331,37 @@ impl StripeGuard<'_> {
             .fetch_add(1, Ordering::Release);
     }
 
-    /// Counts a completed move out of `bucket` (diagnostics).
+    /// Counts a completed move out of `bucket`.
     #[inline]
     pub(crate) fn record_move(&self, bucket: usize) {
-        let moves = &self.stripe(bucket).moves;
-        moves.store(moves.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        bump(&self.stripe(bucket).moves);
+    }
+
+    /// Counts an insert into the pair whose primary bucket is `bucket`,
+    /// whose slot was freed by a path of `path_len` moves.
+    #[inline]
+    pub(crate) fn record_insert(&self, bucket: usize, path_len: usize) {
+        let stripe = self.stripe(bucket);
+        bump(&stripe.inserts);
+        bump(&stripe.path_lengths[path_len.min(PATH_LENGTHS - 1)]);
+    }
+
+    /// Counts a successful remove from the pair of primary `bucket`.
+    #[inline]
+    pub(crate) fn record_remove(&self, bucket: usize) {
+        bump(&self.stripe(bucket).removes);
+    }
+
+    /// Counts an insert refused with `Full`.
+    #[inline]
+    pub(crate) fn record_full(&self, bucket: usize) {
+        bump(&self.stripe(bucket).full);
+    }
+
+    /// Counts an insert refused with `TooManyDuplicates`.
+    #[inline]
+    pub(crate) fn record_duplicate(&self, bucket: usize) {
+        bump(&self.stripe(bucket).duplicates);
     }
 
     /// Sets every stripe's count to zero (`clear`); needs every lock.

@@ -55,8 +55,8 @@
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
-use crate::hashing::IndexMap;
-use crate::storage::{prefetch, AllocFailed, BucketArray};
+use crate::index::{HashScheme, IndexMap};
+use crate::storage::{prefetch, AllocationError, BucketArray};
 use crate::stripes::{StripeGuard, Stripes};
 use crate::sync::{fence, spin_hint, Ordering};
 
@@ -88,6 +88,10 @@ const OPTIMISTIC_ATTEMPTS: u32 = 4;
 #[cfg(concurrent_cuckoo_loom)]
 const OPTIMISTIC_ATTEMPTS: u32 = 1;
 
+/// A pair lock kept between consecutive keys of a batch: the stripes it
+/// holds and the guard.
+type HeldPair<'a> = ((usize, usize), StripeGuard<'a>);
+
 /// Where a hash lives: both candidate buckets and the fingerprint.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Location<F> {
@@ -115,13 +119,14 @@ pub(crate) struct RawTable<F: Fingerprint> {
 impl<F: Fingerprint> RawTable<F> {
     /// A table of `buckets` buckets (even, >= 2), `stripes` lock stripes and
     /// `versions` move versions (powers of two; the defaults for the bucket
-    /// count when `None`).
+    /// count when `None`), mapping hashes with `scheme`.
     pub(crate) fn new(
         buckets: usize,
         stripes: Option<usize>,
         versions: Option<usize>,
         max_path: usize,
-    ) -> Result<Self, AllocFailed> {
+        scheme: HashScheme,
+    ) -> Result<Self, AllocationError> {
         assert!(max_path <= MAX_PATH_LIMIT);
         #[cfg(not(concurrent_cuckoo_loom))]
         let array = BucketArray::zeroed(buckets)?;
@@ -131,7 +136,7 @@ impl<F: Fingerprint> RawTable<F> {
         let versions = versions.unwrap_or_else(|| Stripes::default_versions(buckets, stripes));
         Ok(Self {
             buckets: array,
-            index: IndexMap::new(buckets),
+            index: IndexMap::new(buckets, scheme),
             stripes: Stripes::new(stripes, versions),
             max_path,
         })
@@ -139,6 +144,7 @@ impl<F: Fingerprint> RawTable<F> {
 
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Location<F> {
+        let hash = self.index.prepare(hash);
         let fp = F::from_hash(hash);
         let i1 = self.index.primary(hash);
         let i2 = self.index.alternate(i1, fp.to_u64());
@@ -246,27 +252,38 @@ impl<F: Fingerprint> RawTable<F> {
     /// free slot; or, for an insert whose paths other writers kept
     /// invalidating, after a search of the table with every stripe locked.
     pub(crate) fn insert(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
-        let (i1, i2) = (loc.i1, loc.i2);
         self.prefetch(loc);
-        self.stripes.prefetch_locks(i1, i2);
+        self.stripes.prefetch_locks(loc.i1, loc.i2);
+        self.insert_prefetched(loc, mode)
+    }
+
+    /// [`insert`](Self::insert) once the buckets and lock lines of `loc` are
+    /// on their way to the cache.
+    fn insert_prefetched(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
+        let (i1, i2) = (loc.i1, loc.i2);
+        // Moves of the last path that went through: what freed the slot.
+        let mut path_len = 0;
         for _ in 0..MAX_PATH_ATTEMPTS {
-            if let Some(done) = self.try_place(loc, mode, &self.stripes.lock_pair(i1, i2)) {
+            if let Some(done) = self.try_place(loc, mode, &self.stripes.lock_pair(i1, i2), path_len)
+            {
                 return done;
             }
             // Both buckets are full: find a displacement path without locks,
             // execute it hop by hop, then try again under the locks (which
             // also re-checks duplicates, keeping `Unique` atomic).
             match self.search_path(i1, i2) {
-                Some(path) => {
-                    self.execute_path(&path);
-                }
+                Some(path) => path_len = self.execute_path(&path).unwrap_or(0),
                 None => {
                     // The search raced no lock: a writer may have freed a
                     // slot in a root since. Only a last look under the
                     // locks can say "full".
+                    let guard = self.stripes.lock_pair(i1, i2);
                     return self
-                        .try_place(loc, mode, &self.stripes.lock_pair(i1, i2))
-                        .unwrap_or(Err(InsertError::Full));
+                        .try_place(loc, mode, &guard, path_len)
+                        .unwrap_or_else(|| {
+                            guard.record_full(i1);
+                            Err(InsertError::Full)
+                        });
                 }
             }
         }
@@ -276,12 +293,14 @@ impl<F: Fingerprint> RawTable<F> {
     /// The insert's decision under `guard` (which holds both buckets'
     /// stripes): `Some` result if it is decided (stored, already present
     /// for `Unique`, or too many copies), `None` if both buckets are full.
+    /// `path_len` is recorded with a successful insert (statistics).
     #[inline]
     fn try_place(
         &self,
         loc: &Location<F>,
         mode: Mode,
         guard: &StripeGuard<'_>,
+        path_len: usize,
     ) -> Option<Result<bool, InsertError>> {
         let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
         let (b1, b2) = (&self.buckets[i1], &self.buckets[i2]);
@@ -291,12 +310,14 @@ impl<F: Fingerprint> RawTable<F> {
             return Some(Ok(false));
         }
         if copies >= 2 * SLOTS {
+            guard.record_duplicate(i1);
             return Some(Err(InsertError::TooManyDuplicates));
         }
         for (i, b, w) in [(i1, b1, w1), (i2, b2, w2)] {
             if let Some(slot) = F::free_slot(w) {
                 F::store_slot(b, w, slot, fp);
                 guard.add_len(i, 1);
+                guard.record_insert(i1, path_len);
                 return Some(Ok(true));
             }
         }
@@ -311,26 +332,146 @@ impl<F: Fingerprint> RawTable<F> {
     #[inline(never)]
     fn insert_exclusive(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
         let all = self.stripes.lock_all();
-        if let Some(done) = self.try_place(loc, mode, &all) {
+        if let Some(done) = self.try_place(loc, mode, &all, 0) {
             return done;
         }
-        let Some(path) = self.search_path(loc.i1, loc.i2) else {
-            return Err(InsertError::Full);
+        let path = match self.search_path(loc.i1, loc.i2) {
+            Some(path) => path,
+            None => {
+                all.record_full(loc.i1);
+                return Err(InsertError::Full);
+            }
         };
         for hop in path.hops() {
             let moved = self.move_locked(&all, hop);
             debug_assert!(moved, "a path found in a locked table is valid");
         }
-        self.try_place(loc, mode, &all)
+        self.try_place(loc, mode, &all, path.len())
             .unwrap_or(Err(InsertError::Full))
+    }
+
+    /// Inserts the `n` hashes `hash_at(0..n)` in order, each exactly as by
+    /// [`insert`](Self::insert) in [`Mode::Multi`], stopping at the first
+    /// refused one: `Err((index, why))`.
+    ///
+    /// Pipelined in blocks of `BLOCK`: the hashes of the next block are
+    /// computed and their buckets and lock lines prefetched before the
+    /// current block is inserted, so the inserts find their lines in cache
+    /// (a lone insert waits for four misses in a row). Within a block,
+    /// consecutive keys whose bucket pairs take the same two stripe locks
+    /// share one acquisition. No lock is held while `hash_at` runs (it may
+    /// be a user's `Hash` impl), nor across blocks.
+    pub(crate) fn insert_batch(
+        &self,
+        n: usize,
+        hash_at: impl Fn(usize) -> u64,
+    ) -> Result<(), (usize, InsertError)> {
+        self.pipelined(n, &hash_at, |k, loc, held| {
+            let guard = self.reuse_or_lock(held, loc);
+            match self.try_place(loc, Mode::Multi, &guard.1, 0) {
+                Some(Ok(_)) => {
+                    *held = Some(guard);
+                    Ok(())
+                }
+                Some(Err(e)) => Err((k, e)),
+                None => {
+                    drop(guard);
+                    self.insert_prefetched(loc, Mode::Multi)
+                        .map(drop)
+                        .map_err(|e| (k, e))
+                }
+            }
+        })
+    }
+
+    /// Removes one copy of each of the `out.len()` hashes `hash_at(i)`, in
+    /// order, each exactly as by [`remove`](Self::remove); `out[i]` tells
+    /// whether a copy was removed. Pipelined like [`insert_batch`](Self::insert_batch).
+    pub(crate) fn remove_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        let result: Result<(), (usize, InsertError)> =
+            self.pipelined(out.len(), &hash_at, |k, loc, held| {
+                let guard = self.reuse_or_lock(held, loc);
+                out[k] = self.remove_locked(loc, &guard.1);
+                *held = Some(guard);
+                Ok(())
+            });
+        debug_assert!(result.is_ok());
+    }
+
+    /// The batch pipeline shared by [`insert_batch`](Self::insert_batch)
+    /// and [`remove_batch`](Self::remove_batch): calls `op(k, location,
+    /// held)` for `k` in `0..n` in order, with the block after `k`'s already
+    /// hashed and prefetched; `held` carries a reusable guard between calls
+    /// within a block. Stops at the first error.
+    #[inline]
+    fn pipelined<'a, E>(
+        &'a self,
+        n: usize,
+        hash_at: &impl Fn(usize) -> u64,
+        mut op: impl FnMut(usize, &Location<F>, &mut Option<HeldPair<'a>>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        const BLOCK: usize = 16;
+        let empty = Location {
+            i1: 0,
+            i2: 0,
+            fp: F::EMPTY,
+        };
+        let (mut current, mut next) = ([empty; BLOCK], [empty; BLOCK]);
+        let fill = |block: &mut [Location<F>; BLOCK], start: usize| {
+            for (j, loc) in block.iter_mut().enumerate().take(n.saturating_sub(start)) {
+                *loc = self.locate(hash_at(start + j));
+                self.prefetch(loc);
+                self.stripes.prefetch_locks(loc.i1, loc.i2);
+            }
+        };
+        fill(&mut current, 0);
+        let mut start = 0;
+        while start < n {
+            if start + BLOCK < n {
+                fill(&mut next, start + BLOCK);
+            }
+            let mut held = None;
+            for (j, loc) in current.iter().enumerate().take(n - start) {
+                op(start + j, loc, &mut held)?;
+            }
+            drop(held);
+            core::mem::swap(&mut current, &mut next);
+            start += BLOCK;
+        }
+        Ok(())
+    }
+
+    /// The guard of `loc`'s two stripes: the one `held` from the previous
+    /// key if it is the same pair, else a fresh one (after releasing
+    /// `held`). A guard lives for at most one block of a batch.
+    #[inline]
+    fn reuse_or_lock<'a>(
+        &'a self,
+        held: &mut Option<HeldPair<'a>>,
+        loc: &Location<F>,
+    ) -> HeldPair<'a> {
+        let pair = self.stripes.pair_of(loc.i1, loc.i2);
+        match held.take() {
+            Some(guard) if guard.0 == pair => guard,
+            other => {
+                drop(other);
+                (pair, self.stripes.lock_pair(loc.i1, loc.i2))
+            }
+        }
     }
 
     /// Removes one copy of `loc.fp`, if present.
     pub(crate) fn remove(&self, loc: &Location<F>) -> bool {
-        let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
         self.prefetch(loc);
-        self.stripes.prefetch_locks(i1, i2);
-        let guard = self.stripes.lock_pair(i1, i2);
+        self.stripes.prefetch_locks(loc.i1, loc.i2);
+        self.remove_locked(loc, &self.stripes.lock_pair(loc.i1, loc.i2))
+    }
+
+    /// [`remove`](Self::remove) under `guard`, which holds both buckets'
+    /// stripes.
+    #[inline]
+    fn remove_locked(&self, loc: &Location<F>, guard: &StripeGuard<'_>) -> bool {
+        let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
         let (w1, w2) = (F::load(&self.buckets[i1]), F::load(&self.buckets[i2]));
         // The copy in the primary bucket goes first, as the paper's delete.
         let (at, word, slot, other) = match (F::find(w1, fp), F::find(w2, fp)) {
@@ -348,7 +489,18 @@ impl<F: Fingerprint> RawTable<F> {
         let _ = other; // the planted bug: never tell readers
         F::store_slot(&self.buckets[at], word, slot, F::EMPTY);
         guard.add_len(at, -1);
+        guard.record_remove(i1);
         true
+    }
+
+    /// Copies of `loc.fp` in its two buckets (0 to 8), read under both
+    /// stripe locks: an optimistic read could count a moving copy twice
+    /// (in its destination, and in its source before the clear).
+    pub(crate) fn count(&self, loc: &Location<F>) -> usize {
+        self.prefetch(loc);
+        let _guard = self.stripes.lock_pair(loc.i1, loc.i2);
+        F::count(F::load(&self.buckets[loc.i1]), loc.fp)
+            + F::count(F::load(&self.buckets[loc.i2]), loc.fp)
     }
 
     /// Empties the table, holding every stripe lock. No version bump: a key
@@ -367,6 +519,15 @@ impl<F: Fingerprint> RawTable<F> {
 
     pub(crate) fn bucket_count(&self) -> usize {
         self.index.buckets()
+    }
+
+    pub(crate) fn fingerprint_bits(&self) -> u32 {
+        F::BITS
+    }
+
+    /// Bytes of one bucket.
+    pub(crate) fn bucket_bytes(&self) -> usize {
+        F::BUCKET_BYTES
     }
 
     pub(crate) fn memory_usage(&self) -> usize {

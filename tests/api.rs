@@ -194,16 +194,16 @@ fn builder_validates_configuration() {
     for hops in [0, 6, 100] {
         assert!(matches!(
             b().max_path_len(hops).build(),
-            Err(BuildError::InvalidParameter(_))
+            Err(BuildError::InvalidMaxPathLen(_))
         ));
     }
     assert!(matches!(
         b().bucket_count(3).build(),
-        Err(BuildError::InvalidParameter(_))
+        Err(BuildError::InvalidBucketCount(3))
     ));
     assert!(matches!(
         b().stripe_count(3).build(),
-        Err(BuildError::InvalidParameter(_))
+        Err(BuildError::InvalidStripeCount(3))
     ));
 }
 
@@ -289,4 +289,234 @@ fn every_width_works() {
 #[test]
 fn probe_backend_is_reported() {
     assert!(["sse2", "sse2+avx2", "neon", "portable"].contains(&concurrent_cuckoo::probe_backend()));
+}
+
+#[test]
+fn insert_batch_stops_at_the_ninth_duplicate() {
+    let f = seeded(1000);
+    let mut keys = vec![7u64; 12];
+    keys.push(8);
+    let err = f.insert_batch(&keys).unwrap_err();
+    assert_eq!(err.inserted(), 8);
+    assert_eq!(err.error(), &InsertError::TooManyDuplicates);
+    assert_eq!(f.count(&7u64), 8);
+    assert!(
+        !f.contains(&8u64),
+        "nothing after the refused key is inserted"
+    );
+    assert_eq!(f.len(), 8);
+    let stats = f.stats();
+    assert_eq!((stats.inserts, stats.duplicate_refusals), (8, 1));
+    // The error is a proper error whose source is the insert error.
+    let source = std::error::Error::source(&err).unwrap();
+    assert_eq!(
+        source.downcast_ref::<InsertError>(),
+        Some(&InsertError::TooManyDuplicates)
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "batch insert stopped after 8 keys: {}",
+            InsertError::TooManyDuplicates
+        )
+    );
+}
+
+#[test]
+fn insert_batch_stops_at_full_and_leaves_the_rest_out() {
+    // One bucket pair, eight slots: the ninth distinct key is refused.
+    let f = CuckooFilter::builder()
+        .capacity(0)
+        .bucket_count(2)
+        .seed(3)
+        .build()
+        .unwrap();
+    let keys: Vec<u64> = (0..20).collect();
+    let err = f.insert_batch(&keys).unwrap_err();
+    assert_eq!(err.inserted(), 8);
+    assert_eq!(err.error(), &InsertError::Full);
+    assert!(keys[..8].iter().all(|k| f.contains(k)));
+    assert_eq!(f.len(), 8);
+    assert_eq!(f.occupied_slots(), 8);
+    assert_eq!(f.stats().failed_inserts, 1);
+    // An empty batch is fine, and a full filter refuses its first key.
+    f.insert_batch::<u64>(&[]).unwrap();
+    assert_eq!(f.insert_hash_batch(&[1, 2]).unwrap_err().inserted(), 0);
+}
+
+#[test]
+fn batches_place_exactly_as_the_same_calls_one_at_a_time() {
+    // Same seed, same operations: the batch filter must be byte-identical
+    // to the one built with single calls, near full and with duplicates.
+    let mut rng = Rng(31);
+    let build = || {
+        CuckooFilter::builder()
+            .capacity(10_000)
+            .fingerprint_bits(8)
+            .seed(77)
+            .build()
+            .unwrap()
+    };
+    let (batched, single) = (build(), build());
+    let mut stored: Vec<u64> = Vec::new();
+    let mut saw_full = false;
+    for round in 0..50 {
+        let keys: Vec<u64> = (0..rng.below(1000))
+            .map(|_| {
+                if !stored.is_empty() && rng.below(10) == 0 {
+                    stored[rng.below(stored.len())]
+                } else {
+                    rng.next()
+                }
+            })
+            .collect();
+        let a = batched.insert_batch(&keys);
+        let mut b = Ok(());
+        for (i, k) in keys.iter().enumerate() {
+            if let Err(e) = single.insert(k) {
+                b = Err((i, e));
+                break;
+            }
+        }
+        let a = a.map_err(|e| (e.inserted(), *e.error()));
+        assert_eq!(
+            a, b,
+            "round {round}: batch and single inserts stopped differently"
+        );
+        let inserted = a.err().map_or(keys.len(), |(i, e)| {
+            saw_full |= e == InsertError::Full;
+            i
+        });
+        stored.extend_from_slice(&keys[..inserted]);
+        let victims: Vec<u64> = (0..rng.below(300))
+            .map(|_| stored[rng.below(stored.len())])
+            .collect();
+        let mut removed = vec![false; victims.len()];
+        batched.remove_batch(&victims, &mut removed);
+        let one_by_one: Vec<bool> = victims.iter().map(|k| single.remove(k)).collect();
+        assert_eq!(removed, one_by_one, "round {round}");
+        assert_eq!(batched.to_bytes(), single.to_bytes(), "round {round}");
+    }
+    assert!(saw_full, "the test must fill the table until a batch stops");
+    assert_eq!(batched.stats().inserts, single.stats().inserts);
+}
+
+#[test]
+fn remove_batch_with_mismatched_lengths_panics_before_touching_the_filter() {
+    let f = seeded(100);
+    f.insert(&1u8).unwrap();
+    for (keys, out_len, msg) in [
+        (
+            &[1u8, 2][..],
+            1usize,
+            "remove_batch: keys and removed differ in length",
+        ),
+        (
+            &[][..],
+            3,
+            "remove_batch: keys and removed differ in length",
+        ),
+    ] {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            f.remove_batch(keys, &mut vec![false; out_len])
+        }))
+        .unwrap_err();
+        let text = err.downcast_ref::<String>().unwrap();
+        assert!(text.contains(msg), "{text}");
+    }
+    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        f.remove_hash_batch(&[1], &mut [])
+    }))
+    .unwrap_err();
+    let text = err.downcast_ref::<String>().unwrap();
+    assert!(
+        text.contains("remove_hash_batch: hashes and removed differ in length"),
+        "{text}"
+    );
+    assert!(f.contains(&1u8) && f.len() == 1, "nothing was removed");
+}
+
+#[test]
+fn count_tracks_copies() {
+    let f = seeded(1000);
+    assert_eq!(f.count("k"), 0);
+    for n in 1..=8 {
+        f.insert("k").unwrap();
+        assert_eq!(f.count("k"), n);
+    }
+    assert_eq!(f.insert("k"), Err(InsertError::TooManyDuplicates));
+    assert_eq!(f.count("k"), 8);
+    assert!(f.remove("k"));
+    assert_eq!(f.count("k"), 7);
+    let h = f.hasher().hash_one("k");
+    assert_eq!(f.count_hash(h), 7);
+    assert!(f.contains_hash(h), "keyed and hashed calls agree");
+}
+
+#[test]
+fn stats_add_up() {
+    let f = CuckooFilter::builder()
+        .capacity(0)
+        .bucket_count(64)
+        .seed(5)
+        .build()
+        .unwrap();
+    let mut rng = Rng(6);
+    let (mut inserted, mut full) = (Vec::new(), 0);
+    while full < 10 {
+        let k = rng.next();
+        match f.insert(&k) {
+            Ok(()) => inserted.push(k),
+            Err(InsertError::Full) => full += 1,
+            Err(e) => panic!("{e}"),
+        }
+    }
+    for k in inserted.iter().step_by(3) {
+        assert!(f.remove(k));
+    }
+    let s = f.stats();
+    assert_eq!(s.len, f.len());
+    assert_eq!(s.inserts, inserted.len() as u64);
+    assert_eq!(s.removes, inserted.len().div_ceil(3) as u64);
+    assert_eq!(s.inserts - s.removes, s.len as u64);
+    assert_eq!(s.failed_inserts, 10);
+    assert_eq!(s.path_lengths.iter().sum::<u64>(), s.inserts);
+    assert!(
+        s.path_lengths[1..].iter().sum::<u64>() > 0,
+        "near full, some inserts used paths"
+    );
+    assert!(
+        s.relocations
+            >= s.path_lengths
+                .iter()
+                .enumerate()
+                .map(|(h, n)| h as u64 * n)
+                .sum::<u64>()
+    );
+    assert_eq!(
+        (s.capacity, s.bucket_count, s.fingerprint_bits),
+        (256, 64, 16)
+    );
+    assert_eq!(s.memory_usage, f.memory_usage());
+    assert!((s.load_factor - s.len as f64 / 256.0).abs() < 1e-12);
+    // clear() empties the table but keeps the history.
+    f.clear();
+    let after = f.stats();
+    assert_eq!((after.len, after.inserts), (0, s.inserts));
+}
+
+#[test]
+fn debug_output_never_shows_the_seed() {
+    let seed = 0x0123_4567_89AB_CDEFu64;
+    let builder = CuckooFilter::builder().capacity(10).seed(seed);
+    let filter = builder.clone().build().unwrap();
+    for text in [
+        format!("{builder:?}"),
+        format!("{filter:?}"),
+        format!("{:?}", DefaultHashBuilder::with_seed(seed)),
+    ] {
+        assert!(!text.contains(&seed.to_string()), "{text}");
+        assert!(!text.to_lowercase().contains("123456789abcdef"), "{text}");
+    }
+    assert!(format!("{builder:?}").contains("seed: <hidden>"));
 }

@@ -136,3 +136,86 @@ fn false_positive_rate_is_within_2b_over_2_to_the_f() {
         );
     }
 }
+
+/// A dataplane's precomputed hash is often a 32-bit RSS/Toeplitz value
+/// widened to `u64`: all its entropy in the low half. Random 32-bit values,
+/// consecutive integers (the most structured input), and values shifted
+/// into the high half must all fill 95% of the slots with no error and be
+/// found again.
+#[test]
+fn thirty_two_bit_hashes_fill_95_percent_of_the_slots() {
+    let mut rng = Rng(14);
+    for (name, make) in [
+        (
+            "random u32",
+            (|r: &mut Rng, _| u64::from(r.next() as u32)) as fn(&mut Rng, u64) -> u64,
+        ),
+        ("consecutive", |_, i| i),
+        ("u32 << 32", |r: &mut Rng, _| {
+            u64::from(r.next() as u32) << 32
+        }),
+    ] {
+        for bits in [8u32, 16, 32] {
+            let f = CuckooFilter::builder()
+                .capacity(scaled(200_000, 20_000))
+                .fingerprint_bits(bits)
+                .seed(rng.next())
+                .build()
+                .unwrap();
+            let target = f.capacity() * 95 / 100;
+            let mut seen = std::collections::HashSet::with_capacity(target);
+            let mut hashes = Vec::with_capacity(target);
+            let mut i = 0u64;
+            while hashes.len() < target {
+                let h = make(&mut rng, i);
+                i += 1;
+                if seen.insert(h) {
+                    hashes.push(h);
+                }
+            }
+            for (n, &h) in hashes.iter().enumerate() {
+                if let Err(e) = f.insert_hash(h) {
+                    panic!("{name}, {bits}-bit: insert {n} of {target} failed: {e}");
+                }
+            }
+            let mut found = vec![false; hashes.len()];
+            f.contains_hash_batch(&hashes, &mut found);
+            assert!(
+                found.iter().all(|&x| x),
+                "{name}, {bits}-bit: a hash went missing"
+            );
+            println!(
+                "{name}, {bits}-bit: {target} hashes at load {:.3}",
+                f.load_factor()
+            );
+        }
+    }
+}
+
+/// The false-positive bound holds for 32-bit hashes too: the finalizer
+/// must not correlate fingerprint and bucket for narrow inputs.
+#[test]
+fn false_positive_rate_is_within_the_bound_for_32_bit_hashes() {
+    let mut rng = Rng(15);
+    for (bits, queries) in [(8u32, 1usize << 20), (16, 1 << 22)] {
+        let f = CuckooFilter::builder()
+            .capacity(1 << 18)
+            .fingerprint_bits(bits)
+            .seed(rng.next())
+            .build()
+            .unwrap();
+        let target = (f.capacity() as f64 * 0.95) as u64;
+        // Stored: even 32-bit values; queried: odd ones (disjoint).
+        for i in 0..target {
+            f.insert_hash(i * 2).unwrap();
+        }
+        let fp = (0..queries as u64)
+            .filter(|&q| f.contains_hash((q * 2 + 1) & 0xFFFF_FFFF))
+            .count();
+        let rate = fp as f64 / queries as f64;
+        let bound = f.false_positive_bound();
+        println!("{bits}-bit, 32-bit hashes: FPR {rate:.3e} (bound {bound:.3e})");
+        assert!(rate <= bound, "{bits}-bit: FPR {rate} above bound {bound}");
+        assert!(rate > bound / 4.0, "{bits}-bit: FPR {rate} implausibly low");
+    }
+}

@@ -78,7 +78,7 @@ fn run(bits: u32, buckets: usize, stripes: usize, seed: u64) {
         if !signatures.insert((fp, a.min(b), a.max(b))) {
             continue;
         }
-        let twin = f.hash_for_bucket(b, key as u32);
+        let twin = f.hash_for_bucket(b, fp as u32);
         assert_eq!(f.signature_of_hash(twin), (fp, b, a), "twin of {key:#x}");
         groups.push(Group { key, twin });
     }
@@ -249,7 +249,7 @@ fn every_remove_is_a_move(bits: u32, groups: usize, stripes: usize) {
             f.insert(k).unwrap();
         }
         let key = keys[0];
-        let twin = f.hash_for_bucket(2 * g + 1, key as u32);
+        let twin = f.hash_for_bucket(2 * g + 1, f.signature_of_hash(key).0 as u32);
         assert_eq!(f.signature_of_hash(twin).0, f.signature_of_hash(key).0);
         all.extend_from_slice(&keys);
         all.push(twin);

@@ -19,6 +19,9 @@ enum Op {
     Remove(u16),
     Contains(u16),
     Batch(Vec<u16>),
+    InsertBatch(Vec<u16>),
+    RemoveBatch(Vec<u16>),
+    Count(u16),
 }
 
 fn op(universe: u16) -> impl Strategy<Value = Op> {
@@ -28,6 +31,9 @@ fn op(universe: u16) -> impl Strategy<Value = Op> {
         3 => (0..universe).prop_map(Op::Remove),
         2 => (0..universe).prop_map(Op::Contains),
         1 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::Batch),
+        2 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::InsertBatch),
+        1 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::RemoveBatch),
+        1 => (0..universe).prop_map(Op::Count),
     ]
 }
 
@@ -103,8 +109,52 @@ fn run(
                     prop_assert_eq!(got, model.get(&signature(&f, *k)).is_some_and(|&c| c > 0));
                 }
             }
+            Op::InsertBatch(keys) => {
+                // Exactly the same inserts one at a time, stopping at the
+                // first refused key: the keys before it went in (each with
+                // room for another copy), it and the rest did not.
+                let result = f.insert_batch(keys);
+                let inserted = result.as_ref().err().map_or(keys.len(), |e| e.inserted());
+                for k in &keys[..inserted] {
+                    let count = model.entry(signature(&f, *k)).or_default();
+                    prop_assert!(*count < 8, "accepted a 9th copy in a batch");
+                    *count += 1;
+                    total += 1;
+                }
+                if let Err(e) = result {
+                    let count = model
+                        .get(&signature(&f, keys[inserted]))
+                        .copied()
+                        .unwrap_or(0);
+                    match e.error() {
+                        InsertError::TooManyDuplicates => prop_assert_eq!(count, 8),
+                        InsertError::Full => prop_assert!(count < 8),
+                        other => return Err(TestCaseError::fail(format!("unexpected {other}"))),
+                    }
+                }
+            }
+            Op::RemoveBatch(keys) => {
+                let mut removed = vec![false; keys.len()];
+                f.remove_batch(keys, &mut removed);
+                for (k, got) in keys.iter().zip(removed) {
+                    let count = model.entry(signature(&f, *k)).or_default();
+                    prop_assert_eq!(got, *count > 0);
+                    if *count > 0 {
+                        *count -= 1;
+                        total -= 1;
+                    }
+                }
+            }
+            Op::Count(k) => {
+                let want = model.get(&signature(&f, *k)).copied().unwrap_or(0);
+                prop_assert_eq!(f.count(k), want);
+            }
         }
         prop_assert_eq!(f.len(), total);
+        let stats = f.stats();
+        prop_assert_eq!(stats.len, total);
+        prop_assert_eq!(stats.inserts - stats.removes, total as u64);
+        prop_assert_eq!(stats.path_lengths.iter().sum::<u64>(), stats.inserts);
     }
     prop_assert_eq!(f.occupied_slots(), total);
     Ok(())

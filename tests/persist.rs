@@ -15,7 +15,8 @@ use std::io::{self, Cursor, Read, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
-const HEADER_LEN: usize = 48;
+/// Header length of the version this release writes (2).
+const HEADER_LEN: usize = 64;
 
 fn filter(bits: u32, capacity: usize, seed: u64) -> CuckooFilter {
     CuckooFilter::builder()
@@ -90,7 +91,7 @@ fn every_width_round_trips_exactly() {
         assert_eq!(bytes.len(), f.encoded_len());
         assert_eq!(
             bytes.len(),
-            56 + f.bucket_count() * 4 * bits as usize / 8,
+            72 + f.bucket_count() * 4 * bits as usize / 8,
             "{bits}"
         );
         let g = CuckooFilter::from_bytes(&bytes).unwrap();
@@ -225,9 +226,13 @@ fn io_errors_are_reported() {
             Err(io::ErrorKind::PermissionDenied.into())
         }
     }
+    let err = CuckooFilter::read_from(Broken).unwrap_err();
+    assert_eq!(err, DecodeError::Io(io::ErrorKind::PermissionDenied.into()));
+    // The I/O error itself is kept, as the source.
+    let source = std::error::Error::source(&err).expect("an io::Error source");
     assert_eq!(
-        CuckooFilter::read_from(Broken).unwrap_err(),
-        DecodeError::Io(io::ErrorKind::PermissionDenied)
+        source.downcast_ref::<io::Error>().map(io::Error::kind),
+        Some(io::ErrorKind::PermissionDenied)
     );
 
     struct Full(usize);
@@ -315,7 +320,7 @@ fn every_single_bit_flip_is_rejected() {
             // too short for a (valid) header that claims a huge table: it
             // reserves the table first, which may fail instead.
             match (&err, &streamed) {
-                (DecodeError::Truncated, Some(DecodeError::AllocationFailed { .. })) => {}
+                (DecodeError::Truncated, Some(DecodeError::AllocationFailed(_))) => {}
                 // On 32-bit targets such a claim exceeds the address space
                 // and is refused as an invalid header before reserving.
                 #[cfg(target_pointer_width = "32")]
@@ -363,8 +368,8 @@ fn foreign_input_is_bad_magic() {
 #[test]
 fn unknown_versions_are_refused() {
     let bytes = tiny(16, 4, 3).to_bytes();
-    assert_eq!(&bytes[8..10], &[1, 0], "this release writes version 1");
-    for version in [0u16, 2, 3, 0x0100, u16::MAX] {
+    assert_eq!(&bytes[8..10], &[2, 0], "this release writes version 2");
+    for version in [0u16, 3, 4, 0x0100, 0x0201, u16::MAX] {
         let mut b = bytes.clone();
         b[8..10].copy_from_slice(&version.to_le_bytes());
         reseal(&mut b);
@@ -472,7 +477,13 @@ fn inconsistent_headers_are_refused_even_with_a_valid_checksum() {
     for path in [0u8, 6, 200] {
         assert!(invalid(12, &[path]).contains("path"));
     }
-    for (at, value) in [(13, &[1u8][..]), (15, &[0x80]), (36, &[0, 0, 0, 1])] {
+    for (at, value) in [
+        (13, &[1u8][..]),
+        (15, &[0x80]),
+        (36, &[0, 0, 0, 1]),
+        (48, &[1]),
+        (63, &[0x80]),
+    ] {
         assert!(invalid(at, value).contains("reserved"));
     }
     for buckets in [0u64, 1, 3, 5, (1 << 32) + 2, 1 << 40, u64::MAX] {
@@ -516,10 +527,29 @@ fn huge_claims_are_refused_before_allocating() {
             err,
             // (InvalidHeader: on 32-bit targets 64 GiB exceeds the address space.)
             DecodeError::Truncated
-                | DecodeError::AllocationFailed { .. }
+                | DecodeError::AllocationFailed(_)
                 | DecodeError::InvalidHeader(_)
         ),
         "{err:?}"
+    );
+    // With a limit, the claim is refused before anything is allocated.
+    let claimed = 72 + (1u64 << 32) * 16;
+    assert_eq!(
+        CuckooFilter::read_from_limited(&b[..], 1 << 20).unwrap_err(),
+        DecodeError::ExceedsLimit {
+            claimed,
+            limit: 1 << 20
+        }
+    );
+    // The honest original is within a limit of its own length, not one less.
+    let n = bytes.len() as u64;
+    assert!(CuckooFilter::read_from_limited(&bytes[..], n).is_ok());
+    assert_eq!(
+        CuckooFilter::read_from_limited(&bytes[..], n - 1).unwrap_err(),
+        DecodeError::ExceedsLimit {
+            claimed: n,
+            limit: n - 1
+        }
     );
     // Past the format's limit: refused by the header check.
     b[16..24].copy_from_slice(&(1u64 << 40).to_le_bytes());

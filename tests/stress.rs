@@ -373,3 +373,68 @@ fn a_reader_finishes_its_lookups_while_writers_keep_moving_fingerprints() {
     assert_eq!(f.len(), stable.len());
     assert!(stable.iter().all(|k| f.contains(k)));
 }
+
+/// Batches from several threads at once (more threads than cores): every
+/// key a thread's batches inserted is present, its batch removes find
+/// exactly its own keys, and `len` and the statistics are exact at the end.
+#[test]
+fn concurrent_batches_keep_exact_counts() {
+    let threads = 6u64;
+    let per_thread = scaled(60_000, 6_000) as u64;
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity((threads * per_thread) as usize)
+            .seed(28)
+            .build()
+            .unwrap(),
+    );
+    let barrier = Arc::new(Barrier::new(threads as usize));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let (f, barrier) = (f.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let keys: Vec<u64> = (0..per_thread).map(|i| i * threads + t).collect();
+                for chunk in keys.chunks(1000) {
+                    f.insert_hash_batch(chunk).unwrap();
+                }
+                // Remove every other key in batches of 64, then insert a
+                // duplicate of every tenth key with a keyed batch.
+                let victims: Vec<u64> = keys.iter().copied().step_by(2).collect();
+                for chunk in victims.chunks(64) {
+                    let mut removed = vec![false; chunk.len()];
+                    f.remove_hash_batch(chunk, &mut removed);
+                    assert!(removed.iter().all(|&r| r), "thread {t}: own key missing");
+                }
+                let dups: Vec<u64> = keys.iter().copied().step_by(10).collect();
+                for k in &dups {
+                    f.insert_hash(*k).unwrap();
+                }
+                let survivors: Vec<u64> = keys.iter().copied().skip(1).step_by(2).collect();
+                let mut found = vec![false; survivors.len()];
+                f.contains_hash_batch(&survivors, &mut found);
+                assert!(
+                    found.iter().all(|&x| x),
+                    "thread {t}: a surviving key is missing"
+                );
+                (
+                    keys.len() - victims.len() + dups.len(),
+                    keys.len() + dups.len(),
+                    victims.len(),
+                )
+            })
+        })
+        .collect();
+    let (mut expected, mut inserts, mut removes) = (0, 0, 0);
+    for h in handles {
+        let (e, i, r) = h.join().unwrap();
+        expected += e;
+        inserts += i as u64;
+        removes += r as u64;
+    }
+    assert_eq!(f.len(), expected);
+    assert_eq!(f.occupied_slots(), expected);
+    let s = f.stats();
+    assert_eq!((s.inserts, s.removes, s.len), (inserts, removes, expected));
+    assert_eq!(s.path_lengths.iter().sum::<u64>(), s.inserts);
+}

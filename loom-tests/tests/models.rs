@@ -486,7 +486,7 @@ fn a_path_invalidated_by_another_writer_is_retried_or_fails_cleanly() {
 /// filter, yet probed and removed in the opposite bucket order.
 fn reversed_twin(f: &Filter, key: u64) -> u64 {
     let (fp, primary, alternate) = f.signature_of_hash(key);
-    let twin = f.hash_for_bucket(alternate, key as u32);
+    let twin = f.hash_for_bucket(alternate, fp as u32);
     assert_eq!(f.signature_of_hash(twin), (fp, alternate, primary));
     twin
 }
