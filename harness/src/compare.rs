@@ -4,9 +4,10 @@
 use crate::filters::{
     self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, Mix, OursKeys, Worker,
 };
-use crate::keys::{key, queries, CpuClock};
+use crate::keys::{key, queries};
 use crate::memlimit::{anon_huge_mib, Buffer};
 use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
+use crate::timing::time_ns;
 use crate::Options;
 use core::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,13 +116,6 @@ struct Row {
     /// `concurrent-cuckoo` only: the `*_hash` API.
     hash: Option<HashRow>,
     note: String,
-}
-
-/// CPU time per operation of `f` (see `CpuClock`), and its result.
-fn time_ns(ops: usize, f: impl FnOnce() -> usize) -> (f64, usize) {
-    let start = CpuClock::now();
-    let r = f();
-    (start.elapsed_ns() / ops as f64, r)
 }
 
 /// Fills keys `0..n`, with `threads` threads when the filter is concurrent.

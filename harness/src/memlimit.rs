@@ -10,7 +10,8 @@
 //! A negative lookup needs two such lines, so `2 * ns_per_line` is the
 //! floor for a lookup out of cache.
 
-use crate::keys::{CpuClock, Rng};
+use crate::keys::Rng;
+use crate::timing::CpuClock;
 
 const HUGE: usize = 2 << 20;
 
