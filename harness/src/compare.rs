@@ -1,9 +1,9 @@
 //! The side-by-side comparison: every filter on the same keys at the same
 //! load, single-threaded and with threads, against the memory limit.
 
-use crate::filters::{
-    self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, Mix, OursKeys, Worker,
-};
+mod subjects;
+
+use crate::filters::{self, AtomicCuckoo, CuckooFilterCrate, Filter, Mix, Worker};
 use crate::keys::{key, queries};
 use crate::memlimit::{anon_huge_mib, measure_limit, Limit};
 use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
@@ -13,6 +13,7 @@ use core::hash::BuildHasher;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
+use subjects::{subjects, Subject};
 
 const BURSTS: [usize; 3] = [16, 32, 64];
 const FRACTIONS: [f64; 3] = [0.0, 0.5, 1.0];
@@ -173,48 +174,6 @@ fn threaded(
         .map(|r| r.ops as f64 / r.cpu_ns.max(1.0) * 1e3)
         .sum();
     (ops as f64 / secs / 1e6, cpu_rate)
-}
-
-struct Subject {
-    name: &'static str,
-    build: fn(n: u64, ours_bits: u64) -> Box<dyn Filter>,
-    concurrent_fill: bool,
-}
-
-fn subjects() -> Vec<Subject> {
-    vec![
-        Subject {
-            name: "concurrent-cuckoo",
-            build: |n, _| Box::new(OursKeys(filters::ours(n))),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "cuckoofilter",
-            build: |n, _| Box::new(CuckooFilterCrate::new(n)),
-            concurrent_fill: false,
-        },
-        Subject {
-            name: "atomic-cuckoo-filter",
-            build: |n, _| Box::new(AtomicCuckoo::new(n)),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "fastbloom AtomicBloomFilter",
-            // Same memory per item as ours.
-            build: |n, bits_per_item| Box::new(Bloom::new(n * bits_per_item / 64 * 64, n)),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "xorf BinaryFuse16",
-            build: |n, _| Box::new(Fuse::new(n)),
-            concurrent_fill: false,
-        },
-        Subject {
-            name: "RwLock<HashSet<u64>>",
-            build: |n, _| Box::new(Exact::new(n)),
-            concurrent_fill: false,
-        },
-    ]
 }
 
 fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row {
