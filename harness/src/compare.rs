@@ -2,35 +2,21 @@
 //! load, single-threaded and with threads, against the memory limit.
 
 mod subjects;
+mod threads;
 
-use crate::filters::{self, AtomicCuckoo, CuckooFilterCrate, Filter, Mix, Worker};
+use crate::filters::{self, AtomicCuckoo, CuckooFilterCrate, Filter};
 use crate::keys::{key, queries};
 use crate::memlimit::{anon_huge_mib, measure_limit, Limit};
 use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
 use crate::timing::time_ns;
 use crate::Options;
 use core::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use subjects::{subjects, Subject};
+use threads::{rate, MIXES};
 
 const BURSTS: [usize; 3] = [16, 32, 64];
 const FRACTIONS: [f64; 3] = [0.0, 0.5, 1.0];
-const MIXES: [Mix; 3] = [
-    Mix::READ_ONLY,
-    Mix {
-        lookup: 90,
-        insert: 5,
-        remove: 5,
-    },
-    Mix {
-        lookup: 50,
-        insert: 25,
-        remove: 25,
-    },
-];
-
 /// Everything measured for one filter.
 #[derive(Default)]
 struct Row {
@@ -45,8 +31,7 @@ struct Row {
     batch: Option<[f64; 3]>,
     insert: Option<f64>,
     remove: Option<f64>,
-    /// (mix label, threads, M ops/s by the wall clock, by CPU time)
-    threaded: Vec<(String, usize, f64, f64)>,
+    threaded: Vec<threads::Threaded>,
     /// `concurrent-cuckoo` only: the `*_hash` API.
     hash: Option<HashRow>,
     note: String,
@@ -120,62 +105,6 @@ fn fill(f: &mut dyn Filter, n: u64, threads: usize, name: &str) -> (f64, u64) {
     (ns, failures)
 }
 
-/// Runs `mix` on `threads` threads for `dur`; returns M operations/s by
-/// the wall clock and by the threads' CPU time (the sum of each thread's
-/// own rate: what the run would do with the cores to itself).
-fn threaded(
-    f: &dyn Filter,
-    mix: Mix,
-    threads: usize,
-    dur: Duration,
-    n: u64,
-    remove_from: &mut u64,
-    insert_from: &mut u64,
-) -> (f64, f64) {
-    let shared = f.shared();
-    let stop = AtomicBool::new(false);
-    let barrier = Barrier::new(threads + 1);
-    let (rf, inf) = (*remove_from, *insert_from);
-    let (results, secs) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads as u64)
-            .map(|t| {
-                let (stop, barrier) = (&stop, &barrier);
-                s.spawn(move || {
-                    let w = Worker {
-                        thread: t,
-                        threads: threads as u64,
-                        n,
-                        remove_from: rf,
-                        insert_from: inf,
-                        seed: 0xC0FFEE + t * 7919 + rf,
-                    };
-                    barrier.wait();
-                    shared.run_mix(&w, mix, stop)
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        std::thread::sleep(dur);
-        stop.store(true, Ordering::Relaxed);
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker"))
-            .collect();
-        (results, start.elapsed().as_secs_f64())
-    });
-    let ops: u64 = results.iter().map(|r| r.ops).sum();
-    let max_ins = results.iter().map(|r| r.inserts).max().unwrap_or(0);
-    let max_rem = results.iter().map(|r| r.removes).max().unwrap_or(0);
-    *remove_from += max_rem * threads as u64;
-    *insert_from += max_ins * threads as u64;
-    let cpu_rate: f64 = results
-        .iter()
-        .map(|r| r.ops as f64 / r.cpu_ns.max(1.0) * 1e3)
-        .sum();
-    (ops as f64 / secs / 1e6, cpu_rate)
-}
-
 fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row {
     let quick = opts.quick;
     let q = if quick { 1_000_000 } else { 2_000_000 };
@@ -246,32 +175,7 @@ fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row 
         row.hash = Some(measure_hash_api(o, n, opts));
     }
 
-    let mixes: Vec<Mix> = MIXES
-        .iter()
-        .copied()
-        .filter(|m| m.insert == 0 || (caps.insert && caps.remove))
-        .collect();
-    let pb = bar(
-        (mixes.len() * opts.threads.len()) as u64,
-        format!("threads {}", s.name),
-    );
-    let (mut remove_from, mut insert_from) = (0u64, 1u64 << 50);
-    for mix in mixes {
-        for &t in &opts.threads {
-            let (wall, cpu) = threaded(
-                f.as_ref(),
-                mix,
-                t,
-                opts.run_time(),
-                n,
-                &mut remove_from,
-                &mut insert_from,
-            );
-            row.threaded.push((mix.label(), t, wall, cpu));
-            pb.inc(1);
-        }
-    }
-    pb.finish_and_clear();
+    row.threaded = threads::measure(f.as_ref(), caps, n, opts, s.name);
     drop(f);
     row
 }
@@ -327,13 +231,6 @@ fn measure_hash_api(f: &filters::Ours, n: u64, opts: &Options) -> HashRow {
 
 fn cell(ns: f64) -> String {
     format!("{} ({})", f1(ns), f1(1e3 / ns))
-}
-
-fn thr(r: &Row, mix: &str, th: usize) -> Option<(f64, f64)> {
-    r.threaded
-        .iter()
-        .find(|(l, t, _, _)| l == mix && *t == th)
-        .map(|x| (x.2, x.3))
 }
 
 /// Tables for one set of rows measured at the same item count.
@@ -480,7 +377,7 @@ fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
         for m in MIXES {
             for &th in &opts.threads {
                 cells.push(
-                    thr(r, &m.label(), th)
+                    rate(&r.threaded, &m.label(), th)
                         .map_or("-".into(), |(w, c)| format!("{} ({})", f1(w), f1(c))),
                 );
             }
@@ -715,8 +612,8 @@ pub fn run(opts: &Options) -> String {
         }
         for (peer, target) in [("atomic-cuckoo-filter", ">= 2x"), ("cuckoofilter", ">= 5x")] {
             if let (Some(a), Some(p)) = (
-                thr(o, "90/5/5", 2),
-                find(peer).and_then(|p| thr(p, "90/5/5", 2)),
+                rate(&o.threaded, "90/5/5", 2),
+                find(peer).and_then(|p| rate(&p.threaded, "90/5/5", 2)),
             ) {
                 t.row(vec![
                     format!(
@@ -737,7 +634,10 @@ pub fn run(opts: &Options) -> String {
             }
         }
         for r in b.into_iter().chain(Some(o)) {
-            if let (Some(two), Some(one)) = (thr(r, "read-only", 2), thr(r, "read-only", 1)) {
+            if let (Some(two), Some(one)) = (
+                rate(&r.threaded, "read-only", 2),
+                rate(&r.threaded, "read-only", 1),
+            ) {
                 t.row(vec![
                     format!("read-only, 2 threads / 1 thread ({} table)", mib(r.bytes)),
                     ">= 1.9x".into(),
