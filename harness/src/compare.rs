@@ -3,9 +3,10 @@
 
 mod subjects;
 mod threads;
+mod writes;
 
 use crate::filters::{self, AtomicCuckoo, CuckooFilterCrate, Filter};
-use crate::keys::{key, queries};
+use crate::keys::queries;
 use crate::memlimit::{anon_huge_mib, measure_limit, Limit};
 use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
 use crate::timing::time_ns;
@@ -18,136 +19,55 @@ use threads::{rate, MIXES};
 const BURSTS: [usize; 3] = [16, 32, 64];
 const FRACTIONS: [f64; 3] = [0.0, 0.5, 1.0];
 /// Everything measured for one filter.
-#[derive(Default)]
 struct Row {
     name: String,
     n: u64,
     bytes: usize,
-    fill_threads: usize,
-    fill_ns: f64,
-    fill_failures: u64,
+    fill: writes::Fill,
     fpr: f64,
     contains: [f64; 3],
     batch: Option<[f64; 3]>,
-    insert: Option<f64>,
-    remove: Option<f64>,
+    /// Filters that can remove.
+    writes: Option<writes::Writes>,
     threaded: Vec<threads::Threaded>,
     /// `concurrent-cuckoo` only: the `*_hash` API.
     hash: Option<HashRow>,
     note: String,
 }
 
-/// Fills keys `0..n`, with `threads` threads when the filter is concurrent.
-/// A filter with a native batched lookup is bulk-loaded: each block of 64
-/// keys is first looked up with `contains_batch`, which fetches its buckets
-/// with many misses in flight, and then inserted from cache. Returns wall
-/// ns per key and failed inserts.
-fn fill(f: &mut dyn Filter, n: u64, threads: usize, name: &str) -> (f64, u64) {
-    let pb = bar(
-        n,
-        format!("fill {name}: {} keys, {threads} thread(s)", millions(n)),
-    );
-    const CHUNK: u64 = 1 << 16;
-    const BLOCK: usize = 64;
-    let start = Instant::now();
-    let failures = if threads <= 1 {
-        let mut failures = 0;
-        let mut at = 0;
-        while at < n {
-            let end = (at + CHUNK).min(n);
-            if let Some(_first) = f.insert_range(at..end, false) {
-                failures += 1;
-            }
-            pb.inc(end - at);
-            at = end;
-        }
-        failures
-    } else {
-        let shared = f.shared();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads as u64)
-                .map(|t| {
-                    let pb = pb.clone();
-                    s.spawn(move || {
-                        let mut failures = 0u64;
-                        let mut chunk = t;
-                        let mut block = [0u64; BLOCK];
-                        let mut out = [false; BLOCK];
-                        while chunk * CHUNK < n {
-                            let (a, b) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
-                            let mut i = a;
-                            while i < b {
-                                let len = (b - i).min(BLOCK as u64) as usize;
-                                for (j, k) in block[..len].iter_mut().enumerate() {
-                                    *k = key(i + j as u64);
-                                }
-                                shared.s_contains_batch(&block[..len], &mut out[..len]);
-                                for &k in &block[..len] {
-                                    failures += u64::from(!shared.s_insert(k));
-                                }
-                                i += len as u64;
-                            }
-                            pb.inc(b - a);
-                            chunk += threads as u64;
-                        }
-                        failures
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("fill thread"))
-                .sum()
-        })
-    };
-    let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    pb.finish_and_clear();
-    (ns, failures)
-}
-
 fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row {
     let quick = opts.quick;
     let q = if quick { 1_000_000 } else { 2_000_000 };
-    let mut row = Row {
-        name: s.name.to_string(),
-        n,
-        ..Row::default()
-    };
     let build_start = Instant::now();
     let mut f = (s.build)(n, ours_bits_per_item);
     let build_ns = build_start.elapsed().as_nanos() as f64 / n as f64;
     let caps = f.caps();
     let huge_before = anon_huge_mib();
-    if caps.insert {
-        let threads = if s.concurrent_fill { 2 } else { 1 };
-        let (ns, failures) = fill(f.as_mut(), n, threads, s.name);
-        row.fill_ns = ns;
-        row.fill_threads = threads;
-        row.fill_failures = failures;
-    } else {
-        row.fill_ns = build_ns;
-        row.fill_threads = 1;
-    }
-    row.bytes = f.bytes();
+    let fill = writes::fill(f.as_mut(), n, caps, s.concurrent_fill, build_ns, s.name);
+    let bytes = f.bytes();
+    let mut note = String::new();
     if s.name == "concurrent-cuckoo" {
         if let (Some(a), Some(b)) = (huge_before, anon_huge_mib()) {
-            row.note = format!("{:.0} MiB of the table on 2 MiB pages", b - a);
+            note = format!("{:.0} MiB of the table on 2 MiB pages", b - a);
         }
     }
 
-    let steps = 3 + u64::from(caps.batch) * 3 + 2;
+    let steps = 3 + u64::from(caps.batch) * 3 + writes::STEPS;
     let pb = bar(steps, format!("lookups {}", s.name));
     let mut warm = queries(n, q / 4, 0.5, 99);
     f.count_contains(&warm);
+    let mut contains = [0.0; 3];
+    let mut fpr = 0.0;
     for (i, &frac) in FRACTIONS.iter().enumerate() {
         let qs = queries(n, q, frac, 100 + i as u64);
         let (ns, hits) = time_ns(q, || f.count_contains(&qs));
-        row.contains[i] = ns;
+        contains[i] = ns;
         if frac == 0.0 {
-            row.fpr = hits as f64 / q as f64;
+            fpr = hits as f64 / q as f64;
         }
         pb.inc(1);
     }
+    let mut batch = None;
     if caps.batch {
         let qs = queries(n, q, 0.0, 200);
         let mut b = [0.0; 3];
@@ -155,29 +75,35 @@ fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row 
             b[i] = time_ns(q, || f.count_contains_batch(&qs, burst)).0;
             pb.inc(1);
         }
-        row.batch = Some(b);
+        batch = Some(b);
     }
     warm.clear();
-    if caps.remove {
-        let m = (n / 20).min(if quick { 500_000 } else { 2_000_000 });
-        let (rm, found) = time_ns(m as usize, || f.remove_range(0..m) as usize);
-        pb.inc(1);
-        let (ins, _) = time_ns(m as usize, || f.insert_range(0..m, false).map_or(0, |_| 1));
-        pb.inc(1);
-        row.remove = Some(rm);
-        row.insert = Some(ins);
-        if found as u64 != m {
-            row.note += &format!(" remove found {found} of {m}");
+    let writes = caps
+        .remove
+        .then(|| writes::remove_insert(f.as_mut(), n, quick, &pb));
+    if let Some(w) = &writes {
+        if w.found != w.removed {
+            note += &format!(" remove found {} of {}", w.found, w.removed);
         }
     }
     pb.finish_and_clear();
-    if let Some(o) = f.as_ours() {
-        row.hash = Some(measure_hash_api(o, n, opts));
-    }
+    let hash = f.as_ours().map(|o| measure_hash_api(o, n, opts));
 
-    row.threaded = threads::measure(f.as_ref(), caps, n, opts, s.name);
+    let threaded = threads::measure(f.as_ref(), caps, n, opts, s.name);
     drop(f);
-    row
+    Row {
+        name: s.name.to_string(),
+        n,
+        bytes,
+        fill,
+        fpr,
+        contains,
+        batch,
+        writes,
+        threaded,
+        hash,
+        note,
+    }
 }
 
 /// `concurrent-cuckoo` through `*_hash` with hashes computed before timing.
@@ -262,15 +188,15 @@ fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
             mib(r.bytes),
             f1(r.bytes as f64 * 8.0 / r.n as f64),
             pct(r.fpr),
-            format!("{} ({})", f1(r.fill_ns), r.fill_threads),
+            format!("{} ({})", f1(r.fill.ns), r.fill.threads),
             cell(r.contains[0]),
             cell(r.contains[1]),
             cell(r.contains[2]),
             b(0),
             b(1),
             b(2),
-            r.insert.map_or("-".into(), cell),
-            r.remove.map_or("-".into(), cell),
+            r.writes.as_ref().map_or("-".into(), |w| cell(w.insert)),
+            r.writes.as_ref().map_or("-".into(), |w| cell(w.remove)),
         ]);
         if let Some(h) = &r.hash {
             t.row(vec![
@@ -294,10 +220,10 @@ fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
     out += &t.render();
     let notes: Vec<String> = rows
         .iter()
-        .filter(|r| !r.note.trim().is_empty() || r.fill_failures > 0)
+        .filter(|r| !r.note.trim().is_empty() || r.fill.failures > 0)
         .map(|r| {
-            let fails = if r.fill_failures > 0 {
-                format!(" {} failed inserts during the fill.", r.fill_failures)
+            let fails = if r.fill.failures > 0 {
+                format!(" {} failed inserts during the fill.", r.fill.failures)
             } else {
                 String::new()
             };
