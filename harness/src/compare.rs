@@ -1,43 +1,36 @@
 //! The side-by-side comparison: every filter on the same keys at the same
 //! load, single-threaded and with threads, against the memory limit.
 
+mod lookups;
 mod subjects;
 mod threads;
 mod writes;
 
-use crate::filters::{self, AtomicCuckoo, CuckooFilterCrate, Filter};
-use crate::keys::queries;
+use crate::filters;
 use crate::memlimit::{anon_huge_mib, measure_limit, Limit};
 use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
-use crate::timing::time_ns;
 use crate::Options;
-use core::hash::BuildHasher;
+use lookups::BURSTS;
 use std::time::Instant;
 use subjects::{subjects, Subject};
 use threads::{rate, MIXES};
 
-const BURSTS: [usize; 3] = [16, 32, 64];
-const FRACTIONS: [f64; 3] = [0.0, 0.5, 1.0];
 /// Everything measured for one filter.
 struct Row {
     name: String,
     n: u64,
     bytes: usize,
     fill: writes::Fill,
-    fpr: f64,
-    contains: [f64; 3],
-    batch: Option<[f64; 3]>,
+    lookups: lookups::Lookups,
     /// Filters that can remove.
     writes: Option<writes::Writes>,
     threaded: Vec<threads::Threaded>,
     /// `concurrent-cuckoo` only: the `*_hash` API.
-    hash: Option<HashRow>,
+    hash: Option<lookups::HashLookups>,
     note: String,
 }
 
 fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row {
-    let quick = opts.quick;
-    let q = if quick { 1_000_000 } else { 2_000_000 };
     let build_start = Instant::now();
     let mut f = (s.build)(n, ours_bits_per_item);
     let build_ns = build_start.elapsed().as_nanos() as f64 / n as f64;
@@ -52,42 +45,22 @@ fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row 
         }
     }
 
-    let steps = 3 + u64::from(caps.batch) * 3 + writes::STEPS;
-    let pb = bar(steps, format!("lookups {}", s.name));
-    let mut warm = queries(n, q / 4, 0.5, 99);
-    f.count_contains(&warm);
-    let mut contains = [0.0; 3];
-    let mut fpr = 0.0;
-    for (i, &frac) in FRACTIONS.iter().enumerate() {
-        let qs = queries(n, q, frac, 100 + i as u64);
-        let (ns, hits) = time_ns(q, || f.count_contains(&qs));
-        contains[i] = ns;
-        if frac == 0.0 {
-            fpr = hits as f64 / q as f64;
-        }
-        pb.inc(1);
-    }
-    let mut batch = None;
-    if caps.batch {
-        let qs = queries(n, q, 0.0, 200);
-        let mut b = [0.0; 3];
-        for (i, &burst) in BURSTS.iter().enumerate() {
-            b[i] = time_ns(q, || f.count_contains_batch(&qs, burst)).0;
-            pb.inc(1);
-        }
-        batch = Some(b);
-    }
-    warm.clear();
+    // One progress bar for the one-thread operations.
+    let pb = bar(
+        lookups::steps(caps.batch) + writes::STEPS,
+        format!("lookups {}", s.name),
+    );
+    let lookups = lookups::measure(f.as_mut(), n, caps.batch, opts, &pb);
     let writes = caps
         .remove
-        .then(|| writes::remove_insert(f.as_mut(), n, quick, &pb));
+        .then(|| writes::remove_insert(f.as_mut(), n, opts.quick, &pb));
     if let Some(w) = &writes {
         if w.found != w.removed {
             note += &format!(" remove found {} of {}", w.found, w.removed);
         }
     }
     pb.finish_and_clear();
-    let hash = f.as_ours().map(|o| measure_hash_api(o, n, opts));
+    let hash = f.as_ours().map(|o| lookups::measure_hash_api(o, n, opts));
 
     let threaded = threads::measure(f.as_ref(), caps, n, opts, s.name);
     drop(f);
@@ -96,63 +69,12 @@ fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row 
         n,
         bytes,
         fill,
-        fpr,
-        contains,
-        batch,
+        lookups,
         writes,
         threaded,
         hash,
         note,
     }
-}
-
-/// `concurrent-cuckoo` through `*_hash` with hashes computed before timing.
-#[derive(Default)]
-struct HashRow {
-    contains: [f64; 3],
-    batch: [f64; 3],
-}
-
-fn measure_hash_api(f: &filters::Ours, n: u64, opts: &Options) -> HashRow {
-    let q = if opts.quick { 1_000_000 } else { 2_000_000 };
-    let hasher = f.hasher().clone();
-    let pb = bar(7, "lookups concurrent-cuckoo *_hash");
-    let hashed = |frac: f64, seed: u64| -> Vec<u64> {
-        queries(n, q, frac, seed)
-            .into_iter()
-            .map(|k| hasher.hash_one(k))
-            .collect()
-    };
-    let warm = hashed(0.5, 99);
-    let mut sink = 0usize;
-    for &h in &warm {
-        sink += usize::from(f.contains_hash(h));
-    }
-    let mut contains = [0.0; 3];
-    for (i, &frac) in FRACTIONS.iter().enumerate() {
-        let hs = hashed(frac, 100 + i as u64);
-        contains[i] = time_ns(q, || hs.iter().filter(|&&h| f.contains_hash(h)).count()).0;
-        pb.inc(1);
-    }
-    let hs = hashed(0.0, 200);
-    let mut batch = [0.0; 3];
-    for (i, &burst) in BURSTS.iter().enumerate() {
-        let mut out = vec![false; burst];
-        batch[i] = time_ns(q, || {
-            let mut hits = 0;
-            for chunk in hs.chunks(burst) {
-                let out = &mut out[..chunk.len()];
-                f.contains_hash_batch(chunk, out);
-                hits += out.iter().filter(|&&b| b).count();
-            }
-            hits
-        })
-        .0;
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
-    std::hint::black_box(sink);
-    HashRow { contains, batch }
 }
 
 fn cell(ns: f64) -> String {
@@ -181,17 +103,17 @@ fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
         "remove",
     ]);
     for r in rows {
-        let b = |i: usize| r.batch.map_or("-".into(), |b| cell(b[i]));
+        let b = |i: usize| r.lookups.batch.map_or("-".into(), |b| cell(b[i]));
         t.row(vec![
             r.name.clone(),
             millions(r.n),
             mib(r.bytes),
             f1(r.bytes as f64 * 8.0 / r.n as f64),
-            pct(r.fpr),
+            pct(r.lookups.fpr),
             format!("{} ({})", f1(r.fill.ns), r.fill.threads),
-            cell(r.contains[0]),
-            cell(r.contains[1]),
-            cell(r.contains[2]),
+            cell(r.lookups.contains[0]),
+            cell(r.lookups.contains[1]),
+            cell(r.lookups.contains[2]),
             b(0),
             b(1),
             b(2),
@@ -253,10 +175,10 @@ fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
             r.name.clone(),
             "contains".into(),
             m.clone(),
-            f1(r.contains[0]),
-            frac(r.contains[0]),
+            f1(r.lookups.contains[0]),
+            frac(r.lookups.contains[0]),
         ]);
-        if let Some(b) = r.batch {
+        if let Some(b) = r.lookups.batch {
             for (i, burst) in BURSTS.iter().enumerate() {
                 t.row(vec![
                     r.name.clone(),
@@ -348,38 +270,6 @@ fn render_limit(limit: &Limit) -> String {
     out
 }
 
-/// Negative lookups of `cuckoofilter` and `atomic-cuckoo-filter` on tables
-/// sized for `n` items (the 1 GiB class). A negative lookup reads both
-/// buckets whatever the load, so the tables hold only a sample of keys:
-/// filling them to 90% would not fit a five-minute run. Both allocate and
-/// write their whole table up front, so every page is real memory.
-fn big_peer_lookups(n: u64, opts: &Options) -> Vec<(String, usize, f64)> {
-    let q = if opts.quick { 500_000 } else { 2_000_000 };
-    let sample = n / 50;
-    let qs = queries(n, q, 0.0, 300);
-    let mut out = Vec::new();
-    type Make = fn(u64) -> Box<dyn Filter>;
-    let makers: [(&str, Make); 2] = [
-        ("cuckoofilter", |n| Box::new(CuckooFilterCrate::new(n))),
-        ("atomic-cuckoo-filter", |n| Box::new(AtomicCuckoo::new(n))),
-    ];
-    for (name, make) in makers {
-        let pb = bar(
-            3,
-            format!("negative lookups {name}, table for {} items", millions(n)),
-        );
-        let mut f = make(n);
-        pb.inc(1);
-        f.insert_range(0..sample, false);
-        pb.inc(1);
-        f.count_contains(&qs[..q / 4]);
-        let (ns, _) = time_ns(q, || f.count_contains(&qs));
-        pb.finish_and_clear();
-        out.push((name.to_string(), f.bytes(), ns));
-    }
-    out
-}
-
 fn measure_all(n: u64, opts: &Options, names: &[&str], started: Instant) -> Vec<Row> {
     let probe = filters::ours(n);
     let bits_per_item = (probe.memory_usage() as u64 * 8).div_ceil(n);
@@ -430,7 +320,7 @@ pub fn run(opts: &Options) -> String {
     out += &render_limit(&limit);
 
     let big = n_big.map(|n| measure_all(n, opts, &["concurrent-cuckoo"], started));
-    let big_peers = n_big.map_or_else(Vec::new, |n| big_peer_lookups(n, opts));
+    let big_peers = n_big.map_or_else(Vec::new, |n| lookups::big_peers(n, opts));
     let rows = measure_all(n_all, opts, &names, started);
 
     if let Some(big) = &big {
@@ -452,7 +342,7 @@ pub fn run(opts: &Options) -> String {
             "`contains_hash` is faster by",
         ]);
         let (ours_ns, ours_hash_ns) = (
-            big[0].contains[0],
+            big[0].lookups.contains[0],
             big[0].hash.as_ref().map_or(f64::NAN, |h| h.contains[0]),
         );
         t.row(vec![
@@ -462,13 +352,13 @@ pub fn run(opts: &Options) -> String {
             "-".into(),
             "-".into(),
         ]);
-        for (name, bytes, ns) in &big_peers {
+        for p in &big_peers {
             t.row(vec![
-                name.clone(),
-                mib(*bytes),
-                f1(*ns),
-                format!("{}x", f2(ns / ours_ns)),
-                format!("{}x", f2(ns / ours_hash_ns)),
+                p.name.clone(),
+                mib(p.bytes),
+                f1(p.ns),
+                format!("{}x", f2(p.ns / ours_ns)),
+                format!("{}x", f2(p.ns / ours_hash_ns)),
             ]);
         }
         out += &t.render();
@@ -490,27 +380,28 @@ pub fn run(opts: &Options) -> String {
             if let Some(p) = find(peer) {
                 let same = format!(
                     "{}x `contains`, {}x `contains_hash`",
-                    f2(p.contains[0] / o.contains[0]),
-                    f2(p.contains[0] / o.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
+                    f2(p.lookups.contains[0] / o.lookups.contains[0]),
+                    f2(p.lookups.contains[0] / o.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
                 );
                 let vs_big = b.map_or(String::new(), |b| {
                     format!(
                         "; ours on the {} table against theirs at {} items: {}x / {}x",
                         mib(b.bytes),
                         millions(p.n),
-                        f2(p.contains[0] / b.contains[0]),
-                        f2(p.contains[0] / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0]))
+                        f2(p.lookups.contains[0] / b.lookups.contains[0]),
+                        f2(p.lookups.contains[0]
+                            / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0]))
                     )
                 });
-                let on_big = big_peers.iter().find(|bp| bp.0 == peer).and_then(|bp| {
+                let on_big = big_peers.iter().find(|bp| bp.name == peer).and_then(|bp| {
                     b.map(|b| {
                         format!(
                             "**{}x `contains`, {}x `contains_hash`** on tables sized for {} items (ours {}, theirs {})",
-                            f2(bp.2 / b.contains[0]),
-                            f2(bp.2 / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
+                            f2(bp.ns / b.lookups.contains[0]),
+                            f2(bp.ns / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
                             millions(b.n),
                             mib(b.bytes),
-                            mib(bp.1)
+                            mib(bp.bytes)
                         )
                     })
                 });
@@ -526,7 +417,7 @@ pub fn run(opts: &Options) -> String {
             }
         }
         let r = b.unwrap_or(o);
-        if let (Some(h), Some(kb)) = (&r.hash, r.batch) {
+        if let (Some(h), Some(kb)) = (&r.hash, r.lookups.batch) {
             t.row(vec![
                 format!("`contains_batch` vs the two-line limit ({} table)", mib(r.bytes)),
                 ">= 0.77".into(),
