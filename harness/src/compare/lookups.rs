@@ -40,7 +40,7 @@ pub struct Lookups {
 
 /// Steps [`measure`] adds to the caller's progress bar.
 pub fn steps(batch: bool) -> u64 {
-    3 + u64::from(batch) * 3
+    (FRACTIONS.len() + usize::from(batch) * BURSTS.len()) as u64
 }
 
 /// Keyed lookups of a filter holding keys `0..n`; `pb` advances once per
