@@ -1,674 +1,93 @@
 //! The side-by-side comparison: every filter on the same keys at the same
 //! load, single-threaded and with threads, against the memory limit.
+//!
+//! This file runs the parts in order; each part is one file:
+//!
+//! * `subjects`: the filters compared and how each is built;
+//! * `writes`: the fill, then remove and insert at 90% load;
+//! * `lookups`: `contains`, batches, the `*_hash` API, and the peers'
+//!   negative lookups on tables of the 1 GiB class;
+//! * `threads`: the mixed workloads on several threads;
+//! * `render` and `goals`: the report's tables and the goals table.
+//!
+//! The memory limit is measured by `crate::memlimit`.
 
-use crate::filters::{
-    self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, Mix, OursKeys, Worker,
-};
-use crate::keys::{key, queries, CpuClock};
-use crate::memlimit::{anon_huge_mib, Buffer};
-use crate::report::{bar, f1, f2, machine, mib, millions, opt, pct, Table};
+mod goals;
+mod lookups;
+mod render;
+mod subjects;
+mod threads;
+mod writes;
+
+use crate::filters;
+use crate::memlimit::{anon_huge_mib, measure_limit};
+use crate::report::{bar, millions};
 use crate::Options;
-use core::hash::BuildHasher;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Barrier;
-use std::time::{Duration, Instant};
-
-const BURSTS: [usize; 3] = [16, 32, 64];
-const FRACTIONS: [f64; 3] = [0.0, 0.5, 1.0];
-const MIXES: [Mix; 3] = [
-    Mix::READ_ONLY,
-    Mix {
-        lookup: 90,
-        insert: 5,
-        remove: 5,
-    },
-    Mix {
-        lookup: 50,
-        insert: 25,
-        remove: 25,
-    },
-];
-
-/// The memory system's limit for random line fetches from a table-sized
-/// buffer.
-pub struct Limit {
-    pub bytes: usize,
-    /// ns per line, 2 MiB pages, 16 lines in flight, one thread.
-    pub line_ns: f64,
-    /// The same with two threads, ns per line per thread.
-    pub line_ns_2t: f64,
-    /// 4 KiB pages, one thread.
-    pub line_ns_4k: f64,
-    /// Dependent chase (latency), 2 MiB pages.
-    pub chase_ns: f64,
-    pub huge_share: Option<f64>,
-}
-
-impl Limit {
-    pub fn lookup_ns(&self) -> f64 {
-        2.0 * self.line_ns
-    }
-}
-
-pub fn measure_limit(bytes: usize, quick: bool) -> Limit {
-    let count = if quick { 2_000_000 } else { 8_000_000 };
-    let pb = bar(
-        5,
-        format!("memory limit: random 64-byte lines from {}", mib(bytes)),
-    );
-    let huge = Buffer::new(bytes, true);
-    let huge_share = huge.huge_page_share();
-    pb.inc(1);
-    huge.random_lines(count / 4, 16, 1); // warm the TLB and caches' state
-    let line_ns = (0..3)
-        .map(|s| huge.random_lines(count, 16, 2 + s))
-        .fold(f64::INFINITY, f64::min);
-    pb.inc(1);
-    let line_ns_2t = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..2)
-            .map(|t| {
-                let huge = &huge;
-                s.spawn(move || huge.random_lines(count, 16, 10 + t))
-            })
-            .collect();
-        let v: Vec<f64> = handles
-            .into_iter()
-            .map(|h| h.join().expect("thread"))
-            .collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    });
-    pb.inc(1);
-    let chase_ns = huge.dependent_lines(count / 16, 5);
-    pb.inc(1);
-    drop(huge);
-    let small = Buffer::new(bytes, false);
-    small.random_lines(count / 4, 16, 1);
-    let line_ns_4k = small.random_lines(count, 16, 3);
-    drop(small);
-    pb.finish_and_clear();
-    Limit {
-        bytes,
-        line_ns,
-        line_ns_2t,
-        line_ns_4k,
-        chase_ns,
-        huge_share,
-    }
-}
+use std::time::Instant;
+use subjects::{subjects, Subject};
 
 /// Everything measured for one filter.
-#[derive(Default)]
 struct Row {
     name: String,
     n: u64,
     bytes: usize,
-    fill_threads: usize,
-    fill_ns: f64,
-    fill_failures: u64,
-    fpr: f64,
-    contains: [f64; 3],
-    batch: Option<[f64; 3]>,
-    insert: Option<f64>,
-    remove: Option<f64>,
-    /// (mix label, threads, M ops/s by the wall clock, by CPU time)
-    threaded: Vec<(String, usize, f64, f64)>,
+    fill: writes::Fill,
+    lookups: lookups::Lookups,
+    /// Filters that can remove.
+    writes: Option<writes::Writes>,
+    threaded: Vec<threads::Threaded>,
     /// `concurrent-cuckoo` only: the `*_hash` API.
-    hash: Option<HashRow>,
+    hash: Option<lookups::HashLookups>,
     note: String,
 }
 
-/// CPU time per operation of `f` (see `CpuClock`), and its result.
-fn time_ns(ops: usize, f: impl FnOnce() -> usize) -> (f64, usize) {
-    let start = CpuClock::now();
-    let r = f();
-    (start.elapsed_ns() / ops as f64, r)
-}
-
-/// Fills keys `0..n`, with `threads` threads when the filter is concurrent.
-/// A filter with a native batched lookup is bulk-loaded: each block of 64
-/// keys is first looked up with `contains_batch`, which fetches its buckets
-/// with many misses in flight, and then inserted from cache. Returns wall
-/// ns per key and failed inserts.
-fn fill(f: &mut dyn Filter, n: u64, threads: usize, name: &str) -> (f64, u64) {
-    let pb = bar(
-        n,
-        format!("fill {name}: {} keys, {threads} thread(s)", millions(n)),
-    );
-    const CHUNK: u64 = 1 << 16;
-    const BLOCK: usize = 64;
-    let start = Instant::now();
-    let failures = if threads <= 1 {
-        let mut failures = 0;
-        let mut at = 0;
-        while at < n {
-            let end = (at + CHUNK).min(n);
-            if let Some(_first) = f.insert_range(at..end, false) {
-                failures += 1;
-            }
-            pb.inc(end - at);
-            at = end;
-        }
-        failures
-    } else {
-        let shared = f.shared();
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (0..threads as u64)
-                .map(|t| {
-                    let pb = pb.clone();
-                    s.spawn(move || {
-                        let mut failures = 0u64;
-                        let mut chunk = t;
-                        let mut block = [0u64; BLOCK];
-                        let mut out = [false; BLOCK];
-                        while chunk * CHUNK < n {
-                            let (a, b) = (chunk * CHUNK, ((chunk + 1) * CHUNK).min(n));
-                            let mut i = a;
-                            while i < b {
-                                let len = (b - i).min(BLOCK as u64) as usize;
-                                for (j, k) in block[..len].iter_mut().enumerate() {
-                                    *k = key(i + j as u64);
-                                }
-                                shared.s_contains_batch(&block[..len], &mut out[..len]);
-                                for &k in &block[..len] {
-                                    failures += u64::from(!shared.s_insert(k));
-                                }
-                                i += len as u64;
-                            }
-                            pb.inc(b - a);
-                            chunk += threads as u64;
-                        }
-                        failures
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("fill thread"))
-                .sum()
-        })
-    };
-    let ns = start.elapsed().as_nanos() as f64 / n as f64;
-    pb.finish_and_clear();
-    (ns, failures)
-}
-
-/// Runs `mix` on `threads` threads for `dur`; returns M operations/s by
-/// the wall clock and by the threads' CPU time (the sum of each thread's
-/// own rate: what the run would do with the cores to itself).
-fn threaded(
-    f: &dyn Filter,
-    mix: Mix,
-    threads: usize,
-    dur: Duration,
-    n: u64,
-    remove_from: &mut u64,
-    insert_from: &mut u64,
-) -> (f64, f64) {
-    let shared = f.shared();
-    let stop = AtomicBool::new(false);
-    let barrier = Barrier::new(threads + 1);
-    let (rf, inf) = (*remove_from, *insert_from);
-    let (results, secs) = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads as u64)
-            .map(|t| {
-                let (stop, barrier) = (&stop, &barrier);
-                s.spawn(move || {
-                    let w = Worker {
-                        thread: t,
-                        threads: threads as u64,
-                        n,
-                        remove_from: rf,
-                        insert_from: inf,
-                        seed: 0xC0FFEE + t * 7919 + rf,
-                    };
-                    barrier.wait();
-                    shared.run_mix(&w, mix, stop)
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        std::thread::sleep(dur);
-        stop.store(true, Ordering::Relaxed);
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| h.join().expect("worker"))
-            .collect();
-        (results, start.elapsed().as_secs_f64())
-    });
-    let ops: u64 = results.iter().map(|r| r.ops).sum();
-    let max_ins = results.iter().map(|r| r.inserts).max().unwrap_or(0);
-    let max_rem = results.iter().map(|r| r.removes).max().unwrap_or(0);
-    *remove_from += max_rem * threads as u64;
-    *insert_from += max_ins * threads as u64;
-    let cpu_rate: f64 = results
-        .iter()
-        .map(|r| r.ops as f64 / r.cpu_ns.max(1.0) * 1e3)
-        .sum();
-    (ops as f64 / secs / 1e6, cpu_rate)
-}
-
-struct Subject {
-    name: &'static str,
-    build: fn(n: u64, ours_bits: u64) -> Box<dyn Filter>,
-    concurrent_fill: bool,
-}
-
-fn subjects() -> Vec<Subject> {
-    vec![
-        Subject {
-            name: "concurrent-cuckoo",
-            build: |n, _| Box::new(OursKeys(filters::ours(n))),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "cuckoofilter",
-            build: |n, _| Box::new(CuckooFilterCrate::new(n)),
-            concurrent_fill: false,
-        },
-        Subject {
-            name: "atomic-cuckoo-filter",
-            build: |n, _| Box::new(AtomicCuckoo::new(n)),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "fastbloom AtomicBloomFilter",
-            // Same memory per item as ours.
-            build: |n, bits_per_item| Box::new(Bloom::new(n * bits_per_item / 64 * 64, n)),
-            concurrent_fill: true,
-        },
-        Subject {
-            name: "xorf BinaryFuse16",
-            build: |n, _| Box::new(Fuse::new(n)),
-            concurrent_fill: false,
-        },
-        Subject {
-            name: "RwLock<HashSet<u64>>",
-            build: |n, _| Box::new(Exact::new(n)),
-            concurrent_fill: false,
-        },
-    ]
-}
-
+/// One filter at `n` items: build and fill, lookups, remove and insert,
+/// the `*_hash` API, then the mixed workloads, in that order.
 fn measure(s: &Subject, n: u64, ours_bits_per_item: u64, opts: &Options) -> Row {
-    let quick = opts.quick;
-    let q = if quick { 1_000_000 } else { 2_000_000 };
-    let mut row = Row {
-        name: s.name.to_string(),
-        n,
-        ..Row::default()
-    };
     let build_start = Instant::now();
     let mut f = (s.build)(n, ours_bits_per_item);
     let build_ns = build_start.elapsed().as_nanos() as f64 / n as f64;
     let caps = f.caps();
     let huge_before = anon_huge_mib();
-    if caps.insert {
-        let threads = if s.concurrent_fill { 2 } else { 1 };
-        let (ns, failures) = fill(f.as_mut(), n, threads, s.name);
-        row.fill_ns = ns;
-        row.fill_threads = threads;
-        row.fill_failures = failures;
-    } else {
-        row.fill_ns = build_ns;
-        row.fill_threads = 1;
-    }
-    row.bytes = f.bytes();
+    let fill = writes::fill(f.as_mut(), n, caps, s.concurrent_fill, build_ns, s.name);
+    let bytes = f.bytes();
+    let mut note = String::new();
     if s.name == "concurrent-cuckoo" {
         if let (Some(a), Some(b)) = (huge_before, anon_huge_mib()) {
-            row.note = format!("{:.0} MiB of the table on 2 MiB pages", b - a);
+            note = format!("{:.0} MiB of the table on 2 MiB pages", b - a);
         }
     }
 
-    let steps = 3 + u64::from(caps.batch) * 3 + 2;
-    let pb = bar(steps, format!("lookups {}", s.name));
-    let mut warm = queries(n, q / 4, 0.5, 99);
-    f.count_contains(&warm);
-    for (i, &frac) in FRACTIONS.iter().enumerate() {
-        let qs = queries(n, q, frac, 100 + i as u64);
-        let (ns, hits) = time_ns(q, || f.count_contains(&qs));
-        row.contains[i] = ns;
-        if frac == 0.0 {
-            row.fpr = hits as f64 / q as f64;
-        }
-        pb.inc(1);
-    }
-    if caps.batch {
-        let qs = queries(n, q, 0.0, 200);
-        let mut b = [0.0; 3];
-        for (i, &burst) in BURSTS.iter().enumerate() {
-            b[i] = time_ns(q, || f.count_contains_batch(&qs, burst)).0;
-            pb.inc(1);
-        }
-        row.batch = Some(b);
-    }
-    warm.clear();
-    if caps.remove {
-        let m = (n / 20).min(if quick { 500_000 } else { 2_000_000 });
-        let (rm, found) = time_ns(m as usize, || f.remove_range(0..m) as usize);
-        pb.inc(1);
-        let (ins, _) = time_ns(m as usize, || f.insert_range(0..m, false).map_or(0, |_| 1));
-        pb.inc(1);
-        row.remove = Some(rm);
-        row.insert = Some(ins);
-        if found as u64 != m {
-            row.note += &format!(" remove found {found} of {m}");
-        }
-    }
-    pb.finish_and_clear();
-    if let Some(o) = f.as_ours() {
-        row.hash = Some(measure_hash_api(o, n, opts));
-    }
-
-    let mixes: Vec<Mix> = MIXES
-        .iter()
-        .copied()
-        .filter(|m| m.insert == 0 || (caps.insert && caps.remove))
-        .collect();
+    // One progress bar for the one-thread operations.
     let pb = bar(
-        (mixes.len() * opts.threads.len()) as u64,
-        format!("threads {}", s.name),
+        lookups::steps(caps.batch) + writes::STEPS,
+        format!("lookups {}", s.name),
     );
-    let (mut remove_from, mut insert_from) = (0u64, 1u64 << 50);
-    for mix in mixes {
-        for &t in &opts.threads {
-            let (wall, cpu) = threaded(
-                f.as_ref(),
-                mix,
-                t,
-                opts.run_time(),
-                n,
-                &mut remove_from,
-                &mut insert_from,
-            );
-            row.threaded.push((mix.label(), t, wall, cpu));
-            pb.inc(1);
+    let lookups = lookups::measure(f.as_mut(), n, caps.batch, opts, &pb);
+    let writes = caps
+        .remove
+        .then(|| writes::remove_insert(f.as_mut(), n, opts.quick, &pb));
+    if let Some(w) = &writes {
+        if w.found != w.removed {
+            note += &format!(" remove found {} of {}", w.found, w.removed);
         }
     }
     pb.finish_and_clear();
+    let hash = f.as_ours().map(|o| lookups::measure_hash_api(o, n, opts));
+
+    let threaded = threads::measure(f.as_ref(), caps, n, opts, s.name);
     drop(f);
-    row
-}
-
-/// `concurrent-cuckoo` through `*_hash` with hashes computed before timing.
-#[derive(Default)]
-struct HashRow {
-    contains: [f64; 3],
-    batch: [f64; 3],
-}
-
-fn measure_hash_api(f: &filters::Ours, n: u64, opts: &Options) -> HashRow {
-    let q = if opts.quick { 1_000_000 } else { 2_000_000 };
-    let hasher = f.hasher().clone();
-    let pb = bar(7, "lookups concurrent-cuckoo *_hash");
-    let hashed = |frac: f64, seed: u64| -> Vec<u64> {
-        queries(n, q, frac, seed)
-            .into_iter()
-            .map(|k| hasher.hash_one(k))
-            .collect()
-    };
-    let warm = hashed(0.5, 99);
-    let mut sink = 0usize;
-    for &h in &warm {
-        sink += usize::from(f.contains_hash(h));
+    Row {
+        name: s.name.to_string(),
+        n,
+        bytes,
+        fill,
+        lookups,
+        writes,
+        threaded,
+        hash,
+        note,
     }
-    let mut contains = [0.0; 3];
-    for (i, &frac) in FRACTIONS.iter().enumerate() {
-        let hs = hashed(frac, 100 + i as u64);
-        contains[i] = time_ns(q, || hs.iter().filter(|&&h| f.contains_hash(h)).count()).0;
-        pb.inc(1);
-    }
-    let hs = hashed(0.0, 200);
-    let mut batch = [0.0; 3];
-    for (i, &burst) in BURSTS.iter().enumerate() {
-        let mut out = vec![false; burst];
-        batch[i] = time_ns(q, || {
-            let mut hits = 0;
-            for chunk in hs.chunks(burst) {
-                let out = &mut out[..chunk.len()];
-                f.contains_hash_batch(chunk, out);
-                hits += out.iter().filter(|&&b| b).count();
-            }
-            hits
-        })
-        .0;
-        pb.inc(1);
-    }
-    pb.finish_and_clear();
-    std::hint::black_box(sink);
-    HashRow { contains, batch }
-}
-
-fn cell(ns: f64) -> String {
-    format!("{} ({})", f1(ns), f1(1e3 / ns))
-}
-
-fn thr(r: &Row, mix: &str, th: usize) -> Option<(f64, f64)> {
-    r.threaded
-        .iter()
-        .find(|(l, t, _, _)| l == mix && *t == th)
-        .map(|x| (x.2, x.3))
-}
-
-/// Tables for one set of rows measured at the same item count.
-fn render(rows: &[Row], limit: &Limit, opts: &Options) -> String {
-    let mut out = String::new();
-    out += "#### One thread: ns per operation (M operations/s)\n\n";
-    out += "Lookups at 0%, 50% and 100% positive keys; batches of negative keys; insert and remove at 90% load (remove 5% of the keys, then insert them again). Times are the thread's CPU time.\n\n";
-    let mut t = Table::new(&[
-        "filter",
-        "items",
-        "memory",
-        "bits/item",
-        "FPR",
-        "fill ns/key (threads)",
-        "contains 0%",
-        "contains 50%",
-        "contains 100%",
-        "batch 16",
-        "batch 32",
-        "batch 64",
-        "insert",
-        "remove",
-    ]);
-    for r in rows {
-        let b = |i: usize| r.batch.map_or("-".into(), |b| cell(b[i]));
-        t.row(vec![
-            r.name.clone(),
-            millions(r.n),
-            mib(r.bytes),
-            f1(r.bytes as f64 * 8.0 / r.n as f64),
-            pct(r.fpr),
-            format!("{} ({})", f1(r.fill_ns), r.fill_threads),
-            cell(r.contains[0]),
-            cell(r.contains[1]),
-            cell(r.contains[2]),
-            b(0),
-            b(1),
-            b(2),
-            r.insert.map_or("-".into(), cell),
-            r.remove.map_or("-".into(), cell),
-        ]);
-        if let Some(h) = &r.hash {
-            t.row(vec![
-                format!("{} `*_hash`", r.name),
-                millions(r.n),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                cell(h.contains[0]),
-                cell(h.contains[1]),
-                cell(h.contains[2]),
-                cell(h.batch[0]),
-                cell(h.batch[1]),
-                cell(h.batch[2]),
-                String::new(),
-                String::new(),
-            ]);
-        }
-    }
-    out += &t.render();
-    let notes: Vec<String> = rows
-        .iter()
-        .filter(|r| !r.note.trim().is_empty() || r.fill_failures > 0)
-        .map(|r| {
-            let fails = if r.fill_failures > 0 {
-                format!(" {} failed inserts during the fill.", r.fill_failures)
-            } else {
-                String::new()
-            };
-            format!("- {}: {}{}", r.name, r.note.trim(), fails)
-        })
-        .collect();
-    if !notes.is_empty() {
-        out += &format!("\n{}\n", notes.join("\n"));
-    }
-
-    out += &format!(
-        "\n#### Negative lookups against the memory limit ({} ns per lookup, one thread)\n\nFraction = limit / measured, as a rate (1.0 = at the limit). The limit is for a buffer of {}; smaller tables are partly cached and can beat it.\n\n",
-        f1(limit.lookup_ns()),
-        mib(limit.bytes)
-    );
-    let mut t = Table::new(&[
-        "filter",
-        "API",
-        "table",
-        "ns per lookup",
-        "fraction of the limit",
-    ]);
-    let frac = |ns: f64| f2(limit.lookup_ns() / ns);
-    for r in rows {
-        let m = mib(r.bytes);
-        t.row(vec![
-            r.name.clone(),
-            "contains".into(),
-            m.clone(),
-            f1(r.contains[0]),
-            frac(r.contains[0]),
-        ]);
-        if let Some(b) = r.batch {
-            for (i, burst) in BURSTS.iter().enumerate() {
-                t.row(vec![
-                    r.name.clone(),
-                    format!("contains_batch ({burst})"),
-                    m.clone(),
-                    f1(b[i]),
-                    frac(b[i]),
-                ]);
-            }
-        }
-        if let Some(h) = &r.hash {
-            t.row(vec![
-                r.name.clone(),
-                "contains_hash".into(),
-                m.clone(),
-                f1(h.contains[0]),
-                frac(h.contains[0]),
-            ]);
-            for (i, burst) in BURSTS.iter().enumerate() {
-                t.row(vec![
-                    r.name.clone(),
-                    format!("contains_hash_batch ({burst})"),
-                    m.clone(),
-                    f1(h.batch[i]),
-                    frac(h.batch[i]),
-                ]);
-            }
-        }
-    }
-    out += &t.render();
-
-    out += "\n#### Threads: M operations/s in total, wall clock (by CPU time)\n\n";
-    out += "Read-only: lookups of keys about half present. Mixes: lookup/insert/remove percentages; inserts add fresh keys and removes take original ones, so the load stays near 90%. `cuckoofilter` is behind a `Mutex`; the Bloom and xor filters cannot delete, so they run read-only only. The number in parentheses sums each thread's operations over its own CPU time: what the run would do with both cores to itself (it flatters lock-based filters, whose waiting threads sleep).\n\n";
-    let mut head = vec!["filter".to_string()];
-    for m in MIXES {
-        for &th in &opts.threads {
-            head.push(format!("{} x{th}", m.label()));
-        }
-    }
-    let head_refs: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
-    let mut t = Table::new(&head_refs);
-    for r in rows {
-        let mut cells = vec![r.name.clone()];
-        for m in MIXES {
-            for &th in &opts.threads {
-                cells.push(
-                    thr(r, &m.label(), th)
-                        .map_or("-".into(), |(w, c)| format!("{} ({})", f1(w), f1(c))),
-                );
-            }
-        }
-        t.row(cells);
-    }
-    out += &t.render();
-    out
-}
-
-fn render_limit(limit: &Limit) -> String {
-    let mut out = format!(
-        "### The memory limit\n\nRandom 64-byte lines from a {} buffer, 16 lines in flight (the depth of `contains_hash_batch`), CPU time per line:\n\n",
-        mib(limit.bytes)
-    );
-    let mut t = Table::new(&[
-        "pages",
-        "threads",
-        "ns per line",
-        "ns per 2 lines (one negative lookup)",
-        "M lookups/s per thread",
-    ]);
-    for (pages, th, ns) in [
-        ("2 MiB", "1", limit.line_ns),
-        ("2 MiB", "2", limit.line_ns_2t),
-        ("4 KiB", "1", limit.line_ns_4k),
-    ] {
-        t.row(vec![
-            pages.into(),
-            th.into(),
-            f1(ns),
-            f1(2.0 * ns),
-            f1(1e3 / (2.0 * ns)),
-        ]);
-    }
-    out += &t.render();
-    out += &format!(
-        "\nDependent chase (one line at a time, 2 MiB pages): {} ns per line. Share of the buffer on 2 MiB pages: {}.\n\n",
-        f1(limit.chase_ns),
-        opt(limit.huge_share, |x| format!("{:.0}%", x * 100.0))
-    );
-    out
-}
-
-/// Negative lookups of `cuckoofilter` and `atomic-cuckoo-filter` on tables
-/// sized for `n` items (the 1 GiB class). A negative lookup reads both
-/// buckets whatever the load, so the tables hold only a sample of keys:
-/// filling them to 90% would not fit a five-minute run. Both allocate and
-/// write their whole table up front, so every page is real memory.
-fn big_peer_lookups(n: u64, opts: &Options) -> Vec<(String, usize, f64)> {
-    let q = if opts.quick { 500_000 } else { 2_000_000 };
-    let sample = n / 50;
-    let qs = queries(n, q, 0.0, 300);
-    let mut out = Vec::new();
-    type Make = fn(u64) -> Box<dyn Filter>;
-    let makers: [(&str, Make); 2] = [
-        ("cuckoofilter", |n| Box::new(CuckooFilterCrate::new(n))),
-        ("atomic-cuckoo-filter", |n| Box::new(AtomicCuckoo::new(n))),
-    ];
-    for (name, make) in makers {
-        let pb = bar(
-            3,
-            format!("negative lookups {name}, table for {} items", millions(n)),
-        );
-        let mut f = make(n);
-        pb.inc(1);
-        f.insert_range(0..sample, false);
-        pb.inc(1);
-        f.count_contains(&qs[..q / 4]);
-        let (ns, _) = time_ns(q, || f.count_contains(&qs));
-        pb.finish_and_clear();
-        out.push((name.to_string(), f.bytes(), ns));
-    }
-    out
 }
 
 fn measure_all(n: u64, opts: &Options, names: &[&str], started: Instant) -> Vec<Row> {
@@ -708,164 +127,19 @@ pub fn run(opts: &Options) -> String {
         names.retain(|n| *n == "concurrent-cuckoo" || n.contains(only.as_str()));
     }
 
-    let mut out = format!(
-        "## Comparison{}\n\n### Machine\n\n{}\n",
-        if quick {
-            " (--quick: 64 MiB tables, partly cached; judge the goals on the full run)"
-        } else {
-            ""
-        },
-        machine()
-    );
+    let mut out = render::header(quick);
     let limit = measure_limit(limit_bytes, quick);
-    out += &render_limit(&limit);
+    out += &render::limit(&limit);
 
     let big = n_big.map(|n| measure_all(n, opts, &["concurrent-cuckoo"], started));
-    let big_peers = n_big.map_or_else(Vec::new, |n| big_peer_lookups(n, opts));
+    let big_peers = n_big.map_or_else(Vec::new, |n| lookups::big_peers(n, opts));
     let rows = measure_all(n_all, opts, &names, started);
 
     if let Some(big) = &big {
-        out += &format!(
-            "### concurrent-cuckoo on a {} table ({} items, 90% load)\n\n",
-            mib(big[0].bytes),
-            millions(big[0].n)
-        );
-        out += &render(big, &limit, opts);
-        out += &format!(
-            "\n#### Peers' negative lookups on tables sized for the same {} items\n\nA negative lookup reads both buckets at any load, so these tables hold a 2% sample of the keys (filling them would take longer than the whole run); both crates write their whole table when they build it, so all of it is real memory. CPU time per lookup:\n\n",
-            millions(big[0].n)
-        );
-        let mut t = Table::new(&[
-            "filter",
-            "table",
-            "ns per negative lookup",
-            "concurrent-cuckoo `contains` is faster by",
-            "`contains_hash` is faster by",
-        ]);
-        let (ours_ns, ours_hash_ns) = (
-            big[0].contains[0],
-            big[0].hash.as_ref().map_or(f64::NAN, |h| h.contains[0]),
-        );
-        t.row(vec![
-            "concurrent-cuckoo".into(),
-            mib(big[0].bytes),
-            f1(ours_ns),
-            "-".into(),
-            "-".into(),
-        ]);
-        for (name, bytes, ns) in &big_peers {
-            t.row(vec![
-                name.clone(),
-                mib(*bytes),
-                f1(*ns),
-                format!("{}x", f2(ns / ours_ns)),
-                format!("{}x", f2(ns / ours_hash_ns)),
-            ]);
-        }
-        out += &t.render();
-        out += "\n";
+        out += &render::big(big, &big_peers, &limit, opts);
     }
-    out += &format!(
-        "### Head to head: every filter sized for {} items at about 90% load\n\nThe same keys for every filter; each hashes them with its own default hasher. The cuckoo filters take 16-bit fingerprints except `cuckoofilter` (8-bit, fixed); the Bloom filter gets the memory of `concurrent-cuckoo`.\n\n",
-        millions(n_all)
-    );
-    out += &render(&rows, &limit, opts);
-
-    // --- goals
-    let find = |name: &str| rows.iter().find(|r| r.name == name);
-    let frac = |ns: f64| f2(limit.lookup_ns() / ns);
-    let mut t = Table::new(&["goal", "target", "achieved"]);
-    if let Some(o) = find("concurrent-cuckoo") {
-        let b = big.as_ref().map(|v| &v[0]);
-        for peer in ["cuckoofilter", "atomic-cuckoo-filter"] {
-            if let Some(p) = find(peer) {
-                let same = format!(
-                    "{}x `contains`, {}x `contains_hash`",
-                    f2(p.contains[0] / o.contains[0]),
-                    f2(p.contains[0] / o.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
-                );
-                let vs_big = b.map_or(String::new(), |b| {
-                    format!(
-                        "; ours on the {} table against theirs at {} items: {}x / {}x",
-                        mib(b.bytes),
-                        millions(p.n),
-                        f2(p.contains[0] / b.contains[0]),
-                        f2(p.contains[0] / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0]))
-                    )
-                });
-                let on_big = big_peers.iter().find(|bp| bp.0 == peer).and_then(|bp| {
-                    b.map(|b| {
-                        format!(
-                            "**{}x `contains`, {}x `contains_hash`** on tables sized for {} items (ours {}, theirs {})",
-                            f2(bp.2 / b.contains[0]),
-                            f2(bp.2 / b.hash.as_ref().map_or(f64::NAN, |h| h.contains[0])),
-                            millions(b.n),
-                            mib(b.bytes),
-                            mib(bp.1)
-                        )
-                    })
-                });
-                let text = match on_big {
-                    Some(big) => format!("{big}; at {} items, 90% load: {same}", millions(o.n)),
-                    None => format!("{same} (both at {} items){vs_big}", millions(o.n)),
-                };
-                t.row(vec![
-                    format!("single negative `contains` vs {peer}"),
-                    ">= 3x".into(),
-                    text,
-                ]);
-            }
-        }
-        let r = b.unwrap_or(o);
-        if let (Some(h), Some(kb)) = (&r.hash, r.batch) {
-            t.row(vec![
-                format!("`contains_batch` vs the two-line limit ({} table)", mib(r.bytes)),
-                ">= 0.77".into(),
-                format!(
-                    "`contains_hash_batch`: {} / {} / {}; keyed `contains_batch`: {} / {} / {} (bursts 16/32/64)",
-                    frac(h.batch[0]), frac(h.batch[1]), frac(h.batch[2]), frac(kb[0]), frac(kb[1]), frac(kb[2])
-                ),
-            ]);
-        }
-        for (peer, target) in [("atomic-cuckoo-filter", ">= 2x"), ("cuckoofilter", ">= 5x")] {
-            if let (Some(a), Some(p)) = (
-                thr(o, "90/5/5", 2),
-                find(peer).and_then(|p| thr(p, "90/5/5", 2)),
-            ) {
-                t.row(vec![
-                    format!(
-                        "90/5/5, 2 threads, vs {peer}{}",
-                        if peer == "cuckoofilter" {
-                            " in a Mutex"
-                        } else {
-                            ""
-                        }
-                    ),
-                    target.into(),
-                    format!(
-                        "{}x wall clock ({}x by CPU time)",
-                        f2(a.0 / p.0),
-                        f2(a.1 / p.1)
-                    ),
-                ]);
-            }
-        }
-        for r in b.into_iter().chain(Some(o)) {
-            if let (Some(two), Some(one)) = (thr(r, "read-only", 2), thr(r, "read-only", 1)) {
-                t.row(vec![
-                    format!("read-only, 2 threads / 1 thread ({} table)", mib(r.bytes)),
-                    ">= 1.9x".into(),
-                    format!(
-                        "{}x wall clock ({}x by CPU time)",
-                        f2(two.0 / one.0),
-                        f2(two.1 / one.1)
-                    ),
-                ]);
-            }
-        }
-    }
-    out += "\n### Goals\n\n";
-    out += &t.render();
+    out += &render::head_to_head(n_all, &rows, &limit, opts);
+    out += &goals::render(&rows, big.as_ref().map(|v| &v[0]), &big_peers, &limit);
     out += &format!(
         "\nTotal run time: {:.0} s.\n",
         started.elapsed().as_secs_f64()

@@ -8,7 +8,8 @@
 //! The measurement loops are default methods, so every implementation gets
 //! its own monomorphic copy: no dynamic call per operation.
 
-use crate::keys::{key, CpuClock, Rng};
+use crate::keys::{key, Rng};
+use crate::timing::CpuClock;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, RwLock};

@@ -17,6 +17,7 @@ mod paper;
 mod plot;
 mod report;
 mod retries;
+mod timing;
 
 use std::time::Duration;
 

@@ -9,10 +9,83 @@
 //! pipelining depth of `contains_hash_batch` (8 keys of 2 lines = 16 lines).
 //! A negative lookup needs two such lines, so `2 * ns_per_line` is the
 //! floor for a lookup out of cache.
+//!
+//! [`measure_limit`] runs that loop in the configurations the comparison
+//! reports: 2 MiB pages on one and two threads, 4 KiB pages, and a
+//! dependent chase.
 
-use crate::keys::{CpuClock, Rng};
+use crate::keys::Rng;
+use crate::report::{bar, mib};
+use crate::timing::CpuClock;
 
 const HUGE: usize = 2 << 20;
+
+/// The memory system's limit for random line fetches from a table-sized
+/// buffer.
+pub struct Limit {
+    pub bytes: usize,
+    /// ns per line, 2 MiB pages, 16 lines in flight, one thread.
+    pub line_ns: f64,
+    /// The same with two threads, ns per line per thread.
+    pub line_ns_2t: f64,
+    /// 4 KiB pages, one thread.
+    pub line_ns_4k: f64,
+    /// Dependent chase (latency), 2 MiB pages.
+    pub chase_ns: f64,
+    pub huge_share: Option<f64>,
+}
+
+impl Limit {
+    pub fn lookup_ns(&self) -> f64 {
+        2.0 * self.line_ns
+    }
+}
+
+pub fn measure_limit(bytes: usize, quick: bool) -> Limit {
+    let count = if quick { 2_000_000 } else { 8_000_000 };
+    let pb = bar(
+        5,
+        format!("memory limit: random 64-byte lines from {}", mib(bytes)),
+    );
+    let huge = Buffer::new(bytes, true);
+    let huge_share = huge.huge_page_share();
+    pb.inc(1);
+    huge.random_lines(count / 4, 16, 1); // warm the TLB and caches' state
+    let line_ns = (0..3)
+        .map(|s| huge.random_lines(count, 16, 2 + s))
+        .fold(f64::INFINITY, f64::min);
+    pb.inc(1);
+    let line_ns_2t = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|t| {
+                let huge = &huge;
+                s.spawn(move || huge.random_lines(count, 16, 10 + t))
+            })
+            .collect();
+        let v: Vec<f64> = handles
+            .into_iter()
+            .map(|h| h.join().expect("thread"))
+            .collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    });
+    pb.inc(1);
+    let chase_ns = huge.dependent_lines(count / 16, 5);
+    pb.inc(1);
+    drop(huge);
+    let small = Buffer::new(bytes, false);
+    small.random_lines(count / 4, 16, 1);
+    let line_ns_4k = small.random_lines(count, 16, 3);
+    drop(small);
+    pb.finish_and_clear();
+    Limit {
+        bytes,
+        line_ns,
+        line_ns_2t,
+        line_ns_4k,
+        chase_ns,
+        huge_share,
+    }
+}
 
 /// An anonymous mapping, optionally backed by transparent huge pages.
 pub struct Buffer {

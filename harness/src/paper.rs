@@ -18,9 +18,10 @@
 //! the same memory as `concurrent-cuckoo`.
 
 use crate::filters::{self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, OursKeys};
-use crate::keys::{queries, CpuClock};
+use crate::keys::queries;
 use crate::plot::{self, Series};
 use crate::report::{bar, f1, f2, machine, mib, millions, pct, Table};
+use crate::timing::{time_ns, CpuClock};
 use crate::Options;
 use std::time::Instant;
 
@@ -131,17 +132,14 @@ fn lookups(
     let mut fpr = 0.0;
     for (i, &p) in POSITIVE.iter().enumerate() {
         let qs = queries(items, q, p, 50 + i as u64);
-        let start = CpuClock::now();
-        let hits = f.count_contains(&qs);
-        single.push(start.elapsed_ns() / q as f64);
+        let (ns, hits) = time_ns(q, || f.count_contains(&qs));
+        single.push(ns);
         if p == 0.0 {
             fpr = hits as f64 / q as f64;
         }
         pb.inc(1);
         if batch {
-            let start = CpuClock::now();
-            f.count_contains_batch(&qs, 32);
-            batched.push(start.elapsed_ns() / q as f64);
+            batched.push(time_ns(q, || f.count_contains_batch(&qs, 32)).0);
             pb.inc(1);
         }
     }
@@ -225,9 +223,7 @@ pub fn run(opts: &Options) -> String {
     {
         let name = "xorf BinaryFuse16";
         let pb = bar(1, format!("Table 3: build {name}"));
-        let start = CpuClock::now();
-        let mut f: Box<dyn Filter> = Box::new(Fuse::new(n));
-        let build_ns = start.elapsed_ns() / n as f64;
+        let (build_ns, mut f) = time_ns(n as usize, || Box::new(Fuse::new(n)) as Box<dyn Filter>);
         pb.finish_and_clear();
         let (lookup, _, fpr) = lookups(f.as_mut(), n, q, false, name);
         results.push(Result {
