@@ -83,21 +83,16 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     fn find(word: Self::Word, fp: Self) -> Option<usize> {
         (0..SLOTS).find(|&i| Self::slot(word, i) == fp)
     }
-    /// Index of the first empty slot, if any.
-    #[inline]
-    fn free_slot(word: Self::Word) -> Option<usize> {
-        Self::find(word, Self::EMPTY)
-    }
+    /// Index of the first empty slot, if any (the same as
+    /// `find(word, EMPTY)`; each width computes it without a loop).
+    fn free_slot(word: Self::Word) -> Option<usize>;
     /// How many slots hold `fp`.
     #[inline]
     fn count(word: Self::Word, fp: Self) -> usize {
         (0..SLOTS).filter(|&i| Self::slot(word, i) == fp).count()
     }
-    /// Occupied slots.
-    #[inline]
-    fn occupied(word: Self::Word) -> usize {
-        SLOTS - Self::count(word, Self::EMPTY)
-    }
+    /// Occupied slots (each width counts them without a loop).
+    fn occupied(word: Self::Word) -> usize;
 }
 
 /// Slot writes use release so that the fingerprint a mover copies into its
@@ -155,6 +150,17 @@ impl Fingerprint for u8 {
     fn same_word(_: usize, _: usize) -> bool {
         true
     }
+    #[inline(always)]
+    fn occupied(word: u32) -> usize {
+        nonzero_lanes(u128::from(word), 0x8080_8080, 0x7F7F_7F7F)
+    }
+    #[inline(always)]
+    fn free_slot(word: u32) -> Option<usize> {
+        first_zero_lane(
+            u128::from(word.wrapping_sub(0x0101_0101) & !word & 0x8080_8080),
+            8,
+        )
+    }
 }
 
 impl Fingerprint for u16 {
@@ -204,6 +210,22 @@ impl Fingerprint for u16 {
     #[inline(always)]
     fn same_word(_: usize, _: usize) -> bool {
         true
+    }
+    #[inline(always)]
+    fn occupied(word: u64) -> usize {
+        nonzero_lanes(
+            u128::from(word),
+            0x8000_8000_8000_8000,
+            0x7FFF_7FFF_7FFF_7FFF,
+        )
+    }
+    #[inline(always)]
+    fn free_slot(word: u64) -> Option<usize> {
+        const ONES: u64 = 0x0001_0001_0001_0001;
+        first_zero_lane(
+            u128::from(word.wrapping_sub(ONES) & !word & (ONES << 15)),
+            16,
+        )
     }
 }
 
@@ -282,6 +304,39 @@ impl Fingerprint for u32 {
     fn same_word(a: usize, b: usize) -> bool {
         a / 2 == b / 2
     }
+    #[inline(always)]
+    fn occupied(word: u128) -> usize {
+        nonzero_lanes(
+            word,
+            0x8000_0000_8000_0000_8000_0000_8000_0000,
+            0x7FFF_FFFF_7FFF_FFFF_7FFF_FFFF_7FFF_FFFF,
+        )
+    }
+    #[inline(always)]
+    fn free_slot(word: u128) -> Option<usize> {
+        const ONES: u128 = 0x0000_0001_0000_0001_0000_0001_0000_0001;
+        first_zero_lane(word.wrapping_sub(ONES) & !word & (ONES << 31), 32)
+    }
+}
+
+/// How many lanes of `w` are non-zero, for lanes whose top bits are
+/// `high` and whose other bits are `low`. Exact for every lane (unlike the
+/// zero-lane test below): each lane's low bits are added to all-ones below
+/// its top bit, which carries into the top bit exactly when they are not
+/// all zero, and never into the next lane.
+#[inline(always)]
+fn nonzero_lanes(w: u128, high: u128, low: u128) -> usize {
+    (((w & low).wrapping_add(low) | w) & high).count_ones() as usize
+}
+
+/// The lowest lane of `bits` bits flagged in `flags`, the result of the
+/// classic zero-lane test `(w - 0x..0101) & !w & 0x..8080`: its lowest set
+/// bit marks exactly the lowest zero lane of `w` (a borrow only propagates
+/// *above* a zero lane, so flags above it may be false, the lowest never
+/// is). Branch-free, where a loop over the four slots costs a branch each.
+#[inline(always)]
+fn first_zero_lane(flags: u128, bits: u32) -> Option<usize> {
+    (flags != 0).then(|| (flags.trailing_zeros() / bits) as usize)
 }
 
 /// A bucket's loaded word as bytes: little-endian, a whole bucket at a time
@@ -381,6 +436,40 @@ mod tests {
         assert!(!u32::copy_outside_word(w32, 0, 5));
         let w32_low_pair: u128 = (7u128 << 32) | 7;
         assert!(!u32::copy_outside_word(w32_low_pair, 0, 7), "same half");
+    }
+
+    /// The branch-free first-free-slot search and occupied count agree with
+    /// their definitions for every pattern of empty and full slots, whatever
+    /// the full slots hold (values with every bit set, or just the low or
+    /// high bit).
+    #[test]
+    fn free_slot_finds_the_first_empty_slot() {
+        fn check<F: Fingerprint>(values: [F; 3]) {
+            for pattern in 0..3usize.pow(SLOTS as u32) {
+                let bucket = F::empty_bucket();
+                let mut p = pattern;
+                for slot in 0..SLOTS {
+                    let v = [F::EMPTY, values[0], values[1]][p % 3];
+                    let v = if p % 3 == 2 && slot % 2 == 1 {
+                        values[2]
+                    } else {
+                        v
+                    };
+                    F::store_slot(&bucket, F::load(&bucket), slot, v);
+                    p /= 3;
+                }
+                let word = F::load(&bucket);
+                assert_eq!(F::free_slot(word), F::find(word, F::EMPTY), "{word:?}");
+                assert_eq!(
+                    F::occupied(word),
+                    SLOTS - F::count(word, F::EMPTY),
+                    "{word:?}"
+                );
+            }
+        }
+        check::<u8>([1, 0xFF, 0x80]);
+        check::<u16>([1, 0xFFFF, 0x8000]);
+        check::<u32>([1, 0xFFFF_FFFF, 0x8000_0000]);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 //! removes no shared-counter contention.
 
 use crate::storage::prefetch;
-use crate::sync::{AtomicI64, AtomicU64, LockGuard, Ordering, RawLock};
+use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
 /// Upper bound on lock stripes by default: 4096 padded locks are 512 KiB.
@@ -179,27 +179,25 @@ impl Stripes {
     #[inline]
     pub(crate) fn lock_pair(&self, a: usize, b: usize) -> StripeGuard<'_> {
         let (lo, hi) = self.pair_of(a, b);
-        let first = self.stripes[lo].lock.lock();
-        let second = (hi != lo).then(|| self.stripes[hi].lock.lock());
+        self.stripes[lo].lock.lock();
+        if hi != lo {
+            self.stripes[hi].lock.lock();
+        }
         StripeGuard {
             stripes: self,
             held: Held::Pair([lo, hi]),
-            _locks: Locks::Pair {
-                _first: first,
-                _second: second,
-            },
         }
     }
 
     /// Locks every stripe in ascending order: `clear`, consistent
     /// snapshots, and inserts that must search a table no writer changes.
     pub(crate) fn lock_all(&self) -> StripeGuard<'_> {
+        for s in self.stripes.iter() {
+            s.lock.lock();
+        }
         StripeGuard {
             stripes: self,
             held: Held::All,
-            _locks: Locks::All {
-                _each: self.stripes.iter().map(|s| s.lock.lock()).collect(),
-            },
         }
     }
 
@@ -268,32 +266,37 @@ enum Held {
     All,
 }
 
-/// The lock guards themselves, kept only to be dropped (which unlocks).
-enum Locks<'a> {
-    Pair {
-        _first: LockGuard<'a>,
-        _second: Option<LockGuard<'a>>,
-    },
-    All {
-        _each: Vec<LockGuard<'a>>,
-    },
-}
-
-/// Stripe locks held by this thread. Every method that changes per-stripe
-/// state or announces a move lives here, so it can only be called with the
-/// locks of the buckets it names (checked in debug builds).
+/// Stripe locks held by this thread, released on drop. Every method that
+/// changes per-stripe state or announces a move lives here, so it can only
+/// be called with the locks of the buckets it names (checked in debug
+/// builds).
 pub(crate) struct StripeGuard<'a> {
     stripes: &'a Stripes,
     held: Held,
-    _locks: Locks<'a>,
+}
+
+impl Drop for StripeGuard<'_> {
+    fn drop(&mut self) {
+        let unlock = |s: usize| self.stripes.stripes[s].lock.unlock();
+        match self.held {
+            Held::Pair([lo, hi]) => {
+                if hi != lo {
+                    unlock(hi);
+                }
+                unlock(lo);
+            }
+            Held::All => (0..self.stripes.stripes.len()).rev().for_each(unlock),
+        }
+    }
 }
 
 impl StripeGuard<'_> {
     /// Whether this guard holds the lock of `bucket`'s stripe.
     #[inline]
     pub(crate) fn holds(&self, bucket: usize) -> bool {
+        let stripe = self.stripes.stripe_of(bucket);
         match self.held {
-            Held::Pair(held) => held.contains(&self.stripes.stripe_of(bucket)),
+            Held::Pair(held) => held.contains(&stripe),
             Held::All => true,
         }
     }

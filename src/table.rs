@@ -88,9 +88,34 @@ const OPTIMISTIC_ATTEMPTS: u32 = 4;
 #[cfg(concurrent_cuckoo_loom)]
 const OPTIMISTIC_ATTEMPTS: u32 = 1;
 
-/// A pair lock kept between consecutive keys of a batch: the stripes it
-/// holds and the guard.
-type HeldPair<'a> = ((usize, usize), StripeGuard<'a>);
+/// Keys per block of a batch: the next block is hashed and prefetched
+/// while this one is written.
+const BLOCK: usize = 64;
+
+/// A batch on a table of at most this many stripes locks them all per
+/// block: at most one acquisition per key, against two for a pair.
+const WHOLE_TABLE_STRIPES: usize = BLOCK;
+
+/// What a batch operation did with one key (see `RawTable::pipelined`).
+enum Step<E> {
+    /// Done; on to the next key.
+    Done,
+    /// The batch stops here.
+    Stop(E),
+    /// It needs its pair locks released (a path search): call again for the
+    /// same key with [`Guard::None`].
+    Unlocked,
+}
+
+/// The locks a batch operation runs under (see `RawTable::pipelined`).
+enum Guard<'g, 's> {
+    /// Every stripe: paths may run under it.
+    All(&'g StripeGuard<'s>),
+    /// The key's two stripes.
+    Pair(&'g StripeGuard<'s>),
+    /// None: take whatever is needed, as a lone call.
+    None,
+}
 
 /// Where a hash lives: both candidate buckets and the fingerprint.
 #[derive(Clone, Copy, Debug)]
@@ -305,21 +330,21 @@ impl<F: Fingerprint> RawTable<F> {
         let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
         let (b1, b2) = (&self.buckets[i1], &self.buckets[i2]);
         let (w1, w2) = (F::load(b1), F::load(b2));
-        let copies = F::count(w1, fp) + F::count(w2, fp);
-        if mode == Mode::Unique && copies > 0 {
+        if mode == Mode::Unique && F::probe_pair(w1, w2, fp) {
             return Some(Ok(false));
-        }
-        if copies >= 2 * SLOTS {
-            guard.record_duplicate(i1);
-            return Some(Err(InsertError::TooManyDuplicates));
         }
         for (i, b, w) in [(i1, b1, w1), (i2, b2, w2)] {
             if let Some(slot) = F::free_slot(w) {
+                // A free slot means fewer than 8 copies: no need to count.
                 F::store_slot(b, w, slot, fp);
                 guard.add_len(i, 1);
                 guard.record_insert(i1, path_len);
                 return Some(Ok(true));
             }
+        }
+        if F::count(w1, fp) + F::count(w2, fp) >= 2 * SLOTS {
+            guard.record_duplicate(i1);
+            return Some(Err(InsertError::TooManyDuplicates));
         }
         None
     }
@@ -331,133 +356,158 @@ impl<F: Fingerprint> RawTable<F> {
     #[cold]
     #[inline(never)]
     fn insert_exclusive(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
-        let all = self.stripes.lock_all();
-        if let Some(done) = self.try_place(loc, mode, &all, 0) {
+        self.insert_under_all(loc, mode, &self.stripes.lock_all())
+    }
+
+    /// An insert under `all`, which holds every stripe: the fast path, and
+    /// if both buckets are full, a search and its moves in a table no other
+    /// writer can change, so its answer is exact.
+    fn insert_under_all(
+        &self,
+        loc: &Location<F>,
+        mode: Mode,
+        all: &StripeGuard<'_>,
+    ) -> Result<bool, InsertError> {
+        if let Some(done) = self.try_place(loc, mode, all, 0) {
             return done;
         }
-        let path = match self.search_path(loc.i1, loc.i2) {
-            Some(path) => path,
-            None => {
-                all.record_full(loc.i1);
-                return Err(InsertError::Full);
-            }
+        let Some(path) = self.search_path(loc.i1, loc.i2) else {
+            all.record_full(loc.i1);
+            return Err(InsertError::Full);
         };
         for hop in path.hops() {
-            let moved = self.move_locked(&all, hop);
+            let moved = self.move_locked(all, hop);
             debug_assert!(moved, "a path found in a locked table is valid");
         }
-        self.try_place(loc, mode, &all, path.len())
+        self.try_place(loc, mode, all, path.len())
             .unwrap_or(Err(InsertError::Full))
     }
 
     /// Inserts the `n` hashes `hash_at(0..n)` in order, each exactly as by
     /// [`insert`](Self::insert) in [`Mode::Multi`], stopping at the first
-    /// refused one: `Err((index, why))`.
-    ///
-    /// Pipelined in blocks of `BLOCK`: the hashes of the next block are
-    /// computed and their buckets and lock lines prefetched before the
-    /// current block is inserted, so the inserts find their lines in cache
-    /// (a lone insert waits for four misses in a row). Within a block,
-    /// consecutive keys whose bucket pairs take the same two stripe locks
-    /// share one acquisition. No lock is held while `hash_at` runs (it may
-    /// be a user's `Hash` impl), nor across blocks.
+    /// refused one: `Err((index, why))`. Pipelined: see [`pipelined`](Self::pipelined).
     pub(crate) fn insert_batch(
         &self,
         n: usize,
         hash_at: impl Fn(usize) -> u64,
     ) -> Result<(), (usize, InsertError)> {
-        self.pipelined(n, &hash_at, |k, loc, held| {
-            let guard = self.reuse_or_lock(held, loc);
-            match self.try_place(loc, Mode::Multi, &guard.1, 0) {
-                Some(Ok(_)) => {
-                    *held = Some(guard);
-                    Ok(())
-                }
-                Some(Err(e)) => Err((k, e)),
-                None => {
-                    drop(guard);
-                    self.insert_prefetched(loc, Mode::Multi)
-                        .map(drop)
-                        .map_err(|e| (k, e))
-                }
+        self.pipelined(n, &hash_at, |k, loc, guard| {
+            let done = match guard {
+                Guard::All(all) => self.insert_under_all(loc, Mode::Multi, all),
+                Guard::Pair(pair) => match self.try_place(loc, Mode::Multi, pair, 0) {
+                    Some(done) => done,
+                    None => return Step::Unlocked,
+                },
+                Guard::None => self.insert_prefetched(loc, Mode::Multi),
+            };
+            match done {
+                Ok(_) => Step::Done,
+                Err(e) => Step::Stop((k, e)),
             }
         })
     }
 
     /// Removes one copy of each of the `out.len()` hashes `hash_at(i)`, in
     /// order, each exactly as by [`remove`](Self::remove); `out[i]` tells
-    /// whether a copy was removed. Pipelined like [`insert_batch`](Self::insert_batch).
+    /// whether a copy was removed. Pipelined: see [`pipelined`](Self::pipelined).
     pub(crate) fn remove_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        let result: Result<(), (usize, InsertError)> =
-            self.pipelined(out.len(), &hash_at, |k, loc, held| {
-                let guard = self.reuse_or_lock(held, loc);
-                out[k] = self.remove_locked(loc, &guard.1);
-                *held = Some(guard);
-                Ok(())
-            });
+        let result: Result<(), ()> = self.pipelined(out.len(), &hash_at, |k, loc, guard| {
+            out[k] = match guard {
+                Guard::All(g) | Guard::Pair(g) => self.remove_locked(loc, g),
+                Guard::None => self.remove(loc),
+            };
+            Step::Done
+        });
         debug_assert!(result.is_ok());
     }
 
     /// The batch pipeline shared by [`insert_batch`](Self::insert_batch)
     /// and [`remove_batch`](Self::remove_batch): calls `op(k, location,
-    /// held)` for `k` in `0..n` in order, with the block after `k`'s already
-    /// hashed and prefetched; `held` carries a reusable guard between calls
-    /// within a block. Stops at the first error.
+    /// guard)` for `k` in `0..n`, in order.
+    ///
+    /// Keys go in blocks of [`BLOCK`]: the hashes of the next block are
+    /// computed and their buckets and lock lines prefetched before the
+    /// current block is written, so the writes find their lines in cache (a
+    /// lone insert waits for four misses in a row). No lock is held while
+    /// `hash_at` runs (it may be a user's `Hash` impl).
+    ///
+    /// Locking depends on the table. With at most [`WHOLE_TABLE_STRIPES`]
+    /// stripes (a table of up to 64k buckets), each block takes every
+    /// stripe once ([`Guard::All`]): at most one acquisition per key
+    /// instead of two, and a key that needs a
+    /// displacement path runs it under the same locks, in a table no other
+    /// writer changes. Larger tables lock each key's two stripes
+    /// ([`Guard::Pair`]); an op that needs a path answers
+    /// [`Step::Unlocked`] and is called again with [`Guard::None`], to
+    /// search and move as a lone insert does.
     #[inline]
-    fn pipelined<'a, E>(
-        &'a self,
+    fn pipelined<E>(
+        &self,
         n: usize,
         hash_at: &impl Fn(usize) -> u64,
-        mut op: impl FnMut(usize, &Location<F>, &mut Option<HeldPair<'a>>) -> Result<(), E>,
+        mut op: impl FnMut(usize, &Location<F>, Guard<'_, '_>) -> Step<E>,
     ) -> Result<(), E> {
-        const BLOCK: usize = 16;
         let empty = Location {
             i1: 0,
             i2: 0,
             fp: F::EMPTY,
         };
-        let (mut current, mut next) = ([empty; BLOCK], [empty; BLOCK]);
+        let whole_table = self.stripes.count() <= WHOLE_TABLE_STRIPES;
+        // Two blocks, used in turn: the one being written and the next.
+        let mut blocks = [[empty; BLOCK]; 2];
         let fill = |block: &mut [Location<F>; BLOCK], start: usize| {
             for (j, loc) in block.iter_mut().enumerate().take(n.saturating_sub(start)) {
                 *loc = self.locate(hash_at(start + j));
                 self.prefetch(loc);
-                self.stripes.prefetch_locks(loc.i1, loc.i2);
+                if !whole_table {
+                    self.stripes.prefetch_locks(loc.i1, loc.i2);
+                }
             }
         };
-        fill(&mut current, 0);
+        fill(&mut blocks[0], 0);
         let mut start = 0;
         while start < n {
+            let (now, later) = blocks.split_at_mut(1);
+            let (current, next) = if (start / BLOCK).is_multiple_of(2) {
+                (&now[0], &mut later[0])
+            } else {
+                (&later[0], &mut now[0])
+            };
             if start + BLOCK < n {
-                fill(&mut next, start + BLOCK);
+                fill(next, start + BLOCK);
             }
-            let mut held = None;
-            for (j, loc) in current.iter().enumerate().take(n - start) {
-                op(start + j, loc, &mut held)?;
+            let block = &current[..BLOCK.min(n - start)];
+            if whole_table {
+                let all = self.stripes.lock_all();
+                for (j, loc) in block.iter().enumerate() {
+                    match op(start + j, loc, Guard::All(&all)) {
+                        Step::Done => {}
+                        Step::Stop(e) => return Err(e),
+                        Step::Unlocked => unreachable!("every path runs under all locks"),
+                    }
+                }
+            } else {
+                for (j, loc) in block.iter().enumerate() {
+                    // The pair guard must be gone before a retry without
+                    // it: the retry takes these locks again.
+                    let step = {
+                        let pair = self.stripes.lock_pair(loc.i1, loc.i2);
+                        op(start + j, loc, Guard::Pair(&pair))
+                    };
+                    let step = match step {
+                        Step::Unlocked => op(start + j, loc, Guard::None),
+                        step => step,
+                    };
+                    match step {
+                        Step::Done => {}
+                        Step::Stop(e) => return Err(e),
+                        Step::Unlocked => unreachable!("an op without a guard must decide"),
+                    }
+                }
             }
-            drop(held);
-            core::mem::swap(&mut current, &mut next);
             start += BLOCK;
         }
         Ok(())
-    }
-
-    /// The guard of `loc`'s two stripes: the one `held` from the previous
-    /// key if it is the same pair, else a fresh one (after releasing
-    /// `held`). A guard lives for at most one block of a batch.
-    #[inline]
-    fn reuse_or_lock<'a>(
-        &'a self,
-        held: &mut Option<HeldPair<'a>>,
-        loc: &Location<F>,
-    ) -> HeldPair<'a> {
-        let pair = self.stripes.pair_of(loc.i1, loc.i2);
-        match held.take() {
-            Some(guard) if guard.0 == pair => guard,
-            other => {
-                drop(other);
-                (pair, self.stripes.lock_pair(loc.i1, loc.i2))
-            }
-        }
     }
 
     /// Removes one copy of `loc.fp`, if present.

@@ -344,14 +344,21 @@ fn insert_batch_stops_at_full_and_leaves_the_rest_out() {
     assert_eq!(f.insert_hash_batch(&[1, 2]).unwrap_err().inserted(), 0);
 }
 
+/// Same seed, same operations: the batch filter must be byte-identical to
+/// the one built with single calls, up to full and with duplicates. Small
+/// tables (at most 64 stripes) lock the whole table per block of a batch;
+/// larger ones lock each key's pair and search paths as single calls do.
 #[test]
 fn batches_place_exactly_as_the_same_calls_one_at_a_time() {
-    // Same seed, same operations: the batch filter must be byte-identical
-    // to the one built with single calls, near full and with duplicates.
-    let mut rng = Rng(31);
+    batches_match_single_calls(10_000, 1000, 31);
+    batches_match_single_calls(300_000, 20_000, 32);
+}
+
+fn batches_match_single_calls(capacity: usize, max_batch: usize, seed: u64) {
+    let mut rng = Rng(seed);
     let build = || {
         CuckooFilter::builder()
-            .capacity(10_000)
+            .capacity(capacity)
             .fingerprint_bits(8)
             .seed(77)
             .build()
@@ -361,7 +368,7 @@ fn batches_place_exactly_as_the_same_calls_one_at_a_time() {
     let mut stored: Vec<u64> = Vec::new();
     let mut saw_full = false;
     for round in 0..50 {
-        let keys: Vec<u64> = (0..rng.below(1000))
+        let keys: Vec<u64> = (0..rng.below(max_batch))
             .map(|_| {
                 if !stored.is_empty() && rng.below(10) == 0 {
                     stored[rng.below(stored.len())]
@@ -398,6 +405,11 @@ fn batches_place_exactly_as_the_same_calls_one_at_a_time() {
         assert_eq!(batched.to_bytes(), single.to_bytes(), "round {round}");
     }
     assert!(saw_full, "the test must fill the table until a batch stops");
+    let stripes = batched.stripe_count();
+    assert!(
+        (capacity < 50_000) == (stripes <= 64),
+        "{capacity}: {stripes} stripes: both locking modes must be covered"
+    );
     assert_eq!(batched.stats().inserts, single.stats().inserts);
 }
 

@@ -252,6 +252,89 @@ impl Filter for OursKeys {
     }
 }
 
+/// This crate filled and emptied with `insert_batch` / `remove_batch`
+/// (pipelined writes) instead of one call per key; otherwise as [`OursKeys`].
+pub struct OursBatch(pub Ours);
+
+impl Shared for OursBatch {
+    #[inline]
+    fn s_insert(&self, k: u64) -> bool {
+        self.0.insert(&k).is_ok()
+    }
+    #[inline]
+    fn s_contains(&self, k: u64) -> bool {
+        self.0.contains(&k)
+    }
+    #[inline]
+    fn s_remove(&self, k: u64) -> bool {
+        self.0.remove(&k)
+    }
+}
+
+impl Filter for OursBatch {
+    #[inline]
+    fn insert(&mut self, k: u64) -> bool {
+        self.0.insert(&k).is_ok()
+    }
+    #[inline]
+    fn contains(&mut self, k: u64) -> bool {
+        self.0.contains(&k)
+    }
+    #[inline]
+    fn remove(&mut self, k: u64) -> bool {
+        self.0.remove(&k)
+    }
+    #[inline]
+    fn contains_batch(&mut self, keys: &[u64], out: &mut [bool]) {
+        self.0.contains_batch(keys, out)
+    }
+    fn caps(&self) -> Caps {
+        Caps {
+            insert: true,
+            remove: true,
+            batch: true,
+        }
+    }
+    fn bytes(&self) -> usize {
+        self.0.memory_usage()
+    }
+    fn shared(&self) -> &dyn Shared {
+        self
+    }
+    fn as_ours(&self) -> Option<&Ours> {
+        Some(&self.0)
+    }
+
+    fn insert_range(&mut self, range: std::ops::Range<u64>, stop_at_failure: bool) -> Option<u64> {
+        const CHUNK: u64 = 4096;
+        let keys: Vec<u64> = range.clone().map(key).collect();
+        let mut first = None;
+        let mut at = 0usize;
+        while at < keys.len() {
+            let end = (at + CHUNK as usize).min(keys.len());
+            match self.0.insert_batch(&keys[at..end]) {
+                Ok(()) => at = end,
+                Err(e) => {
+                    let failed = at + e.inserted();
+                    first.get_or_insert(range.start + failed as u64);
+                    if stop_at_failure {
+                        break;
+                    }
+                    at = failed + 1;
+                }
+            }
+        }
+        first
+    }
+
+    fn remove_range(&mut self, range: std::ops::Range<u64>) -> u64 {
+        let keys: Vec<u64> = range.map(key).collect();
+        let mut removed = vec![false; keys.len()];
+        self.0.remove_batch(&keys, &mut removed);
+        removed.iter().filter(|&&r| r).count() as u64
+    }
+}
+
 // ---------------------------------------------------------------------------
 // cuckoofilter 0.5 (single-threaded; a Mutex for threads)
 

@@ -5,6 +5,7 @@
 //! cargo run --release -p cuckoo-harness -- [--quick] [--out FILE]
 //! cargo run --release -p cuckoo-harness -- paper [--quick] [--out FILE] [--svg-dir DIR]
 //! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
+//! cargo run --release -p cuckoo-harness -- writes [--quick]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -18,6 +19,7 @@ mod plot;
 mod report;
 mod retries;
 mod timing;
+mod writes;
 
 use std::time::Duration;
 
@@ -47,7 +49,8 @@ fn usage() -> ! {
         "usage: cuckoo-harness [paper] [--quick] [--n ITEMS] [--out FILE] [--svg-dir DIR] [--only NAME]\n\
          \n  (default)  side-by-side comparison on a 1 GiB table (--quick: 64 MiB)\
          \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
-         \n  retries    lookup retries per lookup against lock stripe and version counts"
+         \n  retries    lookup retries per lookup against lock stripe and version counts\
+         \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers"
     );
     std::process::exit(2)
 }
@@ -84,7 +87,7 @@ fn main() {
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
                     .collect()
             }
-            "paper" | "compare" | "retries" => mode = arg,
+            "paper" | "compare" | "retries" | "writes" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -92,6 +95,7 @@ fn main() {
     let text = match mode.as_str() {
         "paper" => paper::run(&opts),
         "retries" => retries::run(&opts),
+        "writes" => writes::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");

@@ -17,7 +17,9 @@
 //! `concurrent-cuckoo` held at its first failure, and the Bloom filter gets
 //! the same memory as `concurrent-cuckoo`.
 
-use crate::filters::{self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, OursKeys};
+use crate::filters::{
+    self, AtomicCuckoo, Bloom, CuckooFilterCrate, Exact, Filter, Fuse, OursBatch, OursKeys,
+};
 use crate::keys::queries;
 use crate::plot::{self, Series};
 use crate::report::{bar, f1, f2, machine, mib, millions, pct, Table};
@@ -157,9 +159,12 @@ pub fn run(opts: &Options) -> String {
 
     // Cuckoo filters: fill to first failure.
     type Make = fn(u64) -> Box<dyn Filter>;
-    let cuckoos: [(&'static str, Make); 3] = [
+    let cuckoos: [(&'static str, Make); 4] = [
         ("concurrent-cuckoo", |n| {
             Box::new(OursKeys(filters::ours(n)))
+        }),
+        ("concurrent-cuckoo insert_batch", |n| {
+            Box::new(OursBatch(filters::ours(n)))
         }),
         ("cuckoofilter", |n| Box::new(CuckooFilterCrate::new(n))),
         ("atomic-cuckoo-filter", |n| Box::new(AtomicCuckoo::new(n))),

@@ -761,3 +761,96 @@ fn insert_unique_against_remove_of_the_same_key() {
         assert_eq!(f.occupied_slots(), usize::from(added));
     });
 }
+
+// ---------------------------------------------------------------------------
+// Batches: the same protocols through insert_batch / remove_batch, under
+// both of their locking modes (every stripe per block on small tables, the
+// key's pair on tables of more than 64 stripes).
+// ---------------------------------------------------------------------------
+
+/// [`tiny`] with `stripes` lock stripes: 2 makes a batch lock the whole
+/// table per block; 128 (more than 64) makes it lock each key's pair.
+fn tiny_striped(buckets: usize, max_path: usize, stripes: usize) -> Filter {
+    CuckooFilter::builder()
+        .bucket_count(buckets)
+        .stripe_count(stripes)
+        .max_path_len(max_path)
+        .fingerprint_bits(16)
+        .hasher(Identity)
+        .build()
+        .unwrap()
+}
+
+/// A batch whose key needs the displacement of [`displacement_setup`],
+/// against a reader of the key being moved.
+fn batch_insert_displaces_while_a_reader_looks(stripes: usize) {
+    model(move || {
+        let f = Arc::new(tiny_striped(4, 1, stripes));
+        let (victim, newcomer, stored) = displacement_setup(&f);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&victim),
+                    "LOST FINGERPRINT: reader missed a key a batch displaced"
+                )
+            })
+        };
+        f.insert_batch(&[newcomer]).unwrap();
+        reader.join().unwrap();
+        assert_eq!(f.relocations(), 1, "the batch must displace the victim");
+        assert!(stored.iter().all(|k| f.contains(k)) && f.contains(&newcomer));
+        assert_eq!(f.len(), stored.len() + 1);
+        assert_eq!(f.occupied_slots(), stored.len() + 1);
+    });
+}
+
+#[test]
+fn batch_insert_displaces_under_the_whole_table_lock_while_a_reader_looks() {
+    batch_insert_displaces_while_a_reader_looks(2);
+}
+
+#[test]
+fn batch_insert_displaces_under_pair_locks_while_a_reader_looks() {
+    batch_insert_displaces_while_a_reader_looks(128);
+}
+
+/// The same-key scenario of protocol 2, through batches: a second copy
+/// inserted by `insert_batch` lands in the alternate bucket, and
+/// `remove_batch` clears the older copy in the primary.
+fn batch_remove_of_a_second_copy_against_a_reader(stripes: usize) {
+    model(move || {
+        let f = Arc::new(tiny_striped(4, 1, stripes));
+        let mut keys = Keys::new();
+        let key = keys.with_buckets(&f, 0, 1);
+        f.insert(&key).unwrap();
+        let mut stored = vec![key];
+        keys.insert_n(&f, 0, 3, 3, &mut stored);
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&key),
+                    "LOST FINGERPRINT: a batch remove hid a key with another copy"
+                )
+            })
+        };
+        f.insert_batch(&[key]).unwrap();
+        let mut removed = [false];
+        f.remove_batch(&[key], &mut removed);
+        assert!(removed[0]);
+        reader.join().unwrap();
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert_eq!(f.len(), stored.len());
+    });
+}
+
+#[test]
+fn batch_remove_of_a_second_copy_under_the_whole_table_lock_against_a_reader() {
+    batch_remove_of_a_second_copy_against_a_reader(2);
+}
+
+#[test]
+fn batch_remove_of_a_second_copy_under_pair_locks_against_a_reader() {
+    batch_remove_of_a_second_copy_against_a_reader(128);
+}
