@@ -1,0 +1,136 @@
+//! The Rust side of the C interop test (`scripts/test-c.sh`).
+//!
+//! ```text
+//! interop write PATH   build the interop filter in Rust and save it to PATH
+//! interop check PATH   load PATH (saved from C by ffi/tests/test_ffi.c) and
+//!                      check it is exactly the filter Rust builds
+//! ```
+//!
+//! The interop filter, built identically by `interop_build()` in
+//! `ffi/tests/test_ffi.c`: seed `0x0123456789ABCDEF`, capacity 10000,
+//! 16-bit fingerprints; the text keys `"interop-<i>"` for `i < 2000`, the
+//! binary keys of every length below 300 (byte `j` of the key of length
+//! `len` is `j * 31 + len * 7 + 1` mod 256), all as `&[u8]`; the hashes
+//! `fmix64(i + 1)` for `i < 500` through `insert_hash`; then the text keys
+//! with `i % 5 == 0` removed. Same seed, same keys in the same order, and
+//! C byte keys hashing as `&[u8]`, give the same table byte for byte.
+//!
+//! Exits 0 on success, 1 with a message on any mismatch, 2 on bad usage.
+
+use concurrent_cuckoo::CuckooFilter;
+use std::process::ExitCode;
+
+const SEED: u64 = 0x0123_4567_89AB_CDEF;
+const TEXT_KEYS: u32 = 2000;
+const BINARY_MAX: usize = 300;
+const HASHES: u64 = 500;
+
+fn fmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn text_key(i: u32) -> Vec<u8> {
+    format!("interop-{i}").into_bytes()
+}
+
+fn binary_key(len: usize) -> Vec<u8> {
+    (0..len).map(|j| (j * 31 + len * 7 + 1) as u8).collect()
+}
+
+fn build() -> Result<CuckooFilter, String> {
+    let f = CuckooFilter::builder()
+        .capacity(10_000)
+        .fingerprint_bits(16)
+        .seed(SEED)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let err = |e: concurrent_cuckoo::InsertError| e.to_string();
+    for i in 0..TEXT_KEYS {
+        f.insert(&text_key(i)[..]).map_err(err)?;
+    }
+    for len in 0..BINARY_MAX {
+        f.insert(&binary_key(len)[..]).map_err(err)?;
+    }
+    for i in 0..HASHES {
+        f.insert_hash(fmix64(i + 1)).map_err(err)?;
+    }
+    for i in (0..TEXT_KEYS).step_by(5) {
+        if !f.remove(&text_key(i)[..]) {
+            return Err(format!("text key {i} vanished before its remove"));
+        }
+    }
+    Ok(f)
+}
+
+/// Every key the interop filter must hold is found (through both the
+/// single and the batch lookup), and the length is exact.
+fn check_answers(f: &CuckooFilter) -> Result<(), String> {
+    let present: Vec<Vec<u8>> = (0..TEXT_KEYS)
+        .filter(|i| i % 5 != 0)
+        .map(text_key)
+        .chain((0..BINARY_MAX).map(binary_key))
+        .collect();
+    let want_len = present.len() + HASHES as usize;
+    if f.len() != want_len {
+        return Err(format!("length {} instead of {want_len}", f.len()));
+    }
+    let slices: Vec<&[u8]> = present.iter().map(Vec::as_slice).collect();
+    let mut found = vec![false; slices.len()];
+    f.contains_batch(&slices, &mut found);
+    for (key, &hit) in slices.iter().zip(&found) {
+        if !hit || !f.contains(*key) {
+            return Err(format!("key {key:?} is missing"));
+        }
+    }
+    if let Some(i) = (0..HASHES).find(|&i| !f.contains_hash(fmix64(i + 1))) {
+        return Err(format!("hash {i} is missing"));
+    }
+    Ok(())
+}
+
+fn run(mode: &str, path: &str) -> Result<(), String> {
+    let built = build()?;
+    check_answers(&built)?;
+    match mode {
+        "write" => built
+            .write_to_path(path)
+            .map_err(|e| format!("saving {path}: {e}")),
+        "check" => {
+            let file = std::fs::File::open(path).map_err(|e| format!("opening {path}: {e}"))?;
+            let loaded =
+                CuckooFilter::read_from(file).map_err(|e| format!("loading {path}: {e}"))?;
+            check_answers(&loaded)?;
+            if loaded.to_bytes() != built.to_bytes() {
+                return Err(format!(
+                    "{path} holds a different table than Rust builds from the same keys and seed"
+                ));
+            }
+            Ok(())
+        }
+        _ => unreachable!("mode checked by main"),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [mode, path] = args.as_slice() else {
+        eprintln!("usage: interop write|check PATH");
+        return ExitCode::from(2);
+    };
+    if mode != "write" && mode != "check" {
+        eprintln!("usage: interop write|check PATH");
+        return ExitCode::from(2);
+    }
+    match run(mode, path) {
+        Ok(()) => {
+            println!("interop {mode} {path}: ok");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("interop {mode} {path}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

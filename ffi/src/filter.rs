@@ -1,0 +1,597 @@
+//! Creating and freeing filters, and every operation on one.
+//!
+//! Byte keys always go through the keyed API (`insert(&[u8])` and
+//! friends), never through a hash computed here and `*_hash`: how a key's
+//! hash maps to buckets belongs to the core library and may change, and
+//! only the keyed path keeps C and Rust answering alike.
+
+use crate::status::ccf_status::{self, *};
+use crate::{ccf_filter, filter_ref, guard, key_bytes, out_array};
+use concurrent_cuckoo::CuckooFilter;
+use core::ffi::c_void;
+
+/// Byte keys of `ccf_contains_batch` go to the library in groups of this
+/// many, gathered on the stack: no allocation per call, and long enough for
+/// the library's prefetch pipeline (8 keys ahead) to run at full depth.
+const KEY_CHUNK: usize = 64;
+
+/// Creates a filter that holds at least `capacity` items, with a random
+/// hash seed.
+///
+/// `false_positive_rate` 0 means the default: 16-bit fingerprints (a false
+/// positive rate below 0.013%); otherwise it must be strictly between 0
+/// and 1, and the narrowest fingerprint (8, 16 or 32 bits) whose bound
+/// `8 / 2^bits` meets it is chosen. The table takes about
+/// `capacity * bits / 0.9 / 8` bytes, allocated and zeroed here.
+///
+/// Returns `CCF_OK` and stores the new filter in `*out`, to be released
+/// with `ccf_free`. On any error `*out` is left unchanged:
+/// `CCF_INVALID_ARGUMENT` for a NULL `out`, a capacity too large to
+/// address (over 2^32 buckets of 4 slots) or a rate outside [0, 1) or NaN;
+/// `CCF_ALLOCATION_FAILED` if the memory cannot be had.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_new(
+    capacity: usize,
+    false_positive_rate: f64,
+    out: *mut *mut ccf_filter,
+) -> ccf_status {
+    // SAFETY: the caller upholds `ccf_new_with_options`' contract for `out`;
+    // `seed` is NULL, which it accepts.
+    unsafe { ccf_new_with_options(capacity, false_positive_rate, 0, core::ptr::null(), out) }
+}
+
+/// `ccf_new` with every option: `fingerprint_bits` 8, 16 or 32 (0 = chosen
+/// from `false_positive_rate`, or 16 if that is 0 too), and `seed`, a
+/// pointer to the hash seed to use (NULL = a fresh random seed).
+///
+/// A fixed seed makes runs reproducible and lets two filters built alike
+/// hold identical tables; a random one (the default) keeps an attacker who
+/// knows the hash function from choosing keys that collide. The seed is
+/// stored in saved files.
+///
+/// Returns as `ccf_new`, plus `CCF_INVALID_ARGUMENT` for an unsupported
+/// width or one whose bound `8 / 2^bits` exceeds a non-zero
+/// `false_positive_rate`. `*out` is left unchanged on any error.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer; `seed` is NULL or points
+/// to a readable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_new_with_options(
+    capacity: usize,
+    false_positive_rate: f64,
+    fingerprint_bits: u32,
+    seed: *const u64,
+    out: *mut *mut ccf_filter,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        if out.is_null() {
+            return CCF_INVALID_ARGUMENT;
+        }
+        let mut builder = CuckooFilter::builder().capacity(capacity);
+        // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
+        // refuses it.
+        if false_positive_rate != 0.0 {
+            builder = builder.false_positive_rate(false_positive_rate);
+        }
+        if fingerprint_bits != 0 {
+            builder = builder.fingerprint_bits(fingerprint_bits);
+        }
+        // SAFETY: `seed` is NULL (`as_ref` gives None) or points to a
+        // readable, aligned `uint64_t` (caller's contract).
+        if let Some(&seed) = unsafe { seed.as_ref() } {
+            builder = builder.seed(seed);
+        }
+        match builder.build() {
+            Ok(inner) => {
+                let handle = Box::into_raw(Box::new(ccf_filter { inner }));
+                // SAFETY: `out` is non-null (checked) and valid for writing
+                // a pointer (caller's contract).
+                unsafe { out.write(handle) };
+                CCF_OK
+            }
+            Err(e) => e.into(),
+        }
+    })
+}
+
+/// Releases a filter and its table. NULL is a no-op.
+///
+/// Not thread-safe: no other call may be using `f`, and `f` must not be
+/// used (or freed) again afterwards.
+///
+/// # Safety
+/// `f` is NULL or a filter from `ccf_new`, `ccf_new_with_options` or
+/// `ccf_load` that has not been freed, and no other thread uses it.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_free(f: *mut ccf_filter) {
+    guard((), || {
+        if !f.is_null() {
+            // SAFETY: `f` came from `Box::into_raw` in `ccf_new_with_options`
+            // or `ccf_load`, has not been freed, and no other reference to
+            // it exists now (caller's contract), so rebuilding the box and
+            // dropping it is the single release of that allocation.
+            drop(unsafe { Box::from_raw(f) });
+        }
+    })
+}
+
+/// Adds one copy of the key: the `len` bytes at `key`.
+///
+/// Returns `CCF_OK`; `CCF_FULL` when no free slot can be reached for this
+/// key; `CCF_TOO_MANY_DUPLICATES` when its buckets already hold 8 copies of
+/// its fingerprint; `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `key`
+/// with `len > 0`. On any error the filter is unchanged.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert(
+    f: *mut ccf_filter,
+    key: *const c_void,
+    len: usize,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        let (Some(filter), Some(key)) = (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) })
+        else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        filter
+            .insert(key)
+            .map_or_else(ccf_status::from, |()| CCF_OK)
+    })
+}
+
+/// Adds the key unless it (or a key indistinguishable from it) is already
+/// present: set semantics. Of several threads adding the same key at once,
+/// exactly one sees `*added == true`.
+///
+/// `added` may be NULL; otherwise `*added` is set on every return, to true
+/// exactly when this call stored the key. Returns as `ccf_insert` (a key
+/// already present is `CCF_OK` with `*added == false`).
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+/// bytes; `added` is NULL or valid for writing one `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert_unique(
+    f: *mut ccf_filter,
+    key: *const c_void,
+    len: usize,
+    added: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        let (Some(filter), Some(key)) = (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) })
+        else {
+            // SAFETY: `added` is NULL or writable (caller's contract).
+            unsafe { set_added(added, false) };
+            return CCF_INVALID_ARGUMENT;
+        };
+        let result = filter.insert_unique(key);
+        // SAFETY: as above.
+        unsafe { set_added(added, result == Ok(true)) };
+        result.map_or_else(ccf_status::from, |_| CCF_OK)
+    })
+}
+
+/// Is the key (probably) present? Never a false negative; a false positive
+/// with probability below `ccf_false_positive_bound(f)`.
+///
+/// Returns false for a NULL `f`, or a NULL `key` with `len > 0`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains(
+    f: *const ccf_filter,
+    key: *const c_void,
+    len: usize,
+) -> bool {
+    guard(false, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => filter.contains(key),
+            _ => false,
+        }
+    })
+}
+
+/// Removes one copy of the key; returns false if none was found (or for a
+/// NULL `f`, or a NULL `key` with `len > 0`).
+///
+/// Only remove keys that were inserted: removing one that never was can
+/// take away another key's copy when their fingerprints collide.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_remove(f: *mut ccf_filter, key: *const c_void, len: usize) -> bool {
+    guard(false, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => filter.remove(key),
+            _ => false,
+        }
+    })
+}
+
+/// `ccf_insert` for a caller that already holds a well-mixed 64-bit hash of
+/// its key (a NIC's RSS hash, or its own hash function). All 64 bits are
+/// used; the filter's seed is not. Hashes and byte keys are separate
+/// spaces: `ccf_contains_hash` finds what `ccf_insert_hash` stored.
+///
+/// Returns `CCF_INVALID_ARGUMENT` for a NULL `f`, otherwise as `ccf_insert`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert_hash(f: *mut ccf_filter, hash: u64) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        let Some(filter) = (unsafe { filter_ref(f) }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        filter
+            .insert_hash(hash)
+            .map_or_else(ccf_status::from, |()| CCF_OK)
+    })
+}
+
+/// `ccf_insert_unique` for a precomputed hash. `added` may be NULL;
+/// otherwise `*added` is set on every return.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `added` is NULL or valid for writing one
+/// `bool`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert_unique_hash(
+    f: *mut ccf_filter,
+    hash: u64,
+    added: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        let Some(filter) = (unsafe { filter_ref(f) }) else {
+            // SAFETY: `added` is NULL or writable (caller's contract).
+            unsafe { set_added(added, false) };
+            return CCF_INVALID_ARGUMENT;
+        };
+        let result = filter.insert_unique_hash(hash);
+        // SAFETY: as above.
+        unsafe { set_added(added, result == Ok(true)) };
+        result.map_or_else(ccf_status::from, |_| CCF_OK)
+    })
+}
+
+/// `ccf_contains` for a precomputed hash; false for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_hash(f: *const ccf_filter, hash: u64) -> bool {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(false, || {
+        unsafe { filter_ref(f) }.is_some_and(|filter| filter.contains_hash(hash))
+    })
+}
+
+/// `ccf_remove` for a precomputed hash; false for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_remove_hash(f: *mut ccf_filter, hash: u64) -> bool {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(false, || {
+        unsafe { filter_ref(f) }.is_some_and(|filter| filter.remove_hash(hash))
+    })
+}
+
+/// Looks up a burst of precomputed hashes: `out[i] = ccf_contains_hash(f,
+/// hashes[i])` for `i < n`. Faster than `n` single calls: the buckets of
+/// hashes several positions ahead are prefetched while the current one is
+/// probed, so many cache misses are in flight at once (bursts of 16 to 64
+/// suit it well).
+///
+/// `n == 0` does nothing. If `out` is NULL nothing is written; otherwise if
+/// `f` or `hashes` is NULL, every `out[i]` is set to false.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `hashes` is NULL or points to `n` readable
+/// `uint64_t`s; `out` is NULL or points to `n` writable `bool`s that do not
+/// overlap `hashes` and that no other thread uses during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_hash_batch(
+    f: *const ccf_filter,
+    hashes: *const u64,
+    n: usize,
+    out: *mut bool,
+) {
+    guard((), || {
+        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
+        // bools (caller's contract); every element is set to false first.
+        let Some(out) = (unsafe { out_array(out, n) }) else {
+            return;
+        };
+        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
+        // `uint64_t`s (caller's contract).
+        if let (Some(filter), Some(hashes)) =
+            (unsafe { filter_ref(f) }, unsafe { crate::array(hashes, n) })
+        {
+            filter.contains_hash_batch(hashes, out);
+        }
+    })
+}
+
+/// Looks up a burst of byte keys: `out[i] = ccf_contains(f, keys[i],
+/// lens[i])` for `i < n`, with the memory accesses of many keys overlapped
+/// as in `ccf_contains_hash_batch`. Allocates nothing.
+///
+/// `n == 0` does nothing. If `out` is NULL nothing is written; otherwise if
+/// `f`, `keys` or `lens` is NULL every `out[i]` is set to false, and a key
+/// with `keys[i] == NULL` and `lens[i] > 0` gets `out[i] = false`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+/// readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+/// readable bytes; `out` is NULL or points to `n` writable `bool`s that
+/// overlap none of the inputs and that no other thread uses during the
+/// call.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_batch(
+    f: *const ccf_filter,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    out: *mut bool,
+) {
+    guard((), || {
+        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
+        // bools (caller's contract); every element is set to false first.
+        let Some(out) = (unsafe { out_array(out, n) }) else {
+            return;
+        };
+        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
+        // readable elements (caller's contract).
+        let (Some(filter), Some(keys), Some(lens)) = (
+            unsafe { filter_ref(f) },
+            unsafe { crate::array(keys, n) },
+            unsafe { crate::array(lens, n) },
+        ) else {
+            return;
+        };
+        for ((keys, lens), out) in keys
+            .chunks(KEY_CHUNK)
+            .zip(lens.chunks(KEY_CHUNK))
+            .zip(out.chunks_mut(KEY_CHUNK))
+        {
+            let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+            // Bit i: key i of this chunk is invalid (answered false).
+            let mut invalid = 0u64;
+            for (i, (&key, &len)) in keys.iter().zip(lens).enumerate() {
+                // SAFETY: `keys[i]` is NULL or points to `lens[i]` readable
+                // bytes (caller's contract).
+                match unsafe { key_bytes(key, len) } {
+                    Some(bytes) => chunk[i] = bytes,
+                    None => invalid |= 1 << i,
+                }
+            }
+            filter.contains_batch(&chunk[..keys.len()], out);
+            while invalid != 0 {
+                out[invalid.trailing_zeros() as usize] = false;
+                invalid &= invalid - 1;
+            }
+        }
+    })
+}
+
+/// Items stored (each copy counts): exact while no insert or remove runs,
+/// a recent value while they do. 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_len(f: *const ccf_filter) -> usize {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0, || unsafe { filter_ref(f) }.map_or(0, CuckooFilter::len))
+}
+
+/// `ccf_len(f) == 0` (so true for a NULL `f`).
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_is_empty(f: *const ccf_filter) -> bool {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    unsafe { ccf_len(f) == 0 }
+}
+
+/// Fingerprint slots in the table (4 per bucket). A filter created for
+/// `capacity` items has about `capacity / 0.9` slots, and inserts of
+/// distinct keys typically keep succeeding until over 95% of them are
+/// used. 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_capacity(f: *const ccf_filter) -> usize {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0, || {
+        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::capacity)
+    })
+}
+
+/// `ccf_len(f) / ccf_capacity(f)`; 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_load_factor(f: *const ccf_filter) -> f64 {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0.0, || {
+        unsafe { filter_ref(f) }.map_or(0.0, CuckooFilter::load_factor)
+    })
+}
+
+/// Bytes the filter holds: its table, stripe locks and versions, and the
+/// handle itself. 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_memory_usage(f: *const ccf_filter) -> usize {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0, || {
+        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::memory_usage)
+    })
+}
+
+/// Fingerprint width in bits: 8, 16 or 32; 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_fingerprint_bits(f: *const ccf_filter) -> u32 {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0, || {
+        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::fingerprint_bits)
+    })
+}
+
+/// Upper bound on the false-positive rate, reached when the table is full:
+/// `8 / 2^ccf_fingerprint_bits(f)`; 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_false_positive_bound(f: *const ccf_filter) -> f64 {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0.0, || {
+        unsafe { filter_ref(f) }.map_or(0.0, CuckooFilter::false_positive_bound)
+    })
+}
+
+/// Removes every item. Concurrent inserts and removes wait for it;
+/// lookups running meanwhile may see the items either there or gone.
+/// Returns `CCF_INVALID_ARGUMENT` for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_clear(f: *mut ccf_filter) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        match unsafe { filter_ref(f) } {
+            Some(filter) => {
+                filter.clear();
+                CCF_OK
+            }
+            None => CCF_INVALID_ARGUMENT,
+        }
+    })
+}
+
+/// Writes `value` to `*added` unless `added` is NULL.
+///
+/// # Safety
+/// `added` is NULL or valid for writing one `bool`.
+unsafe fn set_added(added: *mut bool, value: bool) {
+    if !added.is_null() {
+        // SAFETY: non-null and writable (caller's contract); `write` needs
+        // no valid previous value, so an uninitialised C `bool` is fine.
+        unsafe { added.write(value) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::ptr;
+
+    fn new_filter(capacity: usize, seed: u64) -> *mut ccf_filter {
+        let mut f = ptr::null_mut();
+        // SAFETY: `seed` and `f` are valid for reading and writing.
+        let status = unsafe { ccf_new_with_options(capacity, 0.0, 16, &seed, &mut f) };
+        assert_eq!(status, CCF_OK);
+        f
+    }
+
+    #[test]
+    fn byte_keys_hash_as_rust_byte_slices() {
+        let f = new_filter(1000, 7);
+        // SAFETY: `f` is live until `ccf_free` below, used by this thread only.
+        let inner = unsafe { &(*f).inner };
+        let keys: Vec<Vec<u8>> = (0..200usize)
+            .map(|len| (0..len).map(|i| (i * 13 + len) as u8).collect())
+            .collect();
+        for (i, key) in keys.iter().enumerate() {
+            if i % 2 == 0 {
+                // SAFETY: `key` is `key.len()` readable bytes.
+                assert_eq!(
+                    unsafe { ccf_insert(f, key.as_ptr().cast(), key.len()) },
+                    CCF_OK
+                );
+            } else {
+                inner.insert(key.as_slice()).unwrap();
+            }
+        }
+        for key in &keys {
+            // Both ways: what C stored Rust finds, and the other way round.
+            assert!(inner.contains(key.as_slice()));
+            // SAFETY: as above.
+            assert!(unsafe { ccf_contains(f, key.as_ptr().cast(), key.len()) });
+        }
+        // SAFETY: `f` came from `ccf_new_with_options` and is freed once.
+        unsafe { ccf_free(f) };
+    }
+
+    #[test]
+    fn the_byte_key_batch_matches_single_lookups_across_chunks() {
+        let f = new_filter(10_000, 8);
+        let keys: Vec<String> = (0..3 * KEY_CHUNK as u32 + 5)
+            .map(|i| format!("k{i}"))
+            .collect();
+        let mut ptrs: Vec<*const c_void> = keys.iter().map(|k| k.as_ptr().cast()).collect();
+        let mut lens: Vec<usize> = keys.iter().map(String::len).collect();
+        for i in (0..keys.len()).step_by(3) {
+            // SAFETY: `ptrs[i]` is `lens[i]` readable bytes.
+            assert_eq!(unsafe { ccf_insert(f, ptrs[i], lens[i]) }, CCF_OK);
+        }
+        // Invalid keys in several chunks, and the empty key as NULL.
+        for i in [0, KEY_CHUNK - 1, KEY_CHUNK, 2 * KEY_CHUNK + 3] {
+            ptrs[i] = ptr::null();
+        }
+        lens[KEY_CHUNK] = 0;
+        // SAFETY: the empty key needs no bytes.
+        assert_eq!(unsafe { ccf_insert(f, ptr::null(), 0) }, CCF_OK);
+        let mut out = vec![true; keys.len()];
+        // SAFETY: `ptrs`, `lens` and `out` hold `keys.len()` elements; every
+        // non-null `ptrs[i]` points to `lens[i]` bytes.
+        unsafe {
+            ccf_contains_batch(
+                f,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                keys.len(),
+                out.as_mut_ptr(),
+            )
+        };
+        for i in 0..keys.len() {
+            // SAFETY: as above.
+            let single = unsafe { ccf_contains(f, ptrs[i], lens[i]) };
+            assert_eq!(out[i], single, "key {i}");
+        }
+        assert!(!out[0] && !out[KEY_CHUNK - 1] && !out[2 * KEY_CHUNK + 3]);
+        assert!(out[KEY_CHUNK], "the empty key was inserted");
+        // SAFETY: `f` came from `ccf_new_with_options` and is freed once.
+        unsafe { ccf_free(f) };
+    }
+}

@@ -1,0 +1,227 @@
+//! The C ABI of `concurrent-cuckoo`.
+//!
+//! Every `ccf_*` function here is exported unmangled with the C calling
+//! convention; `cbindgen` turns this crate into `include/concurrent_cuckoo.h`
+//! (configuration in `cbindgen.toml`), and the doc comments below become the
+//! header's comments, so they are written for C readers.
+//!
+//! Conventions every entry point follows:
+//! * a NULL pointer where an object is required, or a key pointer that is
+//!   NULL while its length is not 0, is refused (`CCF_INVALID_ARGUMENT`,
+//!   `false` or `0`, as each function documents), never dereferenced;
+//! * no Rust panic unwinds into C: each body runs under
+//!   [`std::panic::catch_unwind`] (see [`guard`]) and a panic, which would
+//!   be a bug in this library, becomes `CCF_INTERNAL_ERROR` or the
+//!   documented `false`/`0` return;
+//! * only `ccf_free` needs exclusive access to a filter: every other
+//!   function takes it by shared reference (`&CuckooFilter`), which is what
+//!   makes concurrent calls from many C threads sound (`CuckooFilter` is
+//!   `Sync`).
+//!
+//! The modules: [`status`] (the status enum and the mapping from the
+//! library's errors), [`filter`] (construction and the filter operations),
+//! [`persist`] (saving and loading files).
+
+// The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
+// header cbindgen generates is the C API verbatim.
+#![allow(non_camel_case_types)]
+
+pub mod filter;
+pub mod persist;
+pub mod status;
+
+use concurrent_cuckoo::CuckooFilter;
+use core::ffi::{c_char, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+pub use status::ccf_status;
+
+/// A concurrent cuckoo filter: approximate set membership with deletion.
+///
+/// Opaque: create one with `ccf_new`, `ccf_new_with_options` or `ccf_load`,
+/// release it with `ccf_free`.
+///
+/// Thread safety: every function except `ccf_free` may be called from any
+/// number of threads at once on the same filter, with no locking by the
+/// caller. Lookups take no lock; inserts and removes lock two of up to 4096
+/// internal stripes; `ccf_clear` and `ccf_save` make concurrent writers wait
+/// and let lookups go on. `ccf_free` must be the last call on a filter: no
+/// other thread may be using it or use it afterwards.
+///
+/// Keys: a key passed as `(key, len)` is the `len` bytes at `key`, and it
+/// hashes exactly as the Rust call `filter.insert(bytes)` with
+/// `bytes: &[u8]` holding the same bytes (the length, then the bytes, into
+/// XXH3-64 with the filter's seed). A filter saved by a Rust program that
+/// used byte-slice keys therefore answers the same in C, and the other way
+/// round. (A Rust `&str` key hashes differently from the same bytes as
+/// `&[u8]`.) `len` 0 is the empty key, and `key` may then be NULL.
+///
+/// No false negatives: a key inserted and not removed is found by every
+/// thread at every moment. False positives occur at a rate below
+/// `ccf_false_positive_bound(f)`. A key may be inserted up to 8 times (a
+/// multiset); each remove takes one copy away. Only remove keys that were
+/// inserted: removing a key that was never inserted can remove another key
+/// whose fingerprint collides with it.
+pub struct ccf_filter {
+    inner: CuckooFilter,
+}
+
+/// Runs `body`, turning a panic into `on_panic`: no unwinding may cross
+/// the C boundary (it would abort the C program), and a panic here is a bug
+/// in this library, reported to C as the documented error value.
+///
+/// `AssertUnwindSafe`: the only state `body` can leave half-updated is the
+/// filter's, and the filter stays usable after a panic: its stripe locks
+/// (`parking_lot`) are released by unwinding, not poisoned, and every slot
+/// write is a single atomic store.
+#[inline(always)]
+fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
+    match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(r) => r,
+        Err(payload) => {
+            // Dropping a payload runs arbitrary code that could panic in
+            // turn, outside any catch_unwind; a leaked message is harmless.
+            std::mem::forget(payload);
+            on_panic
+        }
+    }
+}
+
+/// The filter behind a handle; `None` for NULL.
+///
+/// # Safety
+/// `f` is NULL or a handle from `ccf_new*`/`ccf_load` not yet freed.
+#[inline(always)]
+unsafe fn filter_ref<'a>(f: *const ccf_filter) -> Option<&'a CuckooFilter> {
+    // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
+    // points to a live `ccf_filter` made by `Box::into_raw`, which nothing
+    // mutates through a `&mut` until `ccf_free` (and `ccf_free` may not run
+    // concurrently with this call), so a shared reference is valid for the
+    // duration of the call.
+    unsafe { f.as_ref() }.map(|f| &f.inner)
+}
+
+/// The bytes of a C key, or `None` if the key is invalid (NULL with
+/// `len > 0`, or longer than any object can be).
+///
+/// # Safety
+/// If `key` is not NULL, it points to `len` readable bytes that stay
+/// unchanged for the duration of the call.
+#[inline(always)]
+unsafe fn key_bytes<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
+    if len == 0 {
+        return Some(&[]);
+    }
+    if key.is_null() || len > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: `key` is non-null and, by the caller's contract, points to
+    // `len` readable, unchanging bytes; `u8` has alignment 1 and any bit
+    // pattern is a valid `u8`; `len <= isize::MAX` was checked above.
+    Some(unsafe { core::slice::from_raw_parts(key.cast::<u8>(), len) })
+}
+
+/// `n` elements at `p` as a slice, or `None` for NULL (or an `n` no array
+/// of `T` can have).
+///
+/// # Safety
+/// If `p` is not NULL, it points to `n` initialised, properly aligned
+/// values of `T` that nothing writes during the call.
+#[inline(always)]
+unsafe fn array<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
+    if p.is_null() || n > isize::MAX as usize / core::mem::size_of::<T>().max(1) {
+        return None;
+    }
+    // SAFETY: non-null, and by the caller's contract valid for reading `n`
+    // aligned, initialised `T`s that are not written during the call; the
+    // total size fits in `isize` (checked above).
+    Some(unsafe { core::slice::from_raw_parts(p, n) })
+}
+
+/// The C output array `out[0..n]` as a slice, every element first set to
+/// `false`; `None` for NULL.
+///
+/// C callers pass arrays that are typically uninitialised (`bool out[32];`),
+/// and a Rust `&mut [bool]` may only point to valid `bool`s, so the memory
+/// is initialised through the raw pointer before the slice exists. The
+/// cost is one small `memset` per call.
+///
+/// # Safety
+/// If `p` is not NULL, it points to `n` writable `bool`s that no other
+/// pointer passed to the same call overlaps and that no other thread
+/// accesses during the call.
+#[inline(always)]
+unsafe fn out_array<'a>(p: *mut bool, n: usize) -> Option<&'a mut [bool]> {
+    if p.is_null() || n > isize::MAX as usize {
+        return None;
+    }
+    // SAFETY: `p` is non-null and valid for writing `n` bools (caller's
+    // contract; `bool` has size and alignment 1); the byte 0 is `false`.
+    unsafe { p.write_bytes(0, n) };
+    // SAFETY: the `n` bools at `p` are now initialised, valid `false`s; no
+    // other slice of this call overlaps them and no other thread touches
+    // them (caller's contract), so an exclusive slice aliases nothing; the
+    // size fits in `isize` (checked above).
+    Some(unsafe { core::slice::from_raw_parts_mut(p, n) })
+}
+
+/// The version of this library, e.g. `"0.1.0"`: a static, NUL-terminated
+/// string that must not be freed.
+#[no_mangle]
+pub extern "C" fn ccf_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The SIMD probe compiled into this library: `"sse2"`, `"sse2+avx2"`,
+/// `"neon"` or `"portable"`. A static string that must not be freed.
+#[no_mangle]
+pub extern "C" fn ccf_probe_backend() -> *const c_char {
+    match concurrent_cuckoo::probe_backend() {
+        "sse2" => c"sse2".as_ptr(),
+        "sse2+avx2" => c"sse2+avx2".as_ptr(),
+        "neon" => c"neon".as_ptr(),
+        "portable" => c"portable".as_ptr(),
+        _ => c"unknown".as_ptr(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use core::ffi::CStr;
+
+    #[test]
+    fn version_and_backend_are_nul_terminated_and_match_the_library() {
+        // SAFETY: both return static NUL-terminated strings.
+        let version = unsafe { CStr::from_ptr(ccf_version()) };
+        assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+        // SAFETY: as above.
+        let backend = unsafe { CStr::from_ptr(ccf_probe_backend()) };
+        assert_eq!(
+            backend.to_str().unwrap(),
+            concurrent_cuckoo::probe_backend()
+        );
+    }
+
+    #[test]
+    fn a_panic_becomes_the_error_value() {
+        // The default hook prints the message; that is expected here.
+        assert_eq!(guard(7, || panic!("deliberate test panic")), 7);
+        assert_eq!(guard(7, || 3), 3);
+    }
+
+    #[test]
+    fn keys_and_arrays_refuse_null_but_accept_the_empty_key() {
+        // SAFETY: NULL with len 0 is the empty key; the other calls pass
+        // NULL, which the helpers refuse without dereferencing.
+        unsafe {
+            assert_eq!(key_bytes(core::ptr::null(), 0), Some(&[][..]));
+            assert_eq!(key_bytes(core::ptr::null(), 1), None);
+            assert_eq!(array::<u64>(core::ptr::null(), 0), None);
+            assert!(filter_ref(core::ptr::null()).is_none());
+        }
+        let big = [0u8; 4];
+        // SAFETY: a too-large length is refused before any slice is made.
+        assert_eq!(unsafe { key_bytes(big.as_ptr().cast(), usize::MAX) }, None);
+    }
+}

@@ -1,0 +1,134 @@
+//! Saving a filter to a file and loading it back, in the library's
+//! versioned, checksummed binary format (`docs/format.md`).
+
+use crate::status::ccf_status::{self, *};
+use crate::{ccf_filter, filter_ref, guard};
+use concurrent_cuckoo::CuckooFilter;
+use core::ffi::{c_char, CStr};
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Saves the filter to the file at `path` without ever leaving a
+/// half-written file under that name: the data goes to a new temporary file
+/// in the same directory, is flushed to stable storage (fsync), and the
+/// temporary file is then renamed over `path` (and the directory synced).
+/// A crash at any point leaves either the old file or the new one. A
+/// failed save removes its temporary file and leaves `path` as it was.
+///
+/// The file holds one consistent snapshot: concurrent inserts, removes and
+/// clears wait until it is written, while lookups go on. It records the
+/// fingerprint width, the table, and the hash seed, so keep saved filters
+/// as private as the seed should be. The format is the same on every
+/// platform and is the one Rust's `CuckooFilter::write_to_path` writes.
+///
+/// `path` is a NUL-terminated file name, taken as raw bytes on Unix (any
+/// encoding), as UTF-8 elsewhere. Returns `CCF_OK`; `CCF_IO_ERROR` if
+/// creating, writing, syncing or renaming fails (including a path that
+/// names a directory or no file); `CCF_INVALID_ARGUMENT` for a NULL `f`, a
+/// NULL or empty `path`, or (outside Unix) a path that is not UTF-8.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `path` is NULL or a NUL-terminated string.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_save(f: *const ccf_filter, path: *const c_char) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or live; `path` is NULL or NUL-terminated
+        // (caller's contract).
+        let (Some(filter), Some(path)) = (unsafe { filter_ref(f) }, unsafe { c_path(path) }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        match filter.write_to_path(path) {
+            Ok(()) => CCF_OK,
+            Err(_) => CCF_IO_ERROR,
+        }
+    })
+}
+
+/// Loads a filter saved by `ccf_save` (or by Rust's `write_to_path`,
+/// `write_to` or `to_bytes` with the default hasher). The new filter answers
+/// every query exactly as the saved one did: same fingerprint width, table,
+/// length and hash seed.
+///
+/// The file must hold exactly one saved filter. Nothing is allocated until
+/// its header has been checked; the table is then read straight from the
+/// file, and the checksum and length verified before a filter is returned.
+///
+/// Returns `CCF_OK` and stores the filter in `*out` (release it with
+/// `ccf_free`); on any error `*out` is left unchanged: `CCF_IO_ERROR` if
+/// the file cannot be opened or read; `CCF_CORRUPT` if it is not one intact
+/// saved filter (see `CCF_CORRUPT`); `CCF_ALLOCATION_FAILED` if the memory
+/// for its table cannot be had; `CCF_INVALID_ARGUMENT` for a NULL `out`, a
+/// NULL or empty `path`, or (outside Unix) a path that is not UTF-8.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+/// writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
+        let Some(path) = (unsafe { c_path(path) }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        if out.is_null() {
+            return CCF_INVALID_ARGUMENT;
+        }
+        match load(path) {
+            Ok(inner) => {
+                let handle = Box::into_raw(Box::new(ccf_filter { inner }));
+                // SAFETY: `out` is non-null (checked) and valid for writing a
+                // pointer (caller's contract).
+                unsafe { out.write(handle) };
+                CCF_OK
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+/// Decodes the one filter the file at `path` holds.
+fn load(path: &Path) -> Result<CuckooFilter, ccf_status> {
+    let mut file = File::open(path).map_err(|_| CCF_IO_ERROR)?;
+    // `read_from` streams the body into the table in 64 KiB chunks: no
+    // second copy of a large filter in memory.
+    let filter = CuckooFilter::read_from(&mut file).map_err(ccf_status::from)?;
+    // `read_from` stops at the end of the encoding; a file is one filter,
+    // so anything after it means the file is not what was saved.
+    let mut byte = [0u8; 1];
+    loop {
+        match file.read(&mut byte) {
+            Ok(0) => return Ok(filter),
+            Ok(_) => return Err(CCF_CORRUPT),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return Err(CCF_IO_ERROR),
+        }
+    }
+}
+
+/// A C path as a `Path`; `None` for NULL, the empty string, or (outside
+/// Unix, where paths are not byte strings) one that is not UTF-8.
+///
+/// # Safety
+/// `path` is NULL or points to a NUL-terminated string that stays unchanged
+/// during the call.
+unsafe fn c_path<'a>(path: *const c_char) -> Option<&'a Path> {
+    if path.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and NUL-terminated, unchanged during the call
+    // (caller's contract).
+    let bytes = unsafe { CStr::from_ptr(path) }.to_bytes();
+    if bytes.is_empty() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Some(Path::new(std::ffi::OsStr::from_bytes(bytes)))
+    }
+    #[cfg(not(unix))]
+    {
+        core::str::from_utf8(bytes).ok().map(Path::new)
+    }
+}
