@@ -101,7 +101,15 @@ pub struct AllocationError {
 }
 
 impl AllocationError {
-    pub(crate) fn new(bytes: usize) -> Self {
+    /// The failure to allocate `bytes` bytes (for wrappers and tests that
+    /// report or simulate one).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::AllocationError;
+    /// assert_eq!(AllocationError::new(64).bytes(), 64);
+    /// ```
+    #[must_use]
+    pub fn new(bytes: usize) -> Self {
         Self { bytes }
     }
 

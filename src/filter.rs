@@ -4,6 +4,7 @@ use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::fingerprint::SLOTS;
 use crate::hashing::DefaultHashBuilder;
 use crate::index::{HashScheme, IndexMap};
+use crate::lookup::Lookup;
 use crate::stats::Stats;
 use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
 use core::fmt;
@@ -84,6 +85,7 @@ macro_rules! table_of_width {
         }
     };
 }
+#[cfg_attr(concurrent_cuckoo_loom, allow(unused_imports))]
 pub(crate) use {table_of_width, with_table};
 
 impl CuckooFilter<DefaultHashBuilder> {

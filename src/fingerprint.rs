@@ -25,6 +25,7 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     /// Width in bits: 8, 16 or 32.
     const BITS: u32;
     /// Bytes of one bucket: `SLOTS * BITS / 8`.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     const BUCKET_BYTES: usize = SLOTS * Self::BITS as usize / 8;
     /// Atomic storage of one bucket; valid when zeroed, so a table can come
     /// straight from zeroed pages.
@@ -53,6 +54,7 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     fn load(bucket: &Self::Bucket) -> Self::Word;
     /// Stores all four slots of a bucket at once: for filling a table no
     /// other thread can see yet (decoding, thawing a frozen filter).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     fn store_word(bucket: &Self::Bucket, word: Self::Word);
     /// Slot `index` of a loaded bucket.
     fn slot(word: Self::Word, index: usize) -> Self;
@@ -341,6 +343,7 @@ fn first_zero_lane(flags: u128, bits: u32) -> Option<usize> {
 
 /// A bucket's loaded word as bytes: little-endian, a whole bucket at a time
 /// (the persisted body layout, see [`Fingerprint::Word`]).
+#[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
 pub(crate) trait BucketWord: Copy + Eq + Debug {
     /// The empty bucket.
     const ZERO: Self;

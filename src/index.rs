@@ -36,6 +36,7 @@
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HashScheme {
     /// The hash's bits are used as they are (format version 1).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     Raw,
     /// The hash is finalized first (format version 2 and new filters).
     Finalized,
@@ -113,6 +114,7 @@ impl IndexMap {
         self.buckets as usize
     }
 
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn scheme(self) -> HashScheme {
         self.scheme
     }

@@ -4,8 +4,11 @@
 mod error;
 mod filter;
 mod fingerprint;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod frozen;
 mod hashing;
 mod index;
+mod lookup;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
@@ -20,6 +23,8 @@ mod test_rng;
 
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use frozen::FrozenFilter;
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use stats::Stats;
 

@@ -9,7 +9,7 @@
 #[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
 #[cfg(concurrent_cuckoo_loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// Hint used in retry loops (an optimistic read that saw a move). Under loom
 /// it yields, which tells the model checker that the thread waits for
@@ -34,13 +34,17 @@ pub(crate) fn spin_hint() {
 /// 100 µs): waiting on a long holder (a snapshot of a large filter, which
 /// holds every lock while it writes) costs a few wake-ups, not a core.
 ///
-/// The same code runs under loom, with loom's atomics and its `yield_now`
-/// in the wait loop, so the lock itself is model-checked with the filter.
+/// Under loom it is a blocking lock built from loom's mutex and condition
+/// variable, with the same acquire/release semantics: a spinning waiter
+/// would make loom explore every spin (the three-thread model did not
+/// finish in 20 minutes), while a blocked one is simply not scheduled.
+#[cfg(not(concurrent_cuckoo_loom))]
 #[derive(Default)]
 pub(crate) struct RawLock {
     locked: AtomicBool,
 }
 
+#[cfg(not(concurrent_cuckoo_loom))]
 impl RawLock {
     /// Takes the lock, waiting as long as needed. Pair it with
     /// [`unlock`](Self::unlock).
@@ -53,7 +57,7 @@ impl RawLock {
 
     /// Takes the lock if it is free.
     #[inline]
-    pub(crate) fn try_lock(&self) -> bool {
+    fn try_lock(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
@@ -86,19 +90,56 @@ impl RawLock {
 }
 
 /// One step of waiting for a lock, the `n`-th in a row.
+#[cfg(not(concurrent_cuckoo_loom))]
 #[inline]
 fn wait(n: u32) {
-    #[cfg(concurrent_cuckoo_loom)]
-    {
-        let _ = n;
-        loom::thread::yield_now();
-    }
-    #[cfg(not(concurrent_cuckoo_loom))]
     match n {
         0..64 => core::hint::spin_loop(),
         64..128 => std::thread::yield_now(),
         _ => std::thread::sleep(std::time::Duration::from_micros(u64::from(
             (n - 127).min(100),
         ))),
+    }
+}
+
+/// The loom form of the stripe lock: loom's mutex, whose guard is parked
+/// inside the lock between `lock` and `unlock` (the filter's locks are raw:
+/// `StripeGuard` releases them by stripe index). A blocked thread is simply
+/// not scheduled, as a waiter on a real lock is not, where a spinning one
+/// would make loom explore every spin.
+#[cfg(concurrent_cuckoo_loom)]
+#[derive(Default)]
+pub(crate) struct RawLock {
+    // Declared (so dropped) before `inner`, which its guard borrows.
+    held: std::cell::UnsafeCell<Option<loom::sync::MutexGuard<'static, ()>>>,
+    inner: loom::sync::Mutex<()>,
+}
+
+// SAFETY: `held` is only touched by the thread holding `inner` (between
+// `lock` and `unlock`), so it is never accessed concurrently; everything
+// else is loom's `Sync` mutex. Loom builds only.
+#[cfg(concurrent_cuckoo_loom)]
+unsafe impl Sync for RawLock {}
+
+#[cfg(concurrent_cuckoo_loom)]
+impl RawLock {
+    pub(crate) fn lock(&self) {
+        // A loom mutex is only poisoned if a model thread panicked, and
+        // then the model has already failed; unwrapping reports that.
+        let guard = self.inner.lock().unwrap();
+        // SAFETY: the guard borrows `self.inner`, which lives as long as
+        // `self`; it is stored in `self` and dropped by `unlock` (or with
+        // `self`), never used past either. Only the holder reaches `held`.
+        unsafe {
+            let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
+            *self.held.get() = Some(guard);
+        }
+    }
+
+    pub(crate) fn unlock(&self) {
+        // SAFETY: only the holder calls `unlock`, so no one else touches
+        // `held`; dropping the guard releases `inner`.
+        let guard = unsafe { (*self.held.get()).take() };
+        drop(guard.expect("unlock of a free lock"));
     }
 }

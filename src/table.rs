@@ -56,6 +56,8 @@
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::index::{HashScheme, IndexMap};
+pub(crate) use crate::lookup::Location;
+use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, BucketArray};
 use crate::stripes::{StripeGuard, Stripes};
 use crate::sync::{fence, spin_hint, Ordering};
@@ -115,14 +117,6 @@ enum Guard<'g, 's> {
     Pair(&'g StripeGuard<'s>),
     /// None: take whatever is needed, as a lone call.
     None,
-}
-
-/// Where a hash lives: both candidate buckets and the fingerprint.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Location<F> {
-    pub(crate) i1: usize,
-    pub(crate) i2: usize,
-    pub(crate) fp: F,
 }
 
 /// What an insert does when the key is already present.
@@ -237,36 +231,6 @@ impl<F: Fingerprint> RawTable<F> {
             F::load(&self.buckets[loc.i2]),
         );
         F::probe_pair(w1, w2, loc.fp)
-    }
-
-    /// Looks up `n` hashes produced by `hash_at`, writing answers to `out`.
-    ///
-    /// Software-pipelined: the buckets of the hash `AHEAD` positions further
-    /// on are prefetched while the current one is probed, so about
-    /// `2 * AHEAD` cache misses are in flight at once, instead of two. Each
-    /// key is validated on its own, exactly as by [`contains`](Self::contains).
-    #[inline]
-    pub(crate) fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        const AHEAD: usize = 8;
-        let n = out.len();
-        let mut ring = [Location {
-            i1: 0,
-            i2: 0,
-            fp: F::EMPTY,
-        }; AHEAD];
-        for (k, slot) in ring.iter_mut().enumerate().take(n) {
-            *slot = self.locate(hash_at(k));
-            self.prefetch(slot);
-        }
-        for (k, answer) in out.iter_mut().enumerate() {
-            let current = ring[k % AHEAD];
-            if k + AHEAD < n {
-                let next = self.locate(hash_at(k + AHEAD));
-                self.prefetch(&next);
-                ring[k % AHEAD] = next;
-            }
-            *answer = self.contains(&current);
-        }
     }
 
     /// Inserts `loc.fp`. Returns `Ok(false)` only in [`Mode::Unique`] when a
@@ -576,6 +540,7 @@ impl<F: Fingerprint> RawTable<F> {
     }
 
     /// Bytes of one bucket.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn bucket_bytes(&self) -> usize {
         F::BUCKET_BYTES
     }
@@ -587,6 +552,21 @@ impl<F: Fingerprint> RawTable<F> {
     /// Counts occupied slots by scanning (for tests and invariant checks).
     pub(crate) fn count_occupied(&self) -> usize {
         self.buckets.iter().map(|b| F::occupied(F::load(b))).sum()
+    }
+}
+
+impl<F: Fingerprint> Lookup<F> for RawTable<F> {
+    #[inline(always)]
+    fn locate(&self, hash: u64) -> Location<F> {
+        RawTable::locate(self, hash)
+    }
+    #[inline(always)]
+    fn prefetch(&self, loc: &Location<F>) {
+        RawTable::prefetch(self, loc)
+    }
+    #[inline(always)]
+    fn contains(&self, loc: &Location<F>) -> bool {
+        RawTable::contains(self, loc)
     }
 }
 

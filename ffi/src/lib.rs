@@ -72,8 +72,8 @@ pub struct ccf_filter {
 ///
 /// `AssertUnwindSafe`: the only state `body` can leave half-updated is the
 /// filter's, and the filter stays usable after a panic: its stripe locks
-/// (`parking_lot`) are released by unwinding, not poisoned, and every slot
-/// write is a single atomic store.
+/// are released by unwinding (their guards unlock on drop), never
+/// poisoned, and every slot write is a single atomic store.
 #[inline(always)]
 fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {

@@ -56,7 +56,7 @@ impl From<InsertError> for ccf_status {
 impl From<BuildError> for ccf_status {
     fn from(e: BuildError) -> Self {
         match e {
-            BuildError::AllocationFailed { .. } => CCF_ALLOCATION_FAILED,
+            BuildError::AllocationFailed(_) => CCF_ALLOCATION_FAILED,
             // Missing or overflowing capacity, rate outside (0, 1), width
             // unsupported or too short, tuning parameter out of range: all
             // describe the arguments.
@@ -69,7 +69,7 @@ impl From<DecodeError> for ccf_status {
     fn from(e: DecodeError) -> Self {
         match e {
             DecodeError::Io(_) => CCF_IO_ERROR,
-            DecodeError::AllocationFailed { .. } => CCF_ALLOCATION_FAILED,
+            DecodeError::AllocationFailed(_) => CCF_ALLOCATION_FAILED,
             // Truncated, bad magic, unsupported version, checksum, hasher
             // mismatch, invalid header, trailing bytes: the file's fault.
             _ => CCF_CORRUPT,
@@ -137,6 +137,7 @@ pub extern "C" fn ccf_status_message(status: ccf_status_arg) -> *const c_char {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use concurrent_cuckoo::AllocationError;
 
     fn message(status: c_int) -> &'static str {
         // SAFETY: `ccf_status_message` returns a static NUL-terminated
@@ -169,7 +170,7 @@ mod tests {
             CCF_TOO_MANY_DUPLICATES
         );
         assert_eq!(
-            ccf_status::from(BuildError::AllocationFailed { bytes: 1 }),
+            ccf_status::from(BuildError::AllocationFailed(AllocationError::new(1))),
             CCF_ALLOCATION_FAILED
         );
         assert_eq!(
@@ -181,11 +182,11 @@ mod tests {
             CCF_INVALID_ARGUMENT
         );
         assert_eq!(
-            ccf_status::from(DecodeError::Io(std::io::ErrorKind::PermissionDenied)),
+            ccf_status::from(DecodeError::Io(std::io::ErrorKind::PermissionDenied.into())),
             CCF_IO_ERROR
         );
         assert_eq!(
-            ccf_status::from(DecodeError::AllocationFailed { bytes: 1 }),
+            ccf_status::from(DecodeError::AllocationFailed(AllocationError::new(1))),
             CCF_ALLOCATION_FAILED
         );
         for e in [

@@ -121,6 +121,10 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(3);
     }
+    // A branch is every atomic access: the models of 128-stripe tables
+    // (batches under pair locks) sum 128 per-stripe counters in `len()`
+    // and `relocations()`, past loom's default of 1000 per execution.
+    builder.max_branches = 20_000;
     let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counter = runs.clone();
     builder.check(move || {
