@@ -57,9 +57,9 @@ pub(crate) enum Table {
 macro_rules! with_table {
     ($table:expr, $t:ident => $body:expr) => {
         match $table {
-            Table::F8($t) => $body,
-            Table::F16($t) => $body,
-            Table::F32($t) => $body,
+            $crate::filter::Table::F8($t) => $body,
+            $crate::filter::Table::F16($t) => $body,
+            $crate::filter::Table::F32($t) => $body,
         }
     };
 }
@@ -72,15 +72,15 @@ macro_rules! table_of_width {
         match $bits {
             8 => {
                 type $f = u8;
-                Table::F8($make)
+                $crate::filter::Table::F8($make)
             }
             16 => {
                 type $f = u16;
-                Table::F16($make)
+                $crate::filter::Table::F16($make)
             }
             _ => {
                 type $f = u32;
-                Table::F32($make)
+                $crate::filter::Table::F32($make)
             }
         }
     };
@@ -729,7 +729,7 @@ impl<S> Builder<S> {
 
 /// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
 /// for small tables, rounded up to an even number of buckets.
-fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
+pub(crate) fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
     let n = capacity as f64;
     let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();
     let buckets = (slots / SLOTS as f64).ceil().max(2.0);

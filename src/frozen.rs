@@ -16,7 +16,7 @@
 //! one cache line) and compares them with the same SIMD probe.
 
 use crate::error::DecodeError;
-use crate::filter::{table_of_width, CuckooFilter, Table};
+use crate::filter::{table_of_width, CuckooFilter};
 use crate::fingerprint::{BucketWord, Fingerprint, SLOTS};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::index::IndexMap;
@@ -593,7 +593,7 @@ impl<B, S> fmt::Debug for FrozenFilter<B, S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::filter::with_table;
+    use crate::filter::{with_table, Table};
 
     fn assert_send_sync<T: Send + Sync>() {}
 

@@ -13,6 +13,7 @@ mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
 mod probe;
+mod scalable;
 mod stats;
 mod storage;
 mod stripes;
@@ -26,6 +27,7 @@ pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use frozen::FrozenFilter;
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
+pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 
 /// Lookups on the calling thread that had to retry because a move went

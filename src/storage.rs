@@ -127,6 +127,32 @@ mod raw {
         }
     }
 
+    impl<B: ZeroIsEmpty> BucketArray<B> {
+        /// Returns the array's physical memory to the operating system if
+        /// it is a mapping (tables of 4 MiB and more on Linux), keeping the
+        /// address range: every page reads as zero again (all empty) and is
+        /// faulted in fresh if written. `false` if the memory is kept (heap
+        /// arrays, other systems).
+        ///
+        /// The caller guarantees every bucket is already zero and stays so
+        /// while this runs (an empty table whose every stripe lock it
+        /// holds): then no value any thread can observe changes.
+        pub(crate) fn discard(&self) -> bool {
+            match self.backing {
+                Backing::Heap(_) => false,
+                #[cfg(target_os = "linux")]
+                // SAFETY: the range is the private anonymous mapping this
+                // array owns. MADV_DONTNEED replaces its pages by zero-fill
+                // pages; the caller guarantees they hold zeros and that no
+                // thread writes them meanwhile, so every read (of atomics,
+                // through `&B`) sees the same value before and after.
+                Backing::Mmap { len } => unsafe {
+                    libc::madvise(self.ptr.as_ptr().cast(), len, libc::MADV_DONTNEED) == 0
+                },
+            }
+        }
+    }
+
     impl<B> core::ops::Deref for BucketArray<B> {
         type Target = [B];
         #[inline(always)]
@@ -156,7 +182,7 @@ mod raw {
 }
 
 /// Under loom, buckets are loom atomics, which must be constructed, so the
-/// array is an ordinary boxed slice.
+/// array is an ordinary boxed slice (whose memory `discard` keeps).
 #[cfg(concurrent_cuckoo_loom)]
 pub(crate) struct BucketArray<B> {
     buckets: Box<[B]>,
@@ -168,6 +194,10 @@ impl<B> BucketArray<B> {
         Ok(Self {
             buckets: core::iter::repeat_with(f).take(len).collect(),
         })
+    }
+
+    pub(crate) fn discard(&self) -> bool {
+        false
     }
 }
 
@@ -227,6 +257,18 @@ mod tests {
             assert_eq!(a[len - 1].load(Ordering::Relaxed), 5);
             prefetch(&a[len / 2]);
         }
+    }
+
+    #[test]
+    fn discarded_mappings_read_as_zero_and_heap_arrays_are_kept() {
+        let big = BucketArray::<AtomicU64>::zeroed((8 << 20) / 8).unwrap();
+        big[12345].store(0, Ordering::Relaxed); // touched, still zero
+        assert!(big.discard(), "a mapping returns its pages");
+        assert!(big.iter().all(|b| b.load(Ordering::Relaxed) == 0));
+        big[7].store(9, Ordering::Relaxed); // faulted in fresh
+        assert_eq!(big[7].load(Ordering::Relaxed), 9);
+        let small = BucketArray::<AtomicU64>::zeroed(16).unwrap();
+        assert!(!small.discard(), "heap memory is kept");
     }
 
     #[test]

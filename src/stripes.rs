@@ -291,6 +291,11 @@ impl Drop for StripeGuard<'_> {
 }
 
 impl StripeGuard<'_> {
+    /// Whether this guard holds every stripe.
+    pub(crate) fn holds_all(&self) -> bool {
+        matches!(self.held, Held::All)
+    }
+
     /// Whether this guard holds the lock of `bucket`'s stripe.
     #[inline]
     pub(crate) fn holds(&self, bucket: usize) -> bool {

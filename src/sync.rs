@@ -7,9 +7,13 @@
 //! cfg) so that dependencies are not switched into loom mode as well.
 
 #[cfg(not(concurrent_cuckoo_loom))]
-pub(crate) use core::sync::atomic::{fence, AtomicBool, AtomicI64, AtomicU32, AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 #[cfg(concurrent_cuckoo_loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicI64, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicI64, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
 /// Hint used in retry loops (an optimistic read that saw a move). Under loom
 /// it yields, which tells the model checker that the thread waits for

@@ -60,7 +60,7 @@ pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, BucketArray};
 use crate::stripes::{StripeGuard, Stripes};
-use crate::sync::{fence, spin_hint, Ordering};
+use crate::sync::{fence, spin_hint, AtomicBool, Ordering};
 
 /// Default longest displacement path searched by an insert (the paper's
 /// experiments and libcuckoo both use short BFS paths; 5 reaches > 95% load).
@@ -132,6 +132,12 @@ pub(crate) struct RawTable<F: Fingerprint> {
     pub(crate) buckets: BucketArray<F::Bucket>,
     pub(crate) index: IndexMap,
     pub(crate) stripes: Stripes,
+    /// Whether inserts may store here. Always true for a `CuckooFilter`; a
+    /// level of a scalable filter is closed (under all its stripe locks)
+    /// when it is retired or cleared, and an insert that was already on its
+    /// way, checking this under its pair locks, then refuses (`Full`) and
+    /// goes to the level that now takes inserts.
+    accepting: AtomicBool,
     pub(crate) max_path: usize,
 }
 
@@ -158,6 +164,7 @@ impl<F: Fingerprint> RawTable<F> {
             index: IndexMap::new(buckets, scheme),
             stripes: Stripes::new(stripes, versions),
             max_path,
+            accepting: AtomicBool::new(true),
         })
     }
 
@@ -292,6 +299,11 @@ impl<F: Fingerprint> RawTable<F> {
         path_len: usize,
     ) -> Option<Result<bool, InsertError>> {
         let (i1, i2, fp) = (loc.i1, loc.i2, loc.fp);
+        if !self.accepting.load(Ordering::Relaxed) {
+            // Closed under every stripe lock, one of which we now hold:
+            // the closing is visible (see `close`).
+            return Some(Err(InsertError::Full));
+        }
         let (b1, b2) = (&self.buckets[i1], &self.buckets[i2]);
         let (w1, w2) = (F::load(b1), F::load(b2));
         if mode == Mode::Unique && F::probe_pair(w1, w2, fp) {
@@ -520,7 +532,12 @@ impl<F: Fingerprint> RawTable<F> {
     /// Empties the table, holding every stripe lock. No version bump: a key
     /// it clears is absent afterwards (see the module docs).
     pub(crate) fn clear(&self) {
-        let all = self.stripes.lock_all();
+        self.clear_locked(&self.stripes.lock_all());
+    }
+
+    /// [`clear`](Self::clear) under `all`, which holds every stripe.
+    pub(crate) fn clear_locked(&self, all: &StripeGuard<'_>) {
+        debug_assert!(all.holds_all());
         for bucket in self.buckets.iter() {
             F::clear_bucket(bucket);
         }
@@ -529,6 +546,29 @@ impl<F: Fingerprint> RawTable<F> {
 
     pub(crate) fn len(&self) -> usize {
         self.stripes.len()
+    }
+
+    /// Stops inserts (`all` holds every stripe lock, so no insert is
+    /// between its check and its store) and, if the table is empty, gives
+    /// its memory back (`BucketArray::discard`). Returns whether it did.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn close(&self, all: &StripeGuard<'_>) -> bool {
+        debug_assert!(all.holds_all());
+        self.accepting.store(false, Ordering::Relaxed);
+        self.stripes.len() == 0 && self.buckets.discard()
+    }
+
+    /// Takes inserts again (a scalable filter's growth, before it
+    /// publishes the level).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn reopen(&self) {
+        self.accepting.store(true, Ordering::Release);
+    }
+
+    /// Whether inserts may store here.
+    #[inline]
+    pub(crate) fn is_accepting(&self) -> bool {
+        self.accepting.load(Ordering::Acquire)
     }
 
     pub(crate) fn bucket_count(&self) -> usize {

@@ -17,12 +17,28 @@ pub(crate) const V1: u16 = 1;
 /// Version 2: a 64-byte header, so the body starts cache-line aligned in a
 /// page-aligned mapping, and hashes finalized ([`HashScheme::Finalized`]).
 pub(crate) const V2: u16 = 2;
+/// Version 3: a scalable filter, a container of version-2 levels
+/// (`persist/scalable.rs`).
+pub(crate) const V3_SCALABLE: u16 = 3;
 /// Bytes of the longest header (version 2).
 pub(crate) const MAX_HEADER_LEN: usize = 64;
 /// Bytes of the trailing checksum.
 pub(crate) const CHECKSUM_LEN: usize = 8;
 /// Bytes of the magic and version: enough to know the header's length.
 pub(crate) const PREFIX_LEN: usize = 10;
+
+/// The format version of an input, whatever kind of filter it encodes,
+/// from its first bytes (see [`Header::version_of`]).
+pub(crate) fn any_version(prefix: &[u8]) -> Result<u16, DecodeError> {
+    let m = prefix.len().min(MAGIC.len());
+    if prefix[..m] != MAGIC[..m] {
+        return Err(DecodeError::BadMagic);
+    }
+    if prefix.len() < PREFIX_LEN {
+        return Err(DecodeError::Truncated);
+    }
+    Ok(u16::from_le_bytes([prefix[8], prefix[9]]))
+}
 
 /// Header length of a format version (1 or 2).
 pub(crate) const fn header_len(version: u16) -> usize {
@@ -77,15 +93,11 @@ impl Header {
     /// version are checked on whatever is there, so a short foreign input is
     /// `BadMagic` and a short prefix of a real encoding is `Truncated`.
     pub(crate) fn version_of(prefix: &[u8]) -> Result<u16, DecodeError> {
-        let m = prefix.len().min(MAGIC.len());
-        if prefix[..m] != MAGIC[..m] {
-            return Err(DecodeError::BadMagic);
-        }
-        if prefix.len() < PREFIX_LEN {
-            return Err(DecodeError::Truncated);
-        }
-        match u16::from_le_bytes([prefix[8], prefix[9]]) {
+        match any_version(prefix)? {
             v @ (V1 | V2) => Ok(v),
+            V3_SCALABLE => Err(DecodeError::InvalidHeader(
+                "this encodes a ScalableCuckooFilter: decode it with ScalableCuckooFilter::from_bytes",
+            )),
             v => Err(DecodeError::UnsupportedVersion(v)),
         }
     }

@@ -38,13 +38,14 @@
 
 mod file;
 pub(crate) mod format;
+mod scalable;
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, with_table, CuckooFilter, Table};
 use crate::fingerprint::{BucketWord, Fingerprint};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::table::RawTable;
-use file::write_atomically;
+pub(crate) use file::write_atomically;
 use format::{header_len, version_for, Header, CHECKSUM_LEN, MAX_HEADER_LEN, PREFIX_LEN};
 use std::io::{self, Read, Write};
 use std::path::Path;
@@ -323,7 +324,7 @@ impl CuckooFilter<DefaultHashBuilder> {
 
 /// Writes header, body and checksum of `t`, holding every stripe lock while
 /// the header and body are produced.
-fn encode<F: Fingerprint>(
+pub(crate) fn encode<F: Fingerprint>(
     t: &RawTable<F>,
     hasher_id: u32,
     seed: u64,
@@ -372,7 +373,7 @@ fn encode<F: Fingerprint>(
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
-fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, DecodeError> {
+pub(crate) fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, DecodeError> {
     let mut got = 0;
     while got < buf.len() {
         match r.read(&mut buf[got..]) {
@@ -385,7 +386,7 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> Result<usize, DecodeError> {
     Ok(got)
 }
 
-fn read_exact(r: &mut impl Read, buf: &mut [u8]) -> Result<(), DecodeError> {
+pub(crate) fn read_exact(r: &mut impl Read, buf: &mut [u8]) -> Result<(), DecodeError> {
     r.read_exact(buf).map_err(io_error)
 }
 
@@ -412,14 +413,32 @@ fn read_header(r: &mut impl Read) -> Result<(Header, [u8; MAX_HEADER_LEN]), Deco
 /// when known (`from_bytes`), `limit` the caller's bound on it: both are
 /// checked against the header before anything is allocated.
 fn decode_stream<S: PersistentHasher, R: Read>(
-    mut r: R,
+    r: R,
     exact_len: Option<usize>,
     limit: Option<u64>,
 ) -> Result<CuckooFilter<S>, DecodeError> {
+    let (header, table) = decode_one(r, S::ID, exact_len, limit)?;
+    Ok(CuckooFilter {
+        table,
+        hasher: S::from_seed(header.seed),
+    })
+}
+
+/// Decodes one single-table encoding (format versions 1 and 2) from `r`,
+/// made with hasher `hasher_id`: its header and its table. `exact_len` is
+/// the input's total length when known (`from_bytes`), `limit` the caller's
+/// bound on it: both are checked against the header before anything is
+/// allocated.
+pub(crate) fn decode_one<R: Read>(
+    mut r: R,
+    hasher_id: u32,
+    exact_len: Option<usize>,
+    limit: Option<u64>,
+) -> Result<(Header, Table), DecodeError> {
     let (header, head) = read_header(&mut r)?;
-    if header.hasher_id != S::ID {
+    if header.hasher_id != hasher_id {
         return Err(DecodeError::HasherMismatch {
-            expected: S::ID,
+            expected: hasher_id,
             found: header.hasher_id,
         });
     }
@@ -447,10 +466,7 @@ fn decode_stream<S: PersistentHasher, R: Read>(
     let mut sum = Xxh3Default::new();
     sum.update(&head[..header.body_offset()]);
     let table = table_of_width!(header.bits, F => decode_table::<F>(&header, &mut r, &mut sum)?);
-    Ok(CuckooFilter {
-        table,
-        hasher: S::from_seed(header.seed),
-    })
+    Ok((header, table))
 }
 
 /// Allocates the table of a validated header, fills it from the body in

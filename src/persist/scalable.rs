@@ -1,0 +1,379 @@
+//! Persistence of a [`ScalableCuckooFilter`]: format version 3, a
+//! container of version-2 levels (`docs/format.md`).
+//!
+//! ```text
+//! offset  size  field
+//!      0     8  magic "\x89CUCKOO\n"
+//!      8     2  format version (3)
+//!     10     2  reserved, zero
+//!     12     4  levels stored, L (1..=max levels)
+//!     16     4  max levels (1..=64)
+//!     20     4  growth factor (>= 2)
+//!     24     8  false-positive rate bound (f64, in (0, 1))
+//!     32     8  initial capacity (items of level 0)
+//!     40     4  hasher id
+//!     44     4  reserved, zero
+//!     48     8  hasher seed
+//!     56    4L  the index of each stored level, ascending, then zero
+//!               padding to a multiple of 8
+//!      P     8  checksum: XXH3-64 (seed 0) of bytes [0, P)
+//!    P+8        each stored level, in order: a complete version-2
+//!               encoding (header, body, checksum) with the same hasher
+//!               id and seed
+//! ```
+//!
+//! Only levels in use are stored (retired levels are not); the last one
+//! stored is the newest. Each level is checked by its own checksum, the
+//! container header by its own, and the levels' shapes against the
+//! configuration (every level's bucket count is the one the configuration
+//! gives its index).
+
+use super::format::{any_version, MAGIC, PREFIX_LEN, V2, V3_SCALABLE};
+use super::{decode_one, encode, read_exact, read_full, write_atomically};
+use crate::error::DecodeError;
+use crate::filter::with_table;
+use crate::hashing::{DefaultHashBuilder, PersistentHasher};
+use crate::scalable::{Config, Level, ScalableCuckooFilter, LEVEL_LIMIT};
+use std::io::{self, Read, Write};
+use std::path::Path;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Bytes of the fixed part of the container header.
+const FIXED: usize = 56;
+
+/// Bytes of the container header for `levels` stored levels, without its
+/// checksum.
+fn container_len(levels: usize) -> usize {
+    FIXED + (4 * levels).next_multiple_of(8)
+}
+
+impl<S: PersistentHasher> ScalableCuckooFilter<S> {
+    /// Encodes the filter: a container header, then every level in use in
+    /// the format of [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes)
+    /// (see the module docs of `persist/scalable.rs` and `docs/format.md`).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// let copy = ScalableCuckooFilter::from_bytes(&filter.to_bytes())?;
+    /// assert_eq!((copy.len(), copy.levels()), (filter.len(), filter.levels()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        if let Err(e) = self.write_to(&mut out) {
+            panic!("ScalableCuckooFilter::to_bytes: {e}");
+        }
+        out
+    }
+
+    /// Streams the encoding of [`to_bytes`](Self::to_bytes) into `writer`.
+    /// Each level is a consistent snapshot (it holds that level's stripe
+    /// locks while it is written), levels one after another: writers on
+    /// other threads wait for the level being written.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// let mut sink = Vec::new();
+    /// filter.write_to(&mut sink)?;
+    /// assert_eq!(sink, filter.to_bytes());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Any error of `writer`.
+    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+        let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
+        levels.reverse();
+        let len = container_len(levels.len());
+        let mut head = vec![0u8; len];
+        head[0..8].copy_from_slice(&MAGIC);
+        head[8..10].copy_from_slice(&V3_SCALABLE.to_le_bytes());
+        head[12..16].copy_from_slice(&(levels.len() as u32).to_le_bytes());
+        let c = self.config;
+        head[16..20].copy_from_slice(&(c.max_levels as u32).to_le_bytes());
+        head[20..24].copy_from_slice(&(c.growth_factor as u32).to_le_bytes());
+        head[24..32].copy_from_slice(&c.false_positive_rate.to_bits().to_le_bytes());
+        head[32..40].copy_from_slice(&(c.initial_capacity as u64).to_le_bytes());
+        head[40..44].copy_from_slice(&S::ID.to_le_bytes());
+        head[48..56].copy_from_slice(&self.hasher.seed().to_le_bytes());
+        for (k, (i, _)) in levels.iter().enumerate() {
+            head[FIXED + 4 * k..FIXED + 4 * k + 4].copy_from_slice(&(*i as u32).to_le_bytes());
+        }
+        writer.write_all(&head)?;
+        writer.write_all(&xxh3_64(&head).to_le_bytes())?;
+        for (_, level) in levels {
+            with_table!(&level.table, t => encode(t, S::ID, self.hasher.seed(), &mut writer))?;
+        }
+        Ok(())
+    }
+
+    /// Saves the filter to `path` crash-safely, as
+    /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// let path = std::env::temp_dir().join(format!("scalable-doc-{}.ccf", std::process::id()));
+    /// filter.write_to_path(&path)?;
+    /// assert!(ScalableCuckooFilter::read_from(std::fs::File::open(&path)?)?.is_empty());
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Any I/O error creating, writing, syncing or renaming the file.
+    pub fn write_to_path<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
+        write_atomically(path.as_ref(), |file| self.write_to(file))
+    }
+
+    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes) with hasher
+    /// `S` (rebuilt from the recorded seed).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
+    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
+    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::decode(&bytes)?;
+    /// assert!(copy.is_empty());
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A [`DecodeError`] if `bytes` is not exactly one intact encoding made
+    /// with a hasher of the same ID. Never panics, whatever the input.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let mut reader = bytes;
+        let filter = decode_container(&mut reader, Some(bytes.len()))?;
+        if !reader.is_empty() {
+            return Err(DecodeError::TrailingBytes);
+        }
+        Ok(filter)
+    }
+
+    /// Decodes a filter from `reader`, as written by
+    /// [`write_to`](Self::write_to); reads exactly the encoding's bytes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
+    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
+    /// assert!(ScalableCuckooFilter::<DefaultHashBuilder>::decode_from(&bytes[..]).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode), plus [`DecodeError::Io`].
+    pub fn decode_from<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
+        decode_container(&mut reader, None)
+    }
+}
+
+impl ScalableCuckooFilter<DefaultHashBuilder> {
+    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes) with the
+    /// default hasher: same levels, contents, configuration, hasher and
+    /// seed, so it answers every query as the encoded filter did and grows
+    /// as it would have.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("a")?;
+    /// assert!(ScalableCuckooFilter::from_bytes(&filter.to_bytes())?.contains("a"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::decode(bytes)
+    }
+
+    /// Decodes a filter from `reader` (see [`decode_from`](Self::decode_from)).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
+    /// assert!(ScalableCuckooFilter::read_from(&bytes[..])?.is_empty());
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode_from`](Self::decode_from).
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        Self::decode_from(reader)
+    }
+}
+
+/// Decodes a container from `r`; `total` is the input's whole length when
+/// known, checked against each level's header before it is allocated.
+fn decode_container<S: PersistentHasher>(
+    r: &mut impl Read,
+    total: Option<usize>,
+) -> Result<ScalableCuckooFilter<S>, DecodeError> {
+    let mut fixed = [0u8; FIXED];
+    let got = read_full(r, &mut fixed[..PREFIX_LEN])?;
+    match any_version(&fixed[..got])? {
+        V3_SCALABLE => {}
+        1 | V2 => {
+            return Err(DecodeError::InvalidHeader(
+                "this encodes a CuckooFilter: decode it with CuckooFilter::from_bytes",
+            ))
+        }
+        v => return Err(DecodeError::UnsupportedVersion(v)),
+    }
+    let got = PREFIX_LEN + read_full(r, &mut fixed[PREFIX_LEN..])?;
+    if got < FIXED {
+        return Err(DecodeError::Truncated);
+    }
+    let u32_at =
+        |i: usize| u32::from_le_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
+    let u64_at = |i: usize| {
+        let mut raw = [0u8; 8];
+        raw.copy_from_slice(&fixed[i..i + 8]);
+        u64::from_le_bytes(raw)
+    };
+    let (stored, max_levels, factor) = (u32_at(12) as usize, u32_at(16) as usize, u32_at(20));
+    let rate = f64::from_bits(u64_at(24));
+    let (initial, hasher_id, seed) = (u64_at(32), u32_at(40), u64_at(48));
+    if fixed[10..12] != [0, 0] || u32_at(44) != 0 {
+        return Err(DecodeError::InvalidHeader("reserved bytes must be zero"));
+    }
+    if !(1..=LEVEL_LIMIT).contains(&max_levels) || !(1..=max_levels).contains(&stored) {
+        return Err(DecodeError::InvalidHeader(
+            "level counts must be 1 to 64, stored levels at most the maximum",
+        ));
+    }
+    if factor < 2 || !(rate > 0.0 && rate < 1.0) {
+        return Err(DecodeError::InvalidHeader(
+            "growth factor must be at least 2 and the rate in (0, 1)",
+        ));
+    }
+    let initial = usize::try_from(initial)
+        .map_err(|_| DecodeError::InvalidHeader("initial capacity too large"))?;
+    if hasher_id != S::ID {
+        return Err(DecodeError::HasherMismatch {
+            expected: S::ID,
+            found: hasher_id,
+        });
+    }
+    let len = container_len(stored);
+    let mut head = vec![0u8; len + 8];
+    head[..FIXED].copy_from_slice(&fixed);
+    read_exact(r, &mut head[FIXED..])?;
+    let (body, sum) = head.split_at(len);
+    let mut stored_sum = [0u8; 8];
+    stored_sum.copy_from_slice(sum);
+    if u64::from_le_bytes(stored_sum) != xxh3_64(body) {
+        return Err(DecodeError::ChecksumMismatch);
+    }
+    let indices: Vec<usize> = (0..stored)
+        .map(|k| u32_at_of(body, FIXED + 4 * k) as usize)
+        .collect();
+    if body[FIXED + 4 * stored..].iter().any(|&b| b != 0)
+        || indices.windows(2).any(|w| w[0] >= w[1])
+        || indices.last().is_some_and(|&i| i >= max_levels)
+    {
+        return Err(DecodeError::InvalidHeader(
+            "level indices must ascend below the maximum, padding zero",
+        ));
+    }
+    let config = Config {
+        initial_capacity: initial,
+        false_positive_rate: rate,
+        growth_factor: factor as usize,
+        max_levels,
+    };
+    let mut consumed = len + 8;
+    let mut levels = Vec::with_capacity(stored);
+    for &i in &indices {
+        let items = config.items(i).ok_or(DecodeError::InvalidHeader(
+            "a level past the addressable size",
+        ))?;
+        let want_buckets = crate::filter::buckets_for_capacity(items)
+            .map_err(|_| DecodeError::InvalidHeader("a level past the addressable size"))?;
+        // The level's length is unknown until its header is read; the
+        // input's remaining length bounds it when known.
+        let limit = total.map(|t| t.saturating_sub(consumed) as u64);
+        let (header, table) = decode_one(&mut *r, S::ID, None, limit).map_err(|e| match e {
+            // Longer than what is left of a whole input: it is cut short.
+            DecodeError::ExceedsLimit { .. } => DecodeError::Truncated,
+            e => e,
+        })?;
+        if header.version != V2 || header.seed != seed {
+            return Err(DecodeError::InvalidHeader(
+                "every level must be a version-2 encoding with the container's seed",
+            ));
+        }
+        if header.buckets != want_buckets as u64 {
+            return Err(DecodeError::InvalidHeader(
+                "a level's size does not match the configuration",
+            ));
+        }
+        consumed += header.encoded_len() as usize;
+        levels.push((i, Level { table }));
+    }
+    let bound: f64 = levels
+        .iter()
+        .map(|(_, l)| 8.0 / 2f64.powi(with_table!(&l.table, t => t.fingerprint_bits()) as i32))
+        .sum();
+    if bound > rate {
+        return Err(DecodeError::InvalidHeader(
+            "the levels' false-positive bounds exceed the recorded rate",
+        ));
+    }
+    Ok(ScalableCuckooFilter::from_parts(
+        config,
+        S::from_seed(seed),
+        levels,
+    ))
+}
+
+fn u32_at_of(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+#[cfg(feature = "serde")]
+mod serde_impls {
+    //! As for `CuckooFilter`: the encoding as one byte string.
+
+    use super::*;
+    use core::fmt;
+    use core::marker::PhantomData;
+    use serde::de::{self, SeqAccess, Visitor};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    impl<S: PersistentHasher> Serialize for ScalableCuckooFilter<S> {
+        fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    impl<'de, S: PersistentHasher> Deserialize<'de> for ScalableCuckooFilter<S> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(Encoded(PhantomData))
+        }
+    }
+
+    struct Encoded<S>(PhantomData<S>);
+
+    impl<'de, S: PersistentHasher> Visitor<'de> for Encoded<S> {
+        type Value = ScalableCuckooFilter<S>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the bytes of an encoded scalable cuckoo filter")
+        }
+
+        fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
+            ScalableCuckooFilter::decode(bytes).map_err(E::custom)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut bytes = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+            while let Some(b) = seq.next_element::<u8>()? {
+                bytes.push(b);
+            }
+            ScalableCuckooFilter::decode(&bytes).map_err(de::Error::custom)
+        }
+    }
+}

@@ -1,0 +1,1019 @@
+//! A concurrent scalable cuckoo filter: a chain of cuckoo filters (levels),
+//! each larger than the last, shared through `&self`.
+//!
+//! # Why levels
+//! A cuckoo filter cannot be resized: it keeps fingerprints, not keys, so
+//! they cannot be placed in a larger table. The known answer (scalable Bloom
+//! filters, Almeida et al. 2007; RedisBloom's `EXPANSION`) is to add a new,
+//! larger filter when the current one is full, and to look keys up in all of
+//! them.
+//!
+//! # Growth without stopping readers
+//! Levels live in a fixed array of slots, each written once (an
+//! `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
+//! `newest` says which level takes inserts; lookups load it (acquire) and
+//! search levels `newest, newest - 1, ..., 0`, so every level they reach is
+//! fully built. When the newest level refuses an insert with `Full`, the
+//! inserting thread takes the growth lock; if no one has grown the filter
+//! meanwhile, it allocates the next level (or reopens one kept from before
+//! a `clear`), publishes it, and advances `newest`; every other thread that
+//! hit `Full` waits for the lock, sees the new level and retries there. A
+//! level is never allocated twice, and readers never wait.
+//!
+//! # Memory after deletes
+//! When a remove empties a level that no longer takes inserts, the level is
+//! *retired*: closed to inserts under all its stripe locks, and its table's
+//! memory given back to the operating system (`madvise(MADV_DONTNEED)` on
+//! its mapping; the address range stays reserved and reads as zero, which is
+//! an empty table: a lookup that was reading it still answers right).
+//! Lookups skip retired levels. `clear` empties every level and retires all
+//! but the first. A retired level is reopened, not reallocated, when the
+//! filter grows to it again. Tables under 4 MiB live on the heap, where
+//! memory cannot be given back piecemeal: they keep theirs until the
+//! filter is dropped (at most about twice the largest such level).
+//!
+//! # The false-positive budget
+//! A lookup that misses checks every level, so each level adds its own
+//! false-positive chance. Each level gets the narrowest fingerprint (8, 16
+//! or 32 bits) whose bound `8 / 2^bits`, added to the bounds of the levels
+//! before it and to a reserve of `8 / 2^32` for every level that could
+//! still follow it (up to `max_levels`), stays within the configured rate:
+//! the bound holds however far the filter grows, and early levels use the
+//! budget for shorter fingerprints. [`false_positive_rate_bound`](ScalableCuckooFilter::false_positive_rate_bound)
+//! reports the bound of the levels in use.
+//!
+//! # Set semantics across levels
+//! `insert_unique` is atomic with respect to other `insert_unique` calls of
+//! the same key even across growth: it holds one of 256 key locks (chosen
+//! by the key's hash) while it checks every level and inserts, so two
+//! threads can never both insert a key, one in level k and one in k + 1.
+//! `remove` removes one copy from the newest level holding one. The limit
+//! of 8 copies of a fingerprint applies per level.
+
+use crate::error::{BatchInsertError, BuildError, InsertError};
+use crate::filter::{table_of_width, with_table, Table};
+use crate::fingerprint::SLOTS;
+use crate::hashing::DefaultHashBuilder;
+use crate::index::HashScheme;
+use crate::lookup::Lookup;
+use crate::sync::RawLock;
+use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
+use crate::table::{Mode, RawTable, DEFAULT_MAX_PATH};
+use core::fmt;
+use core::hash::{BuildHasher, Hash};
+use crossbeam_utils::CachePadded;
+
+/// Most levels a filter may have.
+pub(crate) const LEVEL_LIMIT: usize = 64;
+/// Key locks serializing `insert_unique` of keys whose hashes share bits.
+const KEY_LOCKS: usize = 256;
+
+/// One level: a table sized for the level's share of the items.
+pub(crate) struct Level {
+    pub(crate) table: Table,
+}
+
+impl Level {
+    fn new(items: usize, bits: u32, seed_scheme: HashScheme) -> Result<Self, BuildError> {
+        let buckets = crate::filter::buckets_for_capacity(items)?;
+        let table = table_of_width!(bits, F => RawTable::<F>::new(
+            buckets,
+            None,
+            None,
+            DEFAULT_MAX_PATH,
+            seed_scheme,
+        )
+        .map_err(BuildError::AllocationFailed)?);
+        Ok(Self { table })
+    }
+
+    fn bits(&self) -> u32 {
+        with_table!(&self.table, t => t.fingerprint_bits())
+    }
+
+    fn accepting(&self) -> bool {
+        with_table!(&self.table, t => t.is_accepting())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        with_table!(&self.table, t => t.len())
+    }
+
+    fn capacity(&self) -> usize {
+        with_table!(&self.table, t => t.bucket_count()) * SLOTS
+    }
+
+    fn memory_usage(&self) -> usize {
+        with_table!(&self.table, t => t.memory_usage())
+    }
+
+    fn bound(&self) -> f64 {
+        width_bound(self.bits())
+    }
+
+    #[inline]
+    fn contains(&self, hash: u64) -> bool {
+        with_table!(&self.table, t => {
+            let loc = t.locate(hash);
+            t.prefetch(&loc);
+            t.contains(&loc)
+        })
+    }
+}
+
+/// `2 * 4 / 2^bits`: the false-positive bound of one full level.
+fn width_bound(bits: u32) -> f64 {
+    (2 * SLOTS) as f64 / 2f64.powi(bits as i32)
+}
+
+/// The narrowest width for level `level` (0-based) given the bounds
+/// `spent` of the levels before it: its bound plus a 32-bit reserve for
+/// every level that may follow must fit in `target`.
+fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option<u32> {
+    let reserve = (max_levels - level - 1) as f64 * width_bound(32);
+    [8, 16, 32]
+        .into_iter()
+        .find(|&bits| spent + width_bound(bits) + reserve <= target)
+}
+
+/// A concurrent cuckoo filter that grows: see the [module docs](self).
+///
+/// ```
+/// use concurrent_cuckoo::ScalableCuckooFilter;
+/// let filter = ScalableCuckooFilter::with_capacity(1000); // a guess
+/// for i in 0..50_000u32 {
+///     filter.insert(&i)?; // grows as needed
+/// }
+/// assert!(filter.levels() > 1);
+/// assert!((0..50_000u32).all(|i| filter.contains(&i)));
+/// assert!(filter.false_positive_rate_bound() <= 1e-3);
+/// # Ok::<(), concurrent_cuckoo::InsertError>(())
+/// ```
+pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
+    /// Level `i` once allocated; never changes afterwards until drop.
+    slots: Box<[AtomicPtr<Level>]>,
+    /// The level that takes inserts; every level below it is allocated.
+    newest: AtomicUsize,
+    /// Held while a level is added, retired or cleared.
+    growth: RawLock,
+    key_locks: Box<[CachePadded<RawLock>]>,
+    pub(crate) hasher: S,
+    pub(crate) config: Config,
+}
+
+/// What a scalable filter was built with (and persists).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Config {
+    pub(crate) initial_capacity: usize,
+    pub(crate) false_positive_rate: f64,
+    pub(crate) growth_factor: usize,
+    pub(crate) max_levels: usize,
+}
+
+impl Config {
+    /// Items level `level` is sized for, if it can be addressed.
+    pub(crate) fn items(&self, level: usize) -> Option<usize> {
+        let mut items = self.initial_capacity.max(1);
+        for _ in 0..level {
+            items = items.checked_mul(self.growth_factor)?;
+        }
+        Some(items)
+    }
+}
+
+// SAFETY: the raw pointers in `slots` point to `Level`s owned by the filter
+// (created with `Box::into_raw`, freed only in `drop`); `Level` is `Send +
+// Sync` (its tables are atomics and locks), so sharing or sending the
+// filter shares or sends them safely.
+unsafe impl<S: Send> Send for ScalableCuckooFilter<S> {}
+// SAFETY: as above; every method takes `&self` and synchronizes through
+// the levels' atomics and locks.
+unsafe impl<S: Sync> Sync for ScalableCuckooFilter<S> {}
+
+impl ScalableCuckooFilter<DefaultHashBuilder> {
+    /// A filter that starts with room for `capacity` items and grows as
+    /// needed: growth factor 2, up to 32 levels, a total false-positive
+    /// bound of 0.1%, the default hasher with a random seed.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(100);
+    /// assert_eq!(filter.levels(), 1);
+    /// ```
+    ///
+    /// # Panics
+    /// If the first level cannot be allocated (use the
+    /// [`builder`](Self::builder) for an error instead).
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::builder().initial_capacity(capacity).build() {
+            Ok(filter) => filter,
+            Err(e) => panic!("ScalableCuckooFilter::with_capacity({capacity}): {e}"),
+        }
+    }
+
+    /// A builder for every other configuration.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder()
+    ///     .initial_capacity(10_000)
+    ///     .false_positive_rate(1e-4)
+    ///     .growth_factor(4)
+    ///     .max_levels(16)
+    ///     .seed(42)
+    ///     .build()?;
+    /// assert!(filter.false_positive_rate_bound() <= 1e-4);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    pub fn builder() -> ScalableBuilder<DefaultHashBuilder> {
+        ScalableBuilder {
+            initial_capacity: None,
+            false_positive_rate: 1e-3,
+            growth_factor: 2,
+            max_levels: 32,
+            hasher: DefaultHashBuilder::new(),
+        }
+    }
+}
+
+impl<S> ScalableCuckooFilter<S> {
+    pub(crate) fn from_parts(config: Config, hasher: S, levels: Vec<(usize, Level)>) -> Self {
+        let slots: Box<[AtomicPtr<Level>]> = (0..config.max_levels)
+            .map(|_| AtomicPtr::new(core::ptr::null_mut()))
+            .collect();
+        let mut newest = 0;
+        for (i, level) in levels {
+            newest = newest.max(i);
+            slots[i].store(Box::into_raw(Box::new(level)), Ordering::Release);
+        }
+        Self {
+            slots,
+            newest: AtomicUsize::new(newest),
+            growth: RawLock::default(),
+            key_locks: (0..KEY_LOCKS).map(|_| CachePadded::default()).collect(),
+            hasher,
+            config,
+        }
+    }
+
+    /// Level `i`, if allocated.
+    #[inline]
+    pub(crate) fn level(&self, i: usize) -> Option<&Level> {
+        let ptr = self.slots[i].load(Ordering::Acquire);
+        // SAFETY: a non-null slot points to a `Level` boxed by this filter
+        // and freed only by `drop`, which `&self` rules out.
+        unsafe { ptr.as_ref() }
+    }
+
+    /// The levels a lookup must search, newest first: every allocated level
+    /// up to `newest` that is not retired.
+    #[inline]
+    pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
+        let newest = self.newest.load(Ordering::Acquire);
+        (0..=newest).rev().filter_map(move |i| {
+            let level = self.level(i)?;
+            // A closed level is empty (it is closed only when emptied or
+            // cleared): skipping it changes no answer.
+            (i == newest || level.accepting()).then_some((i, level))
+        })
+    }
+
+    /// Items stored, over all levels (each copy counts). Exact when no
+    /// insert or remove is running.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("a")?;
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.live_levels().map(|(_, l)| l.len()).sum()
+    }
+
+    /// `len() == 0`.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert!(ScalableCuckooFilter::with_capacity(10).is_empty());
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fingerprint slots of the levels in use.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(1000);
+    /// assert!(filter.capacity() >= 1000);
+    /// ```
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.live_levels().map(|(_, l)| l.capacity()).sum()
+    }
+
+    /// Levels in use (allocated up to the newest, and not retired).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert_eq!(ScalableCuckooFilter::with_capacity(10).levels(), 1);
+    /// ```
+    #[must_use]
+    pub fn levels(&self) -> usize {
+        self.live_levels().count()
+    }
+
+    /// Bytes held: the tables and locks of every allocated level (a
+    /// retired level's table memory, given back to the system, is not
+    /// counted), and the filter itself.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert!(ScalableCuckooFilter::with_capacity(1000).memory_usage() > 2000);
+    /// ```
+    #[must_use]
+    pub fn memory_usage(&self) -> usize {
+        let live: usize = self.live_levels().map(|(_, l)| l.memory_usage()).sum();
+        core::mem::size_of::<Self>()
+            + core::mem::size_of_val(&*self.slots)
+            + core::mem::size_of_val(&*self.key_locks)
+            + live
+    }
+
+    /// The false-positive bound of the levels in use: the sum of their
+    /// bounds, at most the configured rate however far the filter grows.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
+    /// assert!(filter.false_positive_rate_bound() <= 0.01);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn false_positive_rate_bound(&self) -> f64 {
+        self.live_levels().map(|(_, l)| l.bound()).sum()
+    }
+
+    /// The configured bound on the whole filter's false-positive rate.
+    #[must_use]
+    pub fn false_positive_rate(&self) -> f64 {
+        self.config.false_positive_rate
+    }
+
+    /// Fingerprint width of each level in use, oldest first.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-3).build()?;
+    /// assert_eq!(filter.level_fingerprint_bits(), vec![16]);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn level_fingerprint_bits(&self) -> Vec<u32> {
+        let mut bits: Vec<u32> = self.live_levels().map(|(_, l)| l.bits()).collect();
+        bits.reverse();
+        bits
+    }
+
+    /// Removes every item from every level. The first level is emptied and
+    /// kept; the others are retired (their memory given back) and reopened
+    /// if the filter grows again. Writers wait meanwhile; lookups do not.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// filter.clear();
+    /// assert!(filter.is_empty() && filter.levels() == 1);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    pub fn clear(&self) {
+        self.growth.lock();
+        let newest = self.newest.load(Ordering::Acquire);
+        for i in 0..=newest {
+            if let Some(level) = self.level(i) {
+                with_table!(&level.table, t => {
+                    let all = t.stripes.lock_all();
+                    t.clear_locked(&all);
+                    if i > 0 {
+                        t.close(&all);
+                    }
+                });
+            }
+        }
+        if let Some(first) = self.level(0) {
+            with_table!(&first.table, t => t.reopen());
+        }
+        self.newest.store(0, Ordering::Release);
+        self.growth.unlock();
+    }
+
+    /// Adds the level after `seen` (or reopens it) unless another thread
+    /// already did; `false` if the filter cannot grow (the level limit,
+    /// or an allocation failure).
+    #[cold]
+    fn grow(&self, seen: usize) -> bool {
+        self.growth.lock();
+        let grown = self.grow_locked(seen);
+        self.growth.unlock();
+        grown
+    }
+
+    fn grow_locked(&self, seen: usize) -> bool {
+        let newest = self.newest.load(Ordering::Acquire);
+        if newest != seen {
+            return true; // someone else grew it: retry there
+        }
+        let next = newest + 1;
+        if next >= self.config.max_levels {
+            return false;
+        }
+        if let Some(level) = self.level(next) {
+            with_table!(&level.table, t => t.reopen());
+        } else {
+            let spent: f64 = (0..next)
+                .filter_map(|i| self.level(i))
+                .map(Level::bound)
+                .sum();
+            let (Some(items), Some(bits)) = (
+                self.config.items(next),
+                width_for(
+                    next,
+                    spent,
+                    self.config.false_positive_rate,
+                    self.config.max_levels,
+                ),
+            ) else {
+                return false;
+            };
+            let Ok(level) = Level::new(items, bits, HashScheme::Finalized) else {
+                return false;
+            };
+            self.slots[next].store(Box::into_raw(Box::new(level)), Ordering::Release);
+        }
+        self.newest.store(next, Ordering::Release);
+        true
+    }
+
+    /// Retires level `i` if it is empty and not the newest: closes it to
+    /// inserts and gives its table's memory back.
+    #[cold]
+    fn retire_if_empty(&self, i: usize) {
+        self.growth.lock();
+        if i != self.newest.load(Ordering::Acquire) {
+            if let Some(level) = self.level(i) {
+                with_table!(&level.table, t => {
+                    let all = t.stripes.lock_all();
+                    if t.len() == 0 {
+                        t.close(&all);
+                    }
+                });
+            }
+        }
+        self.growth.unlock();
+    }
+
+    /// The key lock of a (finalized) hash.
+    fn key_lock(&self, hash: u64) -> &RawLock {
+        &self.key_locks[(crate::index::finalize(hash) >> 56) as usize % KEY_LOCKS]
+    }
+
+    /// `insert_hash` / `insert_unique_hash` into the newest level, growing
+    /// as needed.
+    fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
+        loop {
+            let newest = self.newest.load(Ordering::Acquire);
+            let Some(level) = self.level(newest) else {
+                return Err(InsertError::Full);
+            };
+            let result = with_table!(&level.table, t => t.insert(&t.locate(hash), mode));
+            match result {
+                Err(InsertError::Full) => {
+                    if !self.grow(newest) {
+                        return Err(InsertError::Full);
+                    }
+                }
+                done => return done,
+            }
+        }
+    }
+}
+
+impl<S: BuildHasher> ScalableCuckooFilter<S> {
+    #[inline(always)]
+    fn hash<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// Adds one copy of `key` to the newest level, growing the filter if it
+    /// is full.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("k")?;
+    /// assert!(filter.contains("k"));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`InsertError::Full`] only when `max_levels` levels are in use and
+    /// the newest is full, or a new level cannot be allocated;
+    /// [`InsertError::TooManyDuplicates`] when the newest level already
+    /// holds 8 copies of the key's fingerprint in its bucket pair.
+    #[inline]
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
+        self.insert_hash(self.hash(key))
+    }
+
+    /// [`insert`](Self::insert) for a precomputed 64-bit hash.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash(42)?;
+    /// assert!(filter.contains_hash(42));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.insert_prepared(hash, Mode::Multi).map(drop)
+    }
+
+    /// Adds `key` unless it (or a key indistinguishable from it) is already
+    /// present in any level; `true` if it was added. Atomic with respect to
+    /// concurrent `insert_unique` calls of the same key, even while the
+    /// filter grows: exactly one of them returns `true`.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// assert!(filter.insert_unique("k")?);
+    /// assert!(!filter.insert_unique("k")?);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    #[inline]
+    pub fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
+        self.insert_unique_hash(self.hash(key))
+    }
+
+    /// [`insert_unique`](Self::insert_unique) for a precomputed hash.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// assert!(filter.insert_unique_hash(7)?);
+    /// assert!(!filter.insert_unique_hash(7)?);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
+        let lock = self.key_lock(hash);
+        lock.lock();
+        // Under the key lock no other `insert_unique` of this key runs: if
+        // no level holds it now, adding it (to whichever level is newest
+        // by then) cannot race another thread adding it elsewhere.
+        let result = if self.contains_hash(hash) {
+            Ok(false)
+        } else {
+            self.insert_prepared(hash, Mode::Unique)
+        };
+        lock.unlock();
+        result
+    }
+
+    /// Is `key` (probably) present in any level? Never a false negative.
+    /// Searches the newest (largest) level first.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert(&1u64)?;
+    /// assert!(filter.contains(&1u64));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hash(key))
+    }
+
+    /// [`contains`](Self::contains) for a precomputed hash.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash(9)?;
+    /// assert!(filter.contains_hash(9));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        self.live_levels().any(|(_, level)| level.contains(hash))
+    }
+
+    /// Removes one copy of `key` from the newest level that holds one;
+    /// `false` if none does. A level that this empties, and that no longer
+    /// takes inserts, is retired. As for [`CuckooFilter`](crate::CuckooFilter),
+    /// removing a key that was never inserted may remove a colliding key's
+    /// copy (the paper's warning).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("k")?;
+    /// assert!(filter.remove("k") && !filter.remove("k"));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.remove_hash(self.hash(key))
+    }
+
+    /// [`remove`](Self::remove) for a precomputed hash.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash(3)?;
+    /// assert!(filter.remove_hash(3));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    pub fn remove_hash(&self, hash: u64) -> bool {
+        let newest = self.newest.load(Ordering::Acquire);
+        for (i, level) in self.live_levels() {
+            let removed = with_table!(&level.table, t => t.remove(&t.locate(hash)));
+            if removed {
+                if i != newest && level.len() == 0 {
+                    self.retire_if_empty(i);
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Copies of `key`'s fingerprint in its bucket pair, summed over every
+    /// level (each level counts exactly, under its locks).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).seed(1).build()?;
+    /// filter.insert("k")?;
+    /// filter.insert("k")?;
+    /// assert_eq!(filter.count("k"), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn count<K: Hash + ?Sized>(&self, key: &K) -> usize {
+        self.count_hash(self.hash(key))
+    }
+
+    /// [`count`](Self::count) for a precomputed hash.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash(5)?;
+    /// assert_eq!(filter.count_hash(5), 1);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[must_use]
+    pub fn count_hash(&self, hash: u64) -> usize {
+        self.live_levels()
+            .map(|(_, level)| with_table!(&level.table, t => t.count(&t.locate(hash))))
+            .sum()
+    }
+
+    /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`. Each
+    /// key is hashed once; then each level, newest first, is searched for
+    /// the keys not found yet with the pipelined lookup of
+    /// [`CuckooFilter::contains_batch`](crate::CuckooFilter::contains_batch)
+    /// (the buckets of keys several positions ahead prefetched while the
+    /// current one is probed).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
+    /// let mut out = [false; 2];
+    /// filter.contains_batch(&[5u32, 500], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`, with the message
+    /// `"contains_batch: keys and out differ in length"`.
+    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "contains_batch: keys and out differ in length"
+        );
+        self.contains_batch_by(|i| self.hash(&keys[i]), out);
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash_batch(&[1, 2])?;
+    /// let mut out = [false; 3];
+    /// filter.contains_hash_batch(&[1, 2, 3], &mut out);
+    /// assert!(out[0] && out[1]);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `hashes.len() != out.len()`, with the message
+    /// `"contains_hash_batch: hashes and out differ in length"`.
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        assert_eq!(
+            hashes.len(),
+            out.len(),
+            "contains_hash_batch: hashes and out differ in length"
+        );
+        self.contains_batch_by(|i| hashes[i], out);
+    }
+
+    fn contains_batch_by(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        const CHUNK: usize = 64;
+        let mut hashes = [0u64; CHUNK];
+        let mut pending = [0usize; CHUNK];
+        let mut found = [false; CHUNK];
+        for start in (0..out.len()).step_by(CHUNK) {
+            let n = CHUNK.min(out.len() - start);
+            for (j, h) in hashes[..n].iter_mut().enumerate() {
+                *h = hash_at(start + j);
+            }
+            // Positions (in the chunk) still unanswered.
+            let mut left = n;
+            for (j, p) in pending[..n].iter_mut().enumerate() {
+                *p = j;
+            }
+            out[start..start + n].fill(false);
+            for (_, level) in self.live_levels() {
+                if left == 0 {
+                    break;
+                }
+                let ask = &pending[..left];
+                with_table!(&level.table, t => {
+                    t.contains_batch(|k| hashes[ask[k]], &mut found[..left])
+                });
+                let mut still = 0;
+                for k in 0..left {
+                    if found[k] {
+                        out[start + pending[k]] = true;
+                    } else {
+                        pending[still] = pending[k];
+                        still += 1;
+                    }
+                }
+                left = still;
+            }
+        }
+    }
+
+    /// Inserts every key of `keys`, in order, exactly as the same
+    /// [`insert`](Self::insert) calls one at a time would (growing as
+    /// needed), stopping at the first key refused. Pipelined within each
+    /// level as [`CuckooFilter::insert_batch`](crate::CuckooFilter::insert_batch).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(100);
+    /// filter.insert_batch(&(0..10_000u64).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.len(), 10_000);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A [`BatchInsertError`] with the number of keys inserted and why the
+    /// next one was refused.
+    pub fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
+        self.insert_batch_by(keys.len(), |i| self.hash(&keys[i]))
+    }
+
+    /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash_batch(&(0..1000).collect::<Vec<u64>>())?;
+    /// assert!(filter.levels() > 1);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    pub fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
+        self.insert_batch_by(hashes.len(), |i| hashes[i])
+    }
+
+    fn insert_batch_by(
+        &self,
+        n: usize,
+        hash_at: impl Fn(usize) -> u64,
+    ) -> Result<(), BatchInsertError> {
+        let mut done = 0;
+        while done < n {
+            let newest = self.newest.load(Ordering::Acquire);
+            let level = self
+                .level(newest)
+                .ok_or(BatchInsertError::new(done, InsertError::Full))?;
+            let rest = n - done;
+            let result =
+                with_table!(&level.table, t => t.insert_batch(rest, |i| hash_at(done + i)));
+            match result {
+                Ok(()) => return Ok(()),
+                Err((inserted, InsertError::Full)) => {
+                    done += inserted;
+                    if !self.grow(newest) {
+                        return Err(BatchInsertError::new(done, InsertError::Full));
+                    }
+                }
+                Err((inserted, e)) => return Err(BatchInsertError::new(done + inserted, e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// The hasher.
+    #[must_use]
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S> Drop for ScalableCuckooFilter<S> {
+    fn drop(&mut self) {
+        for slot in self.slots.iter() {
+            let ptr = slot.load(Ordering::Acquire);
+            if !ptr.is_null() {
+                // SAFETY: created by `Box::into_raw` in this filter, freed
+                // only here, and `&mut self` means no reader can hold it.
+                drop(unsafe { Box::from_raw(ptr) });
+            }
+        }
+    }
+}
+
+impl<S> fmt::Debug for ScalableCuckooFilter<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScalableCuckooFilter")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("levels", &self.levels())
+            .field(
+                "false_positive_rate_bound",
+                &self.false_positive_rate_bound(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`ScalableCuckooFilter`]. Obtained from
+/// [`ScalableCuckooFilter::builder`].
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ScalableBuilder<S = DefaultHashBuilder> {
+    initial_capacity: Option<usize>,
+    false_positive_rate: f64,
+    growth_factor: usize,
+    max_levels: usize,
+    hasher: S,
+}
+
+impl ScalableBuilder<DefaultHashBuilder> {
+    /// Fixes the default hasher's seed (see
+    /// [`Builder::seed`](crate::Builder::seed)).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.hasher = DefaultHashBuilder::with_seed(seed);
+        self
+    }
+}
+
+impl<S> ScalableBuilder<S> {
+    /// Items the first level holds. Required.
+    pub fn initial_capacity(mut self, capacity: usize) -> Self {
+        self.initial_capacity = Some(capacity);
+        self
+    }
+
+    /// Bound on the whole filter's false-positive rate, however far it
+    /// grows (default 0.001). Must be in (0, 1) and leave room for the
+    /// levels' reserve (`max_levels * 8 / 2^32`).
+    pub fn false_positive_rate(mut self, rate: f64) -> Self {
+        self.false_positive_rate = rate;
+        self
+    }
+
+    /// Each new level holds `factor` times the items of the previous one
+    /// (2 or more; default 2).
+    pub fn growth_factor(mut self, factor: usize) -> Self {
+        self.growth_factor = factor;
+        self
+    }
+
+    /// Most levels, 1 to 64 (default 32).
+    pub fn max_levels(mut self, levels: usize) -> Self {
+        self.max_levels = levels;
+        self
+    }
+
+    /// Uses `hasher` instead of the default.
+    pub fn hasher<S2>(self, hasher: S2) -> ScalableBuilder<S2> {
+        ScalableBuilder {
+            initial_capacity: self.initial_capacity,
+            false_positive_rate: self.false_positive_rate,
+            growth_factor: self.growth_factor,
+            max_levels: self.max_levels,
+            hasher,
+        }
+    }
+
+    /// Builds the filter and its first level.
+    ///
+    /// # Errors
+    /// A [`BuildError`] for a missing initial capacity, a growth factor
+    /// under 2, a level count outside 1..=64, a false-positive rate outside
+    /// (0, 1) or too small for the levels' 32-bit reserve, or a failed
+    /// allocation.
+    pub fn build(self) -> Result<ScalableCuckooFilter<S>, BuildError> {
+        let initial = self.initial_capacity.ok_or(BuildError::MissingCapacity)?;
+        if self.growth_factor < 2 {
+            return Err(BuildError::InvalidGrowthFactor(self.growth_factor));
+        }
+        if !(1..=LEVEL_LIMIT).contains(&self.max_levels) {
+            return Err(BuildError::InvalidMaxLevels(self.max_levels));
+        }
+        let rate = self.false_positive_rate;
+        if !(rate > 0.0 && rate < 1.0) {
+            return Err(BuildError::InvalidFalsePositiveRate(rate));
+        }
+        let Some(bits) = width_for(0, 0.0, rate, self.max_levels) else {
+            return Err(BuildError::FingerprintTooShort { bits: 32, rate });
+        };
+        let config = Config {
+            initial_capacity: initial,
+            false_positive_rate: rate,
+            growth_factor: self.growth_factor,
+            max_levels: self.max_levels,
+        };
+        let first = Level::new(initial.max(1), bits, HashScheme::Finalized)?;
+        Ok(ScalableCuckooFilter::from_parts(
+            config,
+            self.hasher,
+            vec![(0, first)],
+        ))
+    }
+}
+
+#[cfg(all(test, not(concurrent_cuckoo_loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widths_keep_the_total_within_the_budget() {
+        for (rate, levels) in [(1e-3, 32usize), (1e-4, 32), (0.1, 8), (1e-6, 64)] {
+            let mut spent = 0.0;
+            let mut widths = Vec::new();
+            for level in 0..levels {
+                let bits = width_for(level, spent, rate, levels).unwrap();
+                spent += width_bound(bits);
+                widths.push(bits);
+            }
+            assert!(spent <= rate, "{rate}: {spent} over budget with {widths:?}");
+            assert!(widths.windows(2).all(|w| w[0] <= w[1]), "{widths:?}");
+        }
+        // 1e-3: sixteen-bit levels while the budget lasts, then 32-bit.
+        let mut spent = 0.0;
+        let widths: Vec<u32> = (0..32)
+            .map(|level| {
+                let bits = width_for(level, spent, 1e-3, 32).unwrap();
+                spent += width_bound(bits);
+                bits
+            })
+            .collect();
+        assert_eq!(&widths[..8], &[16; 8]);
+        assert_eq!(widths[8], 32);
+        // A rate below the reserve of 64 32-bit levels cannot be met.
+        assert_eq!(width_for(0, 0.0, 1e-8, 64), None);
+    }
+}
