@@ -21,7 +21,9 @@
  * The result of a fallible call. `CCF_OK` is 0, so `if (status)` tests
  * for failure; `ccf_status_message` describes each value.
  *
- * Every error leaves the filter exactly as it was.
+ * Every error leaves the filter exactly as it was, except that a batch
+ * insert that stops at a refused key keeps the keys before it (see
+ * `ccf_insert_batch`).
  */
 typedef enum ccf_status {
   /**
@@ -306,6 +308,128 @@ void ccf_contains_batch(const struct ccf_filter *f,
                         const size_t *lens,
                         size_t n,
                         bool *out);
+
+/**
+ * Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,
+ * exactly as the same `ccf_insert` calls one at a time would, stopping at
+ * the first key refused. Several times faster than a loop of `ccf_insert`
+ * on a table larger than the cache: keys are hashed a block ahead and
+ * their buckets prefetched. Each insert is still an ordinary operation of
+ * its own: other threads see the keys go in one by one (never the batch
+ * as one step), and see no key half-inserted. Allocates nothing.
+ *
+ * Returns `CCF_OK` when every key went in. Otherwise the status of the
+ * first key refused (`CCF_FULL` or `CCF_TOO_MANY_DUPLICATES`): the keys
+ * before it are in the filter, it and every key after it are not.
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys` or `lens` with
+ * `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere in the batch:
+ * the whole batch is checked first, so nothing is inserted then.
+ *
+ * `inserted` may be NULL; otherwise `*inserted` is set on every return to
+ * how many keys, from the start, went in: `n` on `CCF_OK`, the index of
+ * the refused key on `CCF_FULL` and `CCF_TOO_MANY_DUPLICATES`, 0 on
+ * `CCF_INVALID_ARGUMENT`. (On `CCF_INTERNAL_ERROR`, a bug, at least that
+ * many went in.) `n == 0` inserts nothing and returns `CCF_OK`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+ * readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+ * readable bytes; `inserted` is NULL or valid for writing one `size_t`.
+ */
+enum ccf_status ccf_insert_batch(struct ccf_filter *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 size_t *inserted);
+
+/**
+ * `ccf_insert_batch` for precomputed hashes (see `ccf_insert_hash`):
+ * `hashes[i]` for `i < n`, in order, stopping at the first refused.
+ *
+ * Returns and sets `*inserted` (which may be NULL) as `ccf_insert_batch`;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `inserted` is NULL or valid for writing one
+ * `size_t`.
+ */
+enum ccf_status ccf_insert_hash_batch(struct ccf_filter *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      size_t *inserted);
+
+/**
+ * Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
+ * order, exactly as the same `ccf_remove` calls one at a time would (so a
+ * key listed twice loses two copies, if it has them); pipelined as
+ * `ccf_insert_batch`. Allocates nothing. Only remove keys that were
+ * inserted (see `ccf_remove`).
+ *
+ * `removed` may be NULL, and then only the removes happen; otherwise
+ * `removed[i]` is set to whether a copy of key `i` was found and removed
+ * (every `removed[i]` is false after an error).
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys`
+ * or `lens` with `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere
+ * in the batch: the whole batch is checked first, so nothing is removed
+ * then.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+ * readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+ * readable bytes; `removed` is NULL or points to `n` writable `bool`s that
+ * overlap none of the inputs and that no other thread uses during the
+ * call.
+ */
+enum ccf_status ccf_remove_batch(struct ccf_filter *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 bool *removed);
+
+/**
+ * `ccf_remove_batch` for precomputed hashes: removes one copy of each
+ * `hashes[i]`, `i < n`, in order, as `ccf_remove_hash` calls one at a
+ * time would. `removed` may be NULL; otherwise `removed[i]` is set as in
+ * `ccf_remove_batch`.
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` (nothing removed, every
+ * `removed[i]` false) for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `removed` is NULL or points to `n` writable
+ * `bool`s that do not overlap `hashes` and that no other thread uses
+ * during the call.
+ */
+enum ccf_status ccf_remove_hash_batch(struct ccf_filter *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      bool *removed);
+
+/**
+ * Copies of the key's fingerprint in its two buckets, 0 to 8: how many
+ * times the key was inserted and not removed, plus copies of keys that
+ * collide with it (same fingerprint and buckets; the filter cannot tell
+ * them apart). Exact at the moment of the call: it reads the two buckets
+ * under their stripe locks.
+ *
+ * 0 for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+ * bytes.
+ */
+size_t ccf_count(const struct ccf_filter *f, const void *key, size_t len);
+
+/**
+ * `ccf_count` for a precomputed hash; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter.
+ */
+size_t ccf_count_hash(const struct ccf_filter *f, uint64_t hash);
 
 /**
  * Items stored (each copy counts): exact while no insert or remove runs,

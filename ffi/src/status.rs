@@ -6,7 +6,9 @@ use core::ffi::{c_char, c_int, CStr};
 /// The result of a fallible call. `CCF_OK` is 0, so `if (status)` tests
 /// for failure; `ccf_status_message` describes each value.
 ///
-/// Every error leaves the filter exactly as it was.
+/// Every error leaves the filter exactly as it was, except that a batch
+/// insert that stops at a refused key keeps the keys before it (see
+/// `ccf_insert_batch`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ccf_status {
