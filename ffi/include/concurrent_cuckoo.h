@@ -101,6 +101,78 @@ typedef enum ccf_status {
  */
 typedef struct ccf_filter ccf_filter;
 
+/**
+ * What `ccf_stats` reports: size, memory, and what inserts and removes
+ * have done since the filter was created, loaded or thawed (`ccf_clear`
+ * keeps the counters). Mirrors Rust's `Stats`.
+ *
+ * Without concurrent writers every field is exact, and for a filter
+ * created empty `inserts - removes == len`; while writers run, each
+ * counter is a recent value (they are read one after another). Reading
+ * them never slows lookups.
+ */
+typedef struct ccf_filter_stats {
+  /**
+   * Items stored (each copy counts), as `ccf_len`.
+   */
+  uint64_t len;
+  /**
+   * Fingerprint slots, as `ccf_capacity`.
+   */
+  uint64_t capacity;
+  /**
+   * `len / capacity`.
+   */
+  double load_factor;
+  /**
+   * Bytes held, as `ccf_memory_usage`.
+   */
+  uint64_t memory_usage;
+  /**
+   * Buckets in the table (4 slots each).
+   */
+  uint64_t bucket_count;
+  /**
+   * Stripe locks.
+   */
+  uint64_t stripes;
+  /**
+   * Fingerprint width in bits (8, 16 or 32).
+   */
+  uint32_t fingerprint_bits;
+  /**
+   * Longest displacement path an insert searches (1 to 5).
+   */
+  uint32_t max_path_len;
+  /**
+   * Successful inserts (each copy; `ccf_insert_unique` calls that added
+   * the key).
+   */
+  uint64_t inserts;
+  /**
+   * Successful removes.
+   */
+  uint64_t removes;
+  /**
+   * Fingerprints moved by displacement paths.
+   */
+  uint64_t relocations;
+  /**
+   * Inserts refused with `CCF_FULL`.
+   */
+  uint64_t failed_inserts;
+  /**
+   * Inserts refused with `CCF_TOO_MANY_DUPLICATES`.
+   */
+  uint64_t duplicate_refusals;
+  /**
+   * `path_lengths[h]`: successful inserts whose slot was freed by a
+   * displacement path of `h` moves (0: a slot was free). Sums to
+   * `inserts`; entries past `max_path_len` stay 0.
+   */
+  uint64_t path_lengths[6];
+} ccf_filter_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -550,6 +622,18 @@ enum ccf_status ccf_save(const struct ccf_filter *f, const char *path);
  * writing one pointer.
  */
 enum ccf_status ccf_load(const char *path, struct ccf_filter **out);
+
+/**
+ * Fills `*out` with the filter's statistics (see `ccf_filter_stats`).
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`, and
+ * then `*out` is left unchanged.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `out` is NULL or valid for writing one
+ * `ccf_filter_stats`.
+ */
+enum ccf_status ccf_stats(const struct ccf_filter *f, struct ccf_filter_stats *out);
 
 /**
  * A static, NUL-terminated English description of `status` (never NULL;

@@ -20,7 +20,8 @@
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
-//! [`persist`] (saving and loading files).
+//! [`stats`] (the counters snapshot), [`persist`] (saving and loading
+//! files).
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
@@ -28,6 +29,7 @@
 
 pub mod filter;
 pub mod persist;
+pub mod stats;
 pub mod status;
 
 use concurrent_cuckoo::CuckooFilter;
