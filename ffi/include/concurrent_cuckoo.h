@@ -4,8 +4,9 @@
  * threads). C11; also valid C++.
  *
  * Link with libconcurrent_cuckoo_ffi (static or shared): see the "From C"
- * section of the project's README. Every function except ccf_free may be
- * called from any number of threads at once on the same filter.
+ * section of the project's README. Every function except ccf_free and
+ * ccf_frozen_free may be called from any number of threads at once on the
+ * same filter.
  */
 
 #ifndef CONCURRENT_CUCKOO_H
@@ -53,8 +54,8 @@ typedef enum ccf_status {
    */
   CCF_ALLOCATION_FAILED = 4,
   /**
-   * Opening, reading, writing, syncing or renaming a file failed; `errno`
-   * is not preserved.
+   * Opening, mapping, reading, writing, syncing or renaming a file
+   * failed; `errno` is not preserved.
    */
   CCF_IO_ERROR = 5,
   /**
@@ -100,6 +101,31 @@ typedef enum ccf_status {
  * whose fingerprint collides with it.
  */
 typedef struct ccf_filter ccf_filter;
+
+/**
+ * A saved filter, queried where its file lies: read-only, copying
+ * nothing, taking no locks.
+ *
+ * Opaque: open one with `ccf_frozen_open`, release it with
+ * `ccf_frozen_free`. It answers every query exactly as the filter that
+ * was saved (same table, same hash seed); `ccf_frozen_thaw` makes a
+ * writable `ccf_filter` from it.
+ *
+ * Threads and processes: every function except `ccf_frozen_free` may be
+ * called from any number of threads at once on the same `ccf_frozen`,
+ * with no locking by the caller (nothing in it ever changes), and any
+ * number of processes may open the same file: each maps it read-only, and
+ * they all share one copy of it in the page cache. `ccf_frozen_free` must
+ * be the last call on a `ccf_frozen`.
+ *
+ * Replacing the file: only ever by renaming a new file over it, which is
+ * what `ccf_save` does. A process that has the old file open keeps
+ * reading the old contents, unchanged, until it opens the new one.
+ * Never truncate, rewrite or append to the file in place while any
+ * process has it open: their lookups would read the changed bytes, or
+ * crash (SIGBUS) on a truncated page.
+ */
+typedef struct ccf_frozen ccf_frozen;
 
 /**
  * What `ccf_stats` reports: size, memory, and what inserts and removes
@@ -574,6 +600,143 @@ double ccf_false_positive_bound(const struct ccf_filter *f);
  * `f` is NULL or a live filter.
  */
 enum ccf_status ccf_clear(struct ccf_filter *f);
+
+/**
+ * Opens the file at `path`, saved by `ccf_save` (or by Rust's
+ * `write_to_path` with the default hasher), as a frozen filter: the file
+ * is mapped read-only and checked once (its checksum, and its length
+ * against the slots it fills); lookups then read the mapping, with no
+ * copy of the table.
+ *
+ * `path` is as for `ccf_load`. Returns `CCF_OK` and stores the handle in
+ * `*out`, to be released with `ccf_frozen_free`; on any error `*out` is
+ * left unchanged: `CCF_IO_ERROR` if the file cannot be opened or mapped
+ * (a missing file, a directory); `CCF_CORRUPT` if it is not one intact
+ * saved filter (see `CCF_CORRUPT`); `CCF_INVALID_ARGUMENT` for a NULL
+ * `out`, a NULL or empty `path`, or (outside Unix) a path that is not
+ * UTF-8.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one pointer.
+ */
+enum ccf_status ccf_frozen_open(const char *path, struct ccf_frozen **out);
+
+/**
+ * Releases a frozen filter: unmaps its file. NULL is a no-op.
+ *
+ * Not thread-safe: no other call may be using `f`, and `f` must not be
+ * used (or freed) again afterwards. Filters thawed from it are
+ * independent and stay valid.
+ *
+ * # Safety
+ * `f` is NULL or a handle from `ccf_frozen_open` that has not been freed,
+ * and no other thread uses it.
+ */
+void ccf_frozen_free(struct ccf_frozen *f);
+
+/**
+ * `ccf_contains` on a frozen filter: the answer the saved filter gave.
+ * False for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_frozen_contains(const struct ccf_frozen *f, const void *key, size_t len);
+
+/**
+ * `ccf_contains_hash` on a frozen filter; false for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+bool ccf_frozen_contains_hash(const struct ccf_frozen *f, uint64_t hash);
+
+/**
+ * `ccf_contains_batch` on a frozen filter: `out[i] =
+ * ccf_frozen_contains(f, keys[i], lens[i])` for `i < n`, pipelined, with
+ * no allocation. NULL arguments and invalid keys as `ccf_contains_batch`:
+ * if `out` is NULL nothing is written; otherwise a NULL `f`, `keys` or
+ * `lens` sets every `out[i]` to false, and an invalid key gets false.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; otherwise as `ccf_contains_batch`.
+ */
+void ccf_frozen_contains_batch(const struct ccf_frozen *f,
+                               const void *const *keys,
+                               const size_t *lens,
+                               size_t n,
+                               bool *out);
+
+/**
+ * `ccf_contains_hash_batch` on a frozen filter: `out[i] =
+ * ccf_frozen_contains_hash(f, hashes[i])` for `i < n`, pipelined. If
+ * `out` is NULL nothing is written; otherwise a NULL `f` or `hashes` sets
+ * every `out[i]` to false.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; otherwise as
+ * `ccf_contains_hash_batch`.
+ */
+void ccf_frozen_contains_hash_batch(const struct ccf_frozen *f,
+                                    const uint64_t *hashes,
+                                    size_t n,
+                                    bool *out);
+
+/**
+ * `ccf_count` on a frozen filter: copies of the key's fingerprint in its
+ * two buckets when the filter was saved (0 to 8). 0 for a NULL `f`, or a
+ * NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+size_t ccf_frozen_count(const struct ccf_frozen *f, const void *key, size_t len);
+
+/**
+ * `ccf_count_hash` on a frozen filter; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_count_hash(const struct ccf_frozen *f, uint64_t hash);
+
+/**
+ * Items the filter held when it was saved (each copy counts); 0 for a
+ * NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_len(const struct ccf_frozen *f);
+
+/**
+ * Fingerprint slots, as `ccf_capacity` of the saved filter; 0 for a NULL
+ * `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_capacity(const struct ccf_frozen *f);
+
+/**
+ * Thaws a frozen filter: a new, writable filter with the same contents
+ * and hash seed, answering every query as `f` does (its table is copied
+ * into fresh memory; `f` stays valid and unchanged, and the two are
+ * independent). Its `ccf_stats` counters start at 0.
+ *
+ * Returns `CCF_OK` and stores the filter in `*out`, to be released with
+ * `ccf_free`; on any error `*out` is left unchanged:
+ * `CCF_ALLOCATION_FAILED` if the memory for the table cannot be had;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `out` is NULL or valid for writing
+ * one pointer.
+ */
+enum ccf_status ccf_frozen_thaw(const struct ccf_frozen *f, struct ccf_filter **out);
 
 /**
  * Saves the filter to the file at `path` without ever leaving a

@@ -13,21 +13,23 @@
 //!   [`std::panic::catch_unwind`] (see [`guard`]) and a panic, which would
 //!   be a bug in this library, becomes `CCF_INTERNAL_ERROR` or the
 //!   documented `false`/`0` return;
-//! * only `ccf_free` needs exclusive access to a filter: every other
-//!   function takes it by shared reference (`&CuckooFilter`), which is what
-//!   makes concurrent calls from many C threads sound (`CuckooFilter` is
-//!   `Sync`).
+//! * only `ccf_free` and `ccf_frozen_free` need exclusive access to their
+//!   handle: every other function takes it by shared reference
+//!   (`&CuckooFilter`, `&FrozenFilter`), which is what makes concurrent
+//!   calls from many C threads sound (both are `Sync`).
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
 //! [`stats`] (the counters snapshot), [`persist`] (saving and loading
-//! files).
+//! files), [`frozen`] (saved filters queried in place from a read-only
+//! mapping).
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
 #![allow(non_camel_case_types)]
 
 pub mod filter;
+pub mod frozen;
 pub mod persist;
 pub mod stats;
 pub mod status;

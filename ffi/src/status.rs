@@ -28,8 +28,8 @@ pub enum ccf_status {
     CCF_INVALID_ARGUMENT = 3,
     /// The system could not provide the memory for the table.
     CCF_ALLOCATION_FAILED = 4,
-    /// Opening, reading, writing, syncing or renaming a file failed; `errno`
-    /// is not preserved.
+    /// Opening, mapping, reading, writing, syncing or renaming a file
+    /// failed; `errno` is not preserved.
     CCF_IO_ERROR = 5,
     /// The file is not one intact saved filter: wrong magic bytes, an
     /// unsupported format version, a damaged header or body (checksum),
