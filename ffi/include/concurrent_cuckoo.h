@@ -4,8 +4,9 @@
  * threads). C11; also valid C++.
  *
  * Link with libconcurrent_cuckoo_ffi (static or shared): see the "From C"
- * section of the project's README. Every function except ccf_free may be
- * called from any number of threads at once on the same filter.
+ * section of the project's README. Every function except ccf_free and
+ * ccf_frozen_free may be called from any number of threads at once on the
+ * same filter.
  */
 
 #ifndef CONCURRENT_CUCKOO_H
@@ -21,7 +22,9 @@
  * The result of a fallible call. `CCF_OK` is 0, so `if (status)` tests
  * for failure; `ccf_status_message` describes each value.
  *
- * Every error leaves the filter exactly as it was.
+ * Every error leaves the filter exactly as it was, except that a batch
+ * insert that stops at a refused key keeps the keys before it (see
+ * `ccf_insert_batch`).
  */
 typedef enum ccf_status {
   /**
@@ -51,8 +54,8 @@ typedef enum ccf_status {
    */
   CCF_ALLOCATION_FAILED = 4,
   /**
-   * Opening, reading, writing, syncing or renaming a file failed; `errno`
-   * is not preserved.
+   * Opening, mapping, reading, writing, syncing or renaming a file
+   * failed; `errno` is not preserved.
    */
   CCF_IO_ERROR = 5,
   /**
@@ -98,6 +101,103 @@ typedef enum ccf_status {
  * whose fingerprint collides with it.
  */
 typedef struct ccf_filter ccf_filter;
+
+/**
+ * A saved filter, queried where its file lies: read-only, copying
+ * nothing, taking no locks.
+ *
+ * Opaque: open one with `ccf_frozen_open`, release it with
+ * `ccf_frozen_free`. It answers every query exactly as the filter that
+ * was saved (same table, same hash seed); `ccf_frozen_thaw` makes a
+ * writable `ccf_filter` from it.
+ *
+ * Threads and processes: every function except `ccf_frozen_free` may be
+ * called from any number of threads at once on the same `ccf_frozen`,
+ * with no locking by the caller (nothing in it ever changes), and any
+ * number of processes may open the same file: each maps it read-only, and
+ * they all share one copy of it in the page cache. `ccf_frozen_free` must
+ * be the last call on a `ccf_frozen`.
+ *
+ * Replacing the file: only ever by renaming a new file over it, which is
+ * what `ccf_save` does. A process that has the old file open keeps
+ * reading the old contents, unchanged, until it opens the new one.
+ * Never truncate, rewrite or append to the file in place while any
+ * process has it open: their lookups would read the changed bytes, or
+ * crash (SIGBUS) on a truncated page.
+ */
+typedef struct ccf_frozen ccf_frozen;
+
+/**
+ * What `ccf_stats` reports: size, memory, and what inserts and removes
+ * have done since the filter was created, loaded or thawed (`ccf_clear`
+ * keeps the counters). Mirrors Rust's `Stats`.
+ *
+ * Without concurrent writers every field is exact, and for a filter
+ * created empty `inserts - removes == len`; while writers run, each
+ * counter is a recent value (they are read one after another). Reading
+ * them never slows lookups.
+ */
+typedef struct ccf_filter_stats {
+  /**
+   * Items stored (each copy counts), as `ccf_len`.
+   */
+  uint64_t len;
+  /**
+   * Fingerprint slots, as `ccf_capacity`.
+   */
+  uint64_t capacity;
+  /**
+   * `len / capacity`.
+   */
+  double load_factor;
+  /**
+   * Bytes held, as `ccf_memory_usage`.
+   */
+  uint64_t memory_usage;
+  /**
+   * Buckets in the table (4 slots each).
+   */
+  uint64_t bucket_count;
+  /**
+   * Stripe locks.
+   */
+  uint64_t stripes;
+  /**
+   * Fingerprint width in bits (8, 16 or 32).
+   */
+  uint32_t fingerprint_bits;
+  /**
+   * Longest displacement path an insert searches (1 to 5).
+   */
+  uint32_t max_path_len;
+  /**
+   * Successful inserts (each copy; `ccf_insert_unique` calls that added
+   * the key).
+   */
+  uint64_t inserts;
+  /**
+   * Successful removes.
+   */
+  uint64_t removes;
+  /**
+   * Fingerprints moved by displacement paths.
+   */
+  uint64_t relocations;
+  /**
+   * Inserts refused with `CCF_FULL`.
+   */
+  uint64_t failed_inserts;
+  /**
+   * Inserts refused with `CCF_TOO_MANY_DUPLICATES`.
+   */
+  uint64_t duplicate_refusals;
+  /**
+   * `path_lengths[h]`: successful inserts whose slot was freed by a
+   * displacement path of `h` moves (0: a slot was free). Sums to
+   * `inserts`; entries past `max_path_len` stay 0.
+   */
+  uint64_t path_lengths[6];
+} ccf_filter_stats;
 
 #ifdef __cplusplus
 extern "C" {
@@ -308,6 +408,128 @@ void ccf_contains_batch(const struct ccf_filter *f,
                         bool *out);
 
 /**
+ * Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,
+ * exactly as the same `ccf_insert` calls one at a time would, stopping at
+ * the first key refused. Several times faster than a loop of `ccf_insert`
+ * on a table larger than the cache: keys are hashed a block ahead and
+ * their buckets prefetched. Each insert is still an ordinary operation of
+ * its own: other threads see the keys go in one by one (never the batch
+ * as one step), and see no key half-inserted. Allocates nothing.
+ *
+ * Returns `CCF_OK` when every key went in. Otherwise the status of the
+ * first key refused (`CCF_FULL` or `CCF_TOO_MANY_DUPLICATES`): the keys
+ * before it are in the filter, it and every key after it are not.
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys` or `lens` with
+ * `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere in the batch:
+ * the whole batch is checked first, so nothing is inserted then.
+ *
+ * `inserted` may be NULL; otherwise `*inserted` is set on every return to
+ * how many keys, from the start, went in: `n` on `CCF_OK`, the index of
+ * the refused key on `CCF_FULL` and `CCF_TOO_MANY_DUPLICATES`, 0 on
+ * `CCF_INVALID_ARGUMENT`. (On `CCF_INTERNAL_ERROR`, a bug, at least that
+ * many went in.) `n == 0` inserts nothing and returns `CCF_OK`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+ * readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+ * readable bytes; `inserted` is NULL or valid for writing one `size_t`.
+ */
+enum ccf_status ccf_insert_batch(struct ccf_filter *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 size_t *inserted);
+
+/**
+ * `ccf_insert_batch` for precomputed hashes (see `ccf_insert_hash`):
+ * `hashes[i]` for `i < n`, in order, stopping at the first refused.
+ *
+ * Returns and sets `*inserted` (which may be NULL) as `ccf_insert_batch`;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `inserted` is NULL or valid for writing one
+ * `size_t`.
+ */
+enum ccf_status ccf_insert_hash_batch(struct ccf_filter *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      size_t *inserted);
+
+/**
+ * Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
+ * order, exactly as the same `ccf_remove` calls one at a time would (so a
+ * key listed twice loses two copies, if it has them); pipelined as
+ * `ccf_insert_batch`. Allocates nothing. Only remove keys that were
+ * inserted (see `ccf_remove`).
+ *
+ * `removed` may be NULL, and then only the removes happen; otherwise
+ * `removed[i]` is set to whether a copy of key `i` was found and removed
+ * (every `removed[i]` is false after an error).
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys`
+ * or `lens` with `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere
+ * in the batch: the whole batch is checked first, so nothing is removed
+ * then.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+ * readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+ * readable bytes; `removed` is NULL or points to `n` writable `bool`s that
+ * overlap none of the inputs and that no other thread uses during the
+ * call.
+ */
+enum ccf_status ccf_remove_batch(struct ccf_filter *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 bool *removed);
+
+/**
+ * `ccf_remove_batch` for precomputed hashes: removes one copy of each
+ * `hashes[i]`, `i < n`, in order, as `ccf_remove_hash` calls one at a
+ * time would. `removed` may be NULL; otherwise `removed[i]` is set as in
+ * `ccf_remove_batch`.
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` (nothing removed, every
+ * `removed[i]` false) for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `removed` is NULL or points to `n` writable
+ * `bool`s that do not overlap `hashes` and that no other thread uses
+ * during the call.
+ */
+enum ccf_status ccf_remove_hash_batch(struct ccf_filter *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      bool *removed);
+
+/**
+ * Copies of the key's fingerprint in its two buckets, 0 to 8: how many
+ * times the key was inserted and not removed, plus copies of keys that
+ * collide with it (same fingerprint and buckets; the filter cannot tell
+ * them apart). Exact at the moment of the call: it reads the two buckets
+ * under their stripe locks.
+ *
+ * 0 for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+ * bytes.
+ */
+size_t ccf_count(const struct ccf_filter *f, const void *key, size_t len);
+
+/**
+ * `ccf_count` for a precomputed hash; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live filter.
+ */
+size_t ccf_count_hash(const struct ccf_filter *f, uint64_t hash);
+
+/**
  * Items stored (each copy counts): exact while no insert or remove runs,
  * a recent value while they do. 0 for a NULL `f`.
  *
@@ -380,6 +602,143 @@ double ccf_false_positive_bound(const struct ccf_filter *f);
 enum ccf_status ccf_clear(struct ccf_filter *f);
 
 /**
+ * Opens the file at `path`, saved by `ccf_save` (or by Rust's
+ * `write_to_path` with the default hasher), as a frozen filter: the file
+ * is mapped read-only and checked once (its checksum, and its length
+ * against the slots it fills); lookups then read the mapping, with no
+ * copy of the table.
+ *
+ * `path` is as for `ccf_load`. Returns `CCF_OK` and stores the handle in
+ * `*out`, to be released with `ccf_frozen_free`; on any error `*out` is
+ * left unchanged: `CCF_IO_ERROR` if the file cannot be opened or mapped
+ * (a missing file, a directory); `CCF_CORRUPT` if it is not one intact
+ * saved filter (see `CCF_CORRUPT`); `CCF_INVALID_ARGUMENT` for a NULL
+ * `out`, a NULL or empty `path`, or (outside Unix) a path that is not
+ * UTF-8.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one pointer.
+ */
+enum ccf_status ccf_frozen_open(const char *path, struct ccf_frozen **out);
+
+/**
+ * Releases a frozen filter: unmaps its file. NULL is a no-op.
+ *
+ * Not thread-safe: no other call may be using `f`, and `f` must not be
+ * used (or freed) again afterwards. Filters thawed from it are
+ * independent and stay valid.
+ *
+ * # Safety
+ * `f` is NULL or a handle from `ccf_frozen_open` that has not been freed,
+ * and no other thread uses it.
+ */
+void ccf_frozen_free(struct ccf_frozen *f);
+
+/**
+ * `ccf_contains` on a frozen filter: the answer the saved filter gave.
+ * False for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_frozen_contains(const struct ccf_frozen *f, const void *key, size_t len);
+
+/**
+ * `ccf_contains_hash` on a frozen filter; false for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+bool ccf_frozen_contains_hash(const struct ccf_frozen *f, uint64_t hash);
+
+/**
+ * `ccf_contains_batch` on a frozen filter: `out[i] =
+ * ccf_frozen_contains(f, keys[i], lens[i])` for `i < n`, pipelined, with
+ * no allocation. NULL arguments and invalid keys as `ccf_contains_batch`:
+ * if `out` is NULL nothing is written; otherwise a NULL `f`, `keys` or
+ * `lens` sets every `out[i]` to false, and an invalid key gets false.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; otherwise as `ccf_contains_batch`.
+ */
+void ccf_frozen_contains_batch(const struct ccf_frozen *f,
+                               const void *const *keys,
+                               const size_t *lens,
+                               size_t n,
+                               bool *out);
+
+/**
+ * `ccf_contains_hash_batch` on a frozen filter: `out[i] =
+ * ccf_frozen_contains_hash(f, hashes[i])` for `i < n`, pipelined. If
+ * `out` is NULL nothing is written; otherwise a NULL `f` or `hashes` sets
+ * every `out[i]` to false.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; otherwise as
+ * `ccf_contains_hash_batch`.
+ */
+void ccf_frozen_contains_hash_batch(const struct ccf_frozen *f,
+                                    const uint64_t *hashes,
+                                    size_t n,
+                                    bool *out);
+
+/**
+ * `ccf_count` on a frozen filter: copies of the key's fingerprint in its
+ * two buckets when the filter was saved (0 to 8). 0 for a NULL `f`, or a
+ * NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+size_t ccf_frozen_count(const struct ccf_frozen *f, const void *key, size_t len);
+
+/**
+ * `ccf_count_hash` on a frozen filter; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_count_hash(const struct ccf_frozen *f, uint64_t hash);
+
+/**
+ * Items the filter held when it was saved (each copy counts); 0 for a
+ * NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_len(const struct ccf_frozen *f);
+
+/**
+ * Fingerprint slots, as `ccf_capacity` of the saved filter; 0 for a NULL
+ * `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter.
+ */
+size_t ccf_frozen_capacity(const struct ccf_frozen *f);
+
+/**
+ * Thaws a frozen filter: a new, writable filter with the same contents
+ * and hash seed, answering every query as `f` does (its table is copied
+ * into fresh memory; `f` stays valid and unchanged, and the two are
+ * independent). Its `ccf_stats` counters start at 0.
+ *
+ * Returns `CCF_OK` and stores the filter in `*out`, to be released with
+ * `ccf_free`; on any error `*out` is left unchanged:
+ * `CCF_ALLOCATION_FAILED` if the memory for the table cannot be had;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`.
+ *
+ * # Safety
+ * `f` is NULL or a live frozen filter; `out` is NULL or valid for writing
+ * one pointer.
+ */
+enum ccf_status ccf_frozen_thaw(const struct ccf_frozen *f, struct ccf_filter **out);
+
+/**
  * Saves the filter to the file at `path` without ever leaving a
  * half-written file under that name: the data goes to a new temporary file
  * in the same directory, is flushed to stable storage (fsync), and the
@@ -426,6 +785,18 @@ enum ccf_status ccf_save(const struct ccf_filter *f, const char *path);
  * writing one pointer.
  */
 enum ccf_status ccf_load(const char *path, struct ccf_filter **out);
+
+/**
+ * Fills `*out` with the filter's statistics (see `ccf_filter_stats`).
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`, and
+ * then `*out` is left unchanged.
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `out` is NULL or valid for writing one
+ * `ccf_filter_stats`.
+ */
+enum ccf_status ccf_stats(const struct ccf_filter *f, struct ccf_filter_stats *out);
 
 /**
  * A static, NUL-terminated English description of `status` (never NULL;

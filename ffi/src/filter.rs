@@ -6,14 +6,12 @@
 //! only the keyed path keeps C and Rust answering alike.
 
 use crate::status::ccf_status::{self, *};
-use crate::{ccf_filter, filter_ref, guard, key_bytes, out_array};
+use crate::{
+    array_or_empty, ccf_filter, contains_byte_keys, filter_ref, gather_keys, guard, key_bytes,
+    key_valid, out_array, KEY_CHUNK,
+};
 use concurrent_cuckoo::CuckooFilter;
 use core::ffi::c_void;
-
-/// Byte keys of `ccf_contains_batch` go to the library in groups of this
-/// many, gathered on the stack: no allocation per call, and long enough for
-/// the library's prefetch pipeline (8 keys ahead) to run at full depth.
-const KEY_CHUNK: usize = 64;
 
 /// Creates a filter that holds at least `capacity` items, with a random
 /// hash seed.
@@ -368,28 +366,265 @@ pub unsafe extern "C" fn ccf_contains_batch(
         ) else {
             return;
         };
-        for ((keys, lens), out) in keys
-            .chunks(KEY_CHUNK)
-            .zip(lens.chunks(KEY_CHUNK))
-            .zip(out.chunks_mut(KEY_CHUNK))
-        {
+        // SAFETY: `keys` and `lens` have `n` elements, as `out` does; each
+        // `keys[i]` is NULL or `lens[i]` readable bytes (caller's contract).
+        unsafe {
+            contains_byte_keys(keys, lens, out, |chunk, out| {
+                filter.contains_batch(chunk, out)
+            })
+        };
+    })
+}
+
+/// Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,
+/// exactly as the same `ccf_insert` calls one at a time would, stopping at
+/// the first key refused. Several times faster than a loop of `ccf_insert`
+/// on a table larger than the cache: keys are hashed a block ahead and
+/// their buckets prefetched. Each insert is still an ordinary operation of
+/// its own: other threads see the keys go in one by one (never the batch
+/// as one step), and see no key half-inserted. Allocates nothing.
+///
+/// Returns `CCF_OK` when every key went in. Otherwise the status of the
+/// first key refused (`CCF_FULL` or `CCF_TOO_MANY_DUPLICATES`): the keys
+/// before it are in the filter, it and every key after it are not.
+/// `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys` or `lens` with
+/// `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere in the batch:
+/// the whole batch is checked first, so nothing is inserted then.
+///
+/// `inserted` may be NULL; otherwise `*inserted` is set on every return to
+/// how many keys, from the start, went in: `n` on `CCF_OK`, the index of
+/// the refused key on `CCF_FULL` and `CCF_TOO_MANY_DUPLICATES`, 0 on
+/// `CCF_INVALID_ARGUMENT`. (On `CCF_INTERNAL_ERROR`, a bug, at least that
+/// many went in.) `n == 0` inserts nothing and returns `CCF_OK`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+/// readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+/// readable bytes; `inserted` is NULL or valid for writing one `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert_batch(
+    f: *mut ccf_filter,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    inserted: *mut usize,
+) -> ccf_status {
+    // SAFETY: `inserted` is NULL or writable (caller's contract).
+    unsafe { set_count(inserted, 0) };
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
+        // readable elements (caller's contract).
+        let (Some(filter), Some(keys), Some(lens)) = (
+            unsafe { filter_ref(f) },
+            unsafe { array_or_empty(keys, n) },
+            unsafe { array_or_empty(lens, n) },
+        ) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
+            return CCF_INVALID_ARGUMENT;
+        }
+        let mut done = 0;
+        for (keys, lens) in keys.chunks(KEY_CHUNK).zip(lens.chunks(KEY_CHUNK)) {
             let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
-            // Bit i: key i of this chunk is invalid (answered false).
-            let mut invalid = 0u64;
-            for (i, (&key, &len)) in keys.iter().zip(lens).enumerate() {
-                // SAFETY: `keys[i]` is NULL or points to `lens[i]` readable
-                // bytes (caller's contract).
-                match unsafe { key_bytes(key, len) } {
-                    Some(bytes) => chunk[i] = bytes,
-                    None => invalid |= 1 << i,
-                }
-            }
-            filter.contains_batch(&chunk[..keys.len()], out);
-            while invalid != 0 {
-                out[invalid.trailing_zeros() as usize] = false;
-                invalid &= invalid - 1;
+            // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
+            // (caller's contract); all valid (checked above).
+            let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
+            debug_assert_eq!(invalid, 0);
+            let result = filter.insert_batch(&chunk[..keys.len()]);
+            let went_in = result.map_or_else(|e| e.inserted(), |()| keys.len());
+            done += went_in;
+            // SAFETY: as above.
+            unsafe { set_count(inserted, done) };
+            if let Err(e) = result {
+                return ccf_status::from(*e.error());
             }
         }
+        CCF_OK
+    })
+}
+
+/// `ccf_insert_batch` for precomputed hashes (see `ccf_insert_hash`):
+/// `hashes[i]` for `i < n`, in order, stopping at the first refused.
+///
+/// Returns and sets `*inserted` (which may be NULL) as `ccf_insert_batch`;
+/// `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `hashes` with `n > 0`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+/// readable `uint64_t`s; `inserted` is NULL or valid for writing one
+/// `size_t`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_insert_hash_batch(
+    f: *mut ccf_filter,
+    hashes: *const u64,
+    n: usize,
+    inserted: *mut usize,
+) -> ccf_status {
+    // SAFETY: `inserted` is NULL or writable (caller's contract).
+    unsafe { set_count(inserted, 0) };
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
+        // `uint64_t`s (caller's contract).
+        let (Some(filter), Some(hashes)) = (unsafe { filter_ref(f) }, unsafe {
+            array_or_empty(hashes, n)
+        }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        let (done, status) = match filter.insert_hash_batch(hashes) {
+            Ok(()) => (hashes.len(), CCF_OK),
+            Err(e) => (e.inserted(), ccf_status::from(*e.error())),
+        };
+        // SAFETY: as above.
+        unsafe { set_count(inserted, done) };
+        status
+    })
+}
+
+/// Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
+/// order, exactly as the same `ccf_remove` calls one at a time would (so a
+/// key listed twice loses two copies, if it has them); pipelined as
+/// `ccf_insert_batch`. Allocates nothing. Only remove keys that were
+/// inserted (see `ccf_remove`).
+///
+/// `removed` may be NULL, and then only the removes happen; otherwise
+/// `removed[i]` is set to whether a copy of key `i` was found and removed
+/// (every `removed[i]` is false after an error).
+///
+/// Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys`
+/// or `lens` with `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere
+/// in the batch: the whole batch is checked first, so nothing is removed
+/// then.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `keys` and `lens` are NULL or point to `n`
+/// readable elements, and each `keys[i]` is NULL or points to `lens[i]`
+/// readable bytes; `removed` is NULL or points to `n` writable `bool`s that
+/// overlap none of the inputs and that no other thread uses during the
+/// call.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_remove_batch(
+    f: *mut ccf_filter,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    removed: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `removed` is NULL or `n` writable, unshared,
+        // non-overlapping bools (caller's contract); every element is set
+        // to false first.
+        let mut removed = unsafe { out_array(removed, n) };
+        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
+        // readable elements (caller's contract).
+        let (Some(filter), Some(keys), Some(lens)) = (
+            unsafe { filter_ref(f) },
+            unsafe { array_or_empty(keys, n) },
+            unsafe { array_or_empty(lens, n) },
+        ) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
+            return CCF_INVALID_ARGUMENT;
+        }
+        // Where the flags go when the caller wants none.
+        let mut scratch = [false; KEY_CHUNK];
+        for (c, (keys, lens)) in keys
+            .chunks(KEY_CHUNK)
+            .zip(lens.chunks(KEY_CHUNK))
+            .enumerate()
+        {
+            let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+            // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
+            // (caller's contract); all valid (checked above).
+            let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
+            debug_assert_eq!(invalid, 0);
+            let out = match removed.as_deref_mut() {
+                Some(all) => &mut all[c * KEY_CHUNK..c * KEY_CHUNK + keys.len()],
+                None => &mut scratch[..keys.len()],
+            };
+            filter.remove_batch(&chunk[..keys.len()], out);
+        }
+        CCF_OK
+    })
+}
+
+/// `ccf_remove_batch` for precomputed hashes: removes one copy of each
+/// `hashes[i]`, `i < n`, in order, as `ccf_remove_hash` calls one at a
+/// time would. `removed` may be NULL; otherwise `removed[i]` is set as in
+/// `ccf_remove_batch`.
+///
+/// Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` (nothing removed, every
+/// `removed[i]` false) for a NULL `f`, or a NULL `hashes` with `n > 0`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+/// readable `uint64_t`s; `removed` is NULL or points to `n` writable
+/// `bool`s that do not overlap `hashes` and that no other thread uses
+/// during the call.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_remove_hash_batch(
+    f: *mut ccf_filter,
+    hashes: *const u64,
+    n: usize,
+    removed: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `removed` is NULL or `n` writable, unshared,
+        // non-overlapping bools (caller's contract); every element is set
+        // to false first.
+        let removed = unsafe { out_array(removed, n) };
+        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
+        // `uint64_t`s (caller's contract).
+        let (Some(filter), Some(hashes)) = (unsafe { filter_ref(f) }, unsafe {
+            array_or_empty(hashes, n)
+        }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        match removed {
+            Some(removed) => filter.remove_hash_batch(hashes, removed),
+            None => {
+                let mut scratch = [false; KEY_CHUNK];
+                for hashes in hashes.chunks(KEY_CHUNK) {
+                    filter.remove_hash_batch(hashes, &mut scratch[..hashes.len()]);
+                }
+            }
+        }
+        CCF_OK
+    })
+}
+
+/// Copies of the key's fingerprint in its two buckets, 0 to 8: how many
+/// times the key was inserted and not removed, plus copies of keys that
+/// collide with it (same fingerprint and buckets; the filter cannot tell
+/// them apart). Exact at the moment of the call: it reads the two buckets
+/// under their stripe locks.
+///
+/// 0 for a NULL `f`, or a NULL `key` with `len > 0`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len` readable
+/// bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_count(f: *const ccf_filter, key: *const c_void, len: usize) -> usize {
+    guard(0, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => filter.count(key),
+            _ => 0,
+        }
+    })
+}
+
+/// `ccf_count` for a precomputed hash; 0 for a NULL `f`.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_count_hash(f: *const ccf_filter, hash: u64) -> usize {
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    guard(0, || {
+        unsafe { filter_ref(f) }.map_or(0, |filter| filter.count_hash(hash))
     })
 }
 
@@ -499,6 +734,18 @@ pub unsafe extern "C" fn ccf_clear(f: *mut ccf_filter) -> ccf_status {
     })
 }
 
+/// Writes `value` to `*count` unless `count` is NULL.
+///
+/// # Safety
+/// `count` is NULL or valid for writing one `size_t`.
+unsafe fn set_count(count: *mut usize, value: usize) {
+    if !count.is_null() {
+        // SAFETY: non-null and writable (caller's contract); `write` needs
+        // no valid previous value.
+        unsafe { count.write(value) };
+    }
+}
+
 /// Writes `value` to `*added` unless `added` is NULL.
 ///
 /// # Safety
@@ -593,5 +840,83 @@ mod tests {
         assert!(out[KEY_CHUNK], "the empty key was inserted");
         // SAFETY: `f` came from `ccf_new_with_options` and is freed once.
         unsafe { ccf_free(f) };
+    }
+
+    /// Pointers and lengths of `keys`, as C passes a batch.
+    fn c_batch(keys: &[String]) -> (Vec<*const c_void>, Vec<usize>) {
+        (
+            keys.iter().map(|k| k.as_ptr().cast()).collect(),
+            keys.iter().map(String::len).collect(),
+        )
+    }
+
+    #[test]
+    fn byte_key_write_batches_match_rust_across_chunks() {
+        let f = new_filter(10_000, 9);
+        // SAFETY: `f` is live until `ccf_free` below, used by this thread only.
+        let inner = unsafe { &(*f).inner };
+        let n = 3 * KEY_CHUNK + 5;
+        let keys: Vec<String> = (0..n).map(|i| format!("batch-{i}")).collect();
+        let (mut ptrs, lens) = c_batch(&keys);
+        let mut inserted = usize::MAX;
+        // SAFETY: `ptrs`/`lens` hold `n` elements, each `lens[i]` bytes.
+        let status = unsafe { ccf_insert_batch(f, ptrs.as_ptr(), lens.as_ptr(), n, &mut inserted) };
+        assert_eq!((status, inserted), (CCF_OK, n));
+        // Hashed as Rust hashes `&[u8]`.
+        assert!(keys.iter().all(|k| inner.contains(k.as_bytes())));
+        assert_eq!(inner.len(), n);
+
+        // One invalid key, in the last chunk: nothing at all goes in.
+        ptrs[n - 2] = core::ptr::null();
+        // SAFETY: as above; the NULL key is refused, never read.
+        let status = unsafe { ccf_insert_batch(f, ptrs.as_ptr(), lens.as_ptr(), n, &mut inserted) };
+        assert_eq!((status, inserted), (CCF_INVALID_ARGUMENT, 0));
+        assert_eq!(inner.len(), n);
+        let mut removed = vec![true; n];
+        // SAFETY: as above; `removed` holds `n` bools.
+        let status =
+            unsafe { ccf_remove_batch(f, ptrs.as_ptr(), lens.as_ptr(), n, removed.as_mut_ptr()) };
+        assert_eq!(status, CCF_INVALID_ARGUMENT);
+        assert!(removed.iter().all(|&r| !r));
+        assert_eq!(inner.len(), n);
+
+        // Removes across chunks, flags or none: exactly one copy each.
+        ptrs[n - 2] = keys[n - 2].as_ptr().cast();
+        let half = 2 * KEY_CHUNK + 1;
+        // SAFETY: as above, with `half <= n` elements.
+        let status = unsafe {
+            ccf_remove_batch(f, ptrs.as_ptr(), lens.as_ptr(), half, core::ptr::null_mut())
+        };
+        assert_eq!(status, CCF_OK);
+        assert_eq!(inner.len(), n - half);
+        // SAFETY: as above.
+        let status =
+            unsafe { ccf_remove_batch(f, ptrs.as_ptr(), lens.as_ptr(), n, removed.as_mut_ptr()) };
+        assert_eq!(status, CCF_OK);
+        assert!(removed[..half].iter().all(|&r| !r) && removed[half..].iter().all(|&r| r));
+        assert!(inner.is_empty());
+        // SAFETY: `f` came from `ccf_new_with_options` and is freed once.
+        unsafe { ccf_free(f) };
+    }
+
+    #[test]
+    fn a_byte_key_batch_stops_at_the_first_refusal_in_a_later_chunk() {
+        let f = new_filter(10_000, 10);
+        // 60 distinct keys, then 12 copies of one key across the chunk
+        // boundary: the ninth copy (index 68) is refused.
+        let mut keys: Vec<String> = (0..60).map(|i| format!("distinct-{i}")).collect();
+        keys.extend(core::iter::repeat_n("dup".to_string(), 12));
+        let (ptrs, lens) = c_batch(&keys);
+        let mut inserted = 0;
+        // SAFETY: `ptrs`/`lens` hold `keys.len()` elements, each `lens[i]` bytes.
+        let status =
+            unsafe { ccf_insert_batch(f, ptrs.as_ptr(), lens.as_ptr(), keys.len(), &mut inserted) };
+        assert_eq!((status, inserted), (CCF_TOO_MANY_DUPLICATES, 68));
+        // SAFETY: `f` is live; "dup" is 3 readable bytes.
+        unsafe {
+            assert_eq!(ccf_len(f), 68);
+            assert_eq!(ccf_count(f, "dup".as_ptr().cast(), 3), 8);
+            ccf_free(f);
+        }
     }
 }

@@ -13,21 +13,25 @@
 //!   [`std::panic::catch_unwind`] (see [`guard`]) and a panic, which would
 //!   be a bug in this library, becomes `CCF_INTERNAL_ERROR` or the
 //!   documented `false`/`0` return;
-//! * only `ccf_free` needs exclusive access to a filter: every other
-//!   function takes it by shared reference (`&CuckooFilter`), which is what
-//!   makes concurrent calls from many C threads sound (`CuckooFilter` is
-//!   `Sync`).
+//! * only `ccf_free` and `ccf_frozen_free` need exclusive access to their
+//!   handle: every other function takes it by shared reference
+//!   (`&CuckooFilter`, `&FrozenFilter`), which is what makes concurrent
+//!   calls from many C threads sound (both are `Sync`).
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
-//! [`persist`] (saving and loading files).
+//! [`stats`] (the counters snapshot), [`persist`] (saving and loading
+//! files), [`frozen`] (saved filters queried in place from a read-only
+//! mapping).
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
 #![allow(non_camel_case_types)]
 
 pub mod filter;
+pub mod frozen;
 pub mod persist;
+pub mod stats;
 pub mod status;
 
 use concurrent_cuckoo::CuckooFilter;
@@ -101,6 +105,18 @@ unsafe fn filter_ref<'a>(f: *const ccf_filter) -> Option<&'a CuckooFilter> {
     unsafe { f.as_ref() }.map(|f| &f.inner)
 }
 
+/// Byte keys of the batch calls go to the library in groups of this many,
+/// gathered on the stack: no allocation per call, and long enough for the
+/// library's prefetch pipeline (8 keys ahead) to run at full depth.
+const KEY_CHUNK: usize = 64;
+
+/// Whether a C key is valid: not NULL with `len > 0`, and no longer than
+/// any object can be. Reads nothing.
+#[inline(always)]
+fn key_valid(key: *const c_void, len: usize) -> bool {
+    len == 0 || (!key.is_null() && len <= isize::MAX as usize)
+}
+
 /// The bytes of a C key, or `None` if the key is invalid (NULL with
 /// `len > 0`, or longer than any object can be).
 ///
@@ -112,7 +128,7 @@ unsafe fn key_bytes<'a>(key: *const c_void, len: usize) -> Option<&'a [u8]> {
     if len == 0 {
         return Some(&[]);
     }
-    if key.is_null() || len > isize::MAX as usize {
+    if !key_valid(key, len) {
         return None;
     }
     // SAFETY: `key` is non-null and, by the caller's contract, points to
@@ -136,6 +152,80 @@ unsafe fn array<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
     // aligned, initialised `T`s that are not written during the call; the
     // total size fits in `isize` (checked above).
     Some(unsafe { core::slice::from_raw_parts(p, n) })
+}
+
+/// `array(p, n)`, except that `n == 0` is the empty slice whatever `p` is
+/// (a C caller may pass NULL for an empty array, as for the empty key).
+///
+/// # Safety
+/// As [`array`].
+#[inline(always)]
+unsafe fn array_or_empty<'a, T>(p: *const T, n: usize) -> Option<&'a [T]> {
+    if n == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: the caller's contract is `array`'s.
+    unsafe { array(p, n) }
+}
+
+/// Gathers the byte keys `keys[i]`/`lens[i]` (at most [`KEY_CHUNK`]) into
+/// `chunk[i]`; bit `i` of the result is set when key `i` is invalid (see
+/// [`key_valid`]), whose `chunk[i]` is left as it was.
+///
+/// # Safety
+/// `keys.len() == lens.len() <= KEY_CHUNK`; each `keys[i]` is NULL or
+/// points to `lens[i]` readable bytes that stay unchanged while the slices
+/// gathered into `chunk` are used.
+#[inline(always)]
+unsafe fn gather_keys(
+    keys: &[*const c_void],
+    lens: &[usize],
+    chunk: &mut [&[u8]; KEY_CHUNK],
+) -> u64 {
+    debug_assert!(keys.len() == lens.len() && keys.len() <= KEY_CHUNK);
+    let mut invalid = 0u64;
+    for (i, (&key, &len)) in keys.iter().zip(lens).enumerate() {
+        // SAFETY: `keys[i]` is NULL or points to `lens[i]` readable,
+        // unchanging bytes (caller's contract).
+        match unsafe { key_bytes(key, len) } {
+            Some(bytes) => chunk[i] = bytes,
+            None => invalid |= 1 << i,
+        }
+    }
+    invalid
+}
+
+/// Looks up the byte keys `keys[i]`/`lens[i]` with `lookup` (a batch
+/// lookup of the filter or frozen filter) chunk by chunk, so that `out[i]`
+/// is its answer for key `i`, and `false` for an invalid key. Allocates
+/// nothing.
+///
+/// # Safety
+/// `keys`, `lens` and `out` have the same length; each `keys[i]` is NULL or
+/// points to `lens[i]` readable bytes that stay unchanged during the call.
+#[inline(always)]
+unsafe fn contains_byte_keys(
+    keys: &[*const c_void],
+    lens: &[usize],
+    out: &mut [bool],
+    lookup: impl Fn(&[&[u8]], &mut [bool]),
+) {
+    for ((keys, lens), out) in keys
+        .chunks(KEY_CHUNK)
+        .zip(lens.chunks(KEY_CHUNK))
+        .zip(out.chunks_mut(KEY_CHUNK))
+    {
+        let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+        // SAFETY: at most `KEY_CHUNK` keys of equal-length chunks; each key
+        // is NULL or `lens[i]` readable, unchanging bytes (caller's
+        // contract).
+        let mut invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
+        lookup(&chunk[..keys.len()], out);
+        while invalid != 0 {
+            out[invalid.trailing_zeros() as usize] = false;
+            invalid &= invalid - 1;
+        }
+    }
 }
 
 /// The C output array `out[0..n]` as a slice, every element first set to

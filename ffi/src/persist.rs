@@ -112,7 +112,7 @@ fn load(path: &Path) -> Result<CuckooFilter, ccf_status> {
 /// # Safety
 /// `path` is NULL or points to a NUL-terminated string that stays unchanged
 /// during the call.
-unsafe fn c_path<'a>(path: *const c_char) -> Option<&'a Path> {
+pub(crate) unsafe fn c_path<'a>(path: *const c_char) -> Option<&'a Path> {
     if path.is_null() {
         return None;
     }

@@ -6,7 +6,9 @@ use core::ffi::{c_char, c_int, CStr};
 /// The result of a fallible call. `CCF_OK` is 0, so `if (status)` tests
 /// for failure; `ccf_status_message` describes each value.
 ///
-/// Every error leaves the filter exactly as it was.
+/// Every error leaves the filter exactly as it was, except that a batch
+/// insert that stops at a refused key keeps the keys before it (see
+/// `ccf_insert_batch`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ccf_status {
@@ -26,8 +28,8 @@ pub enum ccf_status {
     CCF_INVALID_ARGUMENT = 3,
     /// The system could not provide the memory for the table.
     CCF_ALLOCATION_FAILED = 4,
-    /// Opening, reading, writing, syncing or renaming a file failed; `errno`
-    /// is not preserved.
+    /// Opening, mapping, reading, writing, syncing or renaming a file
+    /// failed; `errno` is not preserved.
     CCF_IO_ERROR = 5,
     /// The file is not one intact saved filter: wrong magic bytes, an
     /// unsupported format version, a damaged header or body (checksum),

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <unistd.h>
 
 #define REQUIRE(cond)                                                                 \
     do {                                                                              \
@@ -33,6 +34,36 @@ int main() {
     REQUIRE(s == CCF_INVALID_ARGUMENT);
     REQUIRE(std::strcmp(ccf_status_message(s), "invalid argument") == 0);
     REQUIRE(ccf_remove(f, key.data(), key.size()));
+
+    // Batch writes, counts, statistics.
+    const void *keys[3] = {key.data(), key.data(), nullptr};
+    const size_t lens[3] = {key.size(), key.size(), 0};
+    size_t inserted = 0;
+    REQUIRE(ccf_insert_batch(f, keys, lens, 3, &inserted) == CCF_OK && inserted == 3);
+    REQUIRE(ccf_count(f, key.data(), key.size()) == 2);
+    REQUIRE(ccf_insert_hash_batch(f, hashes, 2, nullptr) == CCF_OK);
+    REQUIRE(ccf_count_hash(f, hashes[0]) == 2);
+    bool removed[2] = {false, false};
+    REQUIRE(ccf_remove_hash_batch(f, hashes, 2, removed) == CCF_OK && removed[0] && removed[1]);
+    REQUIRE(ccf_remove_batch(f, keys, lens, 1, nullptr) == CCF_OK);
+    ccf_filter_stats stats;
+    REQUIRE(ccf_stats(f, &stats) == CCF_OK);
+    REQUIRE(stats.len == ccf_len(f) && stats.inserts - stats.removes == stats.len);
+
+    // A frozen filter: saved, mapped, queried, thawed.
+    const std::string path = "/tmp/concurrent-cuckoo-header-check-" + std::to_string(getpid()) + ".ccf";
+    REQUIRE(ccf_save(f, path.c_str()) == CCF_OK);
+    ccf_frozen *z = nullptr;
+    REQUIRE(ccf_frozen_open(path.c_str(), &z) == CCF_OK);
+    REQUIRE(std::remove(path.c_str()) == 0); // the mapping outlives the name
+    REQUIRE(ccf_frozen_len(z) == ccf_len(f));
+    REQUIRE(ccf_frozen_contains(z, key.data(), key.size()));
+    REQUIRE(ccf_frozen_count(z, key.data(), key.size()) == 1);
+    ccf_filter *thawed = nullptr;
+    REQUIRE(ccf_frozen_thaw(z, &thawed) == CCF_OK);
+    REQUIRE(ccf_len(thawed) == ccf_frozen_len(z));
+    ccf_frozen_free(z);
+    ccf_free(thawed);
     ccf_free(f);
     std::printf("header_check (C++17): ok, library %s\n", ccf_version());
     return 0;

@@ -1,7 +1,8 @@
 /*
  * Tests of the C API, from C: every function, every status, NULL arguments,
- * save/load, files written by Rust, the golden files of tests/data, and
- * threads. scripts/test-c.sh builds this file against the static and the
+ * batch writes, counts and statistics, save/load, frozen (mapped) filters,
+ * files written by Rust, the golden files of tests/data, and threads (and
+ * a second process, on a frozen filter). scripts/test-c.sh builds this file against the static and the
  * shared library (with AddressSanitizer and UBSan) and runs it as
  *
  *   test_ffi RUST_FILE C_FILE GOLDEN_DIR TMP_DIR
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Counted from every thread: atomic, so `checks++` is one atomic add. */
@@ -563,6 +565,24 @@ static void test_null_filter(void) {
     CHECK(ccf_fingerprint_bits(NULL) == 0);
     CHECK(ccf_false_positive_bound(NULL) == 0.0);
     CHECK_STATUS(ccf_clear(NULL), CCF_INVALID_ARGUMENT);
+    const void *key = "k";
+    size_t len = 1, inserted = 7;
+    uint64_t hash = 1;
+    bool removed = true;
+    CHECK_STATUS(ccf_insert_batch(NULL, &key, &len, 1, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    inserted = 7;
+    CHECK_STATUS(ccf_insert_hash_batch(NULL, &hash, 1, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_remove_batch(NULL, &key, &len, 1, &removed), CCF_INVALID_ARGUMENT);
+    CHECK(!removed);
+    removed = true;
+    CHECK_STATUS(ccf_remove_hash_batch(NULL, &hash, 1, &removed), CCF_INVALID_ARGUMENT);
+    CHECK(!removed);
+    CHECK(ccf_count(NULL, "k", 1) == 0);
+    CHECK(ccf_count_hash(NULL, 1) == 0);
+    ccf_filter_stats stats;
+    CHECK_STATUS(ccf_stats(NULL, &stats), CCF_INVALID_ARGUMENT);
     char *p = path_in(tmp_dir, "null.ccf");
     CHECK_STATUS(ccf_save(NULL, p), CCF_INVALID_ARGUMENT);
     CHECK(access(p, F_OK) != 0); /* nothing was created */
@@ -700,6 +720,427 @@ static void test_save_load(void) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* Batch writes, counts, statistics. */
+
+static const uint64_t BATCH_SEED = 0xB47C4ull;
+enum { KEY_TEXT = 48 };
+
+/* Keys "prefix-(first + i)" for i < n, in text[i], with keys[i] and lens[i]
+ * describing them as C passes a batch. */
+static void make_keys(char (*text)[KEY_TEXT], const void **keys, size_t *lens, unsigned n,
+                      const char *prefix, unsigned first) {
+    for (unsigned i = 0; i < n; i++) {
+        key_text(text[i], KEY_TEXT, prefix, first + i);
+        keys[i] = text[i];
+        lens[i] = strlen(text[i]);
+    }
+}
+
+static ccf_filter *seeded(size_t capacity, uint32_t bits) {
+    ccf_filter *f = NULL;
+    CHECK_STATUS(ccf_new_with_options(capacity, 0.0, bits, &BATCH_SEED, &f), CCF_OK);
+    return f;
+}
+
+/* The filter's saved bytes: two snapshots compare equal exactly when the
+ * filter did not change in between (same table, same length). */
+static unsigned char *snapshot(const ccf_filter *f, size_t *len) {
+    char *p = path_in(tmp_dir, "snapshot-compare.ccf");
+    unsigned char *bytes = save_and_read(f, p, len);
+    free(p);
+    return bytes;
+}
+
+static void check_unchanged(const ccf_filter *f, const unsigned char *before, size_t len) {
+    size_t now_len;
+    unsigned char *now = snapshot(f, &now_len);
+    CHECK(now_len == len && memcmp(now, before, len) == 0);
+    free(now);
+}
+
+static void test_insert_batches(void) {
+    enum { N = 200 }; /* more than three 64-key chunks */
+    static char text[N][KEY_TEXT];
+    const void *keys[N];
+    size_t lens[N];
+    make_keys(text, keys, lens, N, "insert-batch", 0);
+    keys[100] = NULL, lens[100] = 0; /* the empty key, as NULL */
+
+    ccf_filter *f = seeded(10000, 16);
+    size_t inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, N, &inserted), CCF_OK);
+    CHECK(inserted == N);
+    CHECK(ccf_len(f) == N);
+    for (unsigned i = 0; i < N; i++) CHECK(ccf_contains(f, keys[i], lens[i]));
+    CHECK(ccf_contains(f, "", 0));
+
+    /* The same keys one at a time into a twin (same seed): the same
+     * filter, byte for byte. */
+    ccf_filter *twin = seeded(10000, 16);
+    for (unsigned i = 0; i < N; i++) CHECK_STATUS(ccf_insert(twin, keys[i], lens[i]), CCF_OK);
+    size_t la, lb;
+    unsigned char *ba = snapshot(f, &la);
+    check_unchanged(twin, ba, la);
+    free(ba);
+    ccf_free(twin);
+
+    /* `inserted` may be NULL. */
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, 10, NULL), CCF_OK);
+    CHECK(ccf_len(f) == N + 10);
+
+    /* One NULL key with a length, in the last chunk: the whole batch is
+     * refused before anything is inserted. */
+    ba = snapshot(f, &la);
+    keys[190] = NULL, lens[190] = 4;
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, N, NULL), CCF_INVALID_ARGUMENT);
+    keys[0] = NULL, lens[0] = 1; /* and in the first position */
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, 1, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    /* Other argument errors; n == 0 accepts NULL arrays. */
+    make_keys(text, keys, lens, N, "insert-batch", 0);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(NULL, keys, lens, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(f, NULL, lens, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_insert_batch(f, keys, NULL, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_insert_batch(NULL, NULL, NULL, 0, &inserted), CCF_INVALID_ARGUMENT);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(f, NULL, NULL, 0, &inserted), CCF_OK);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, 0, NULL), CCF_OK);
+    check_unchanged(f, ba, la);
+    free(ba);
+
+    /* Hashes. */
+    uint64_t hashes[N];
+    for (unsigned i = 0; i < N; i++) hashes[i] = fmix64(i + 5000);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_hash_batch(f, hashes, N, &inserted), CCF_OK);
+    CHECK(inserted == N);
+    CHECK(ccf_len(f) == 2 * N + 10);
+    for (unsigned i = 0; i < N; i++) CHECK(ccf_contains_hash(f, hashes[i]));
+    CHECK_STATUS(ccf_insert_hash_batch(f, hashes, 5, NULL), CCF_OK);
+    CHECK(ccf_len(f) == 2 * N + 15 && ccf_count_hash(f, hashes[4]) == 2);
+    ba = snapshot(f, &la);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_hash_batch(NULL, hashes, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_hash_batch(f, NULL, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_insert_hash_batch(NULL, NULL, 0, NULL), CCF_INVALID_ARGUMENT);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_hash_batch(f, NULL, 0, &inserted), CCF_OK);
+    CHECK(inserted == 0);
+    check_unchanged(f, ba, la);
+    free(ba);
+    ccf_free(f);
+
+    /* CCF_TOO_MANY_DUPLICATES: 12 copies of one key, 8 go in (each kind
+     * in a filter of its own, so no other key shares its buckets). */
+    const void *dup_keys[12];
+    size_t dup_lens[12];
+    uint64_t dup_hashes[12];
+    for (unsigned i = 0; i < 12; i++) {
+        dup_keys[i] = "dup";
+        dup_lens[i] = 3;
+        dup_hashes[i] = fmix64(77);
+    }
+    ccf_filter *d = seeded(100, 16);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(d, dup_keys, dup_lens, 12, &inserted), CCF_TOO_MANY_DUPLICATES);
+    CHECK(inserted == 8);
+    CHECK(ccf_len(d) == 8 && ccf_count(d, "dup", 3) == 8);
+    ccf_filter_stats s;
+    CHECK_STATUS(ccf_stats(d, &s), CCF_OK);
+    CHECK(s.inserts == 8 && s.duplicate_refusals == 1 && s.failed_inserts == 0);
+    ccf_free(d);
+    d = seeded(100, 16);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_hash_batch(d, dup_hashes, 12, &inserted), CCF_TOO_MANY_DUPLICATES);
+    CHECK(inserted == 8);
+    CHECK(ccf_len(d) == 8 && ccf_count_hash(d, fmix64(77)) == 8);
+    ccf_free(d);
+
+    /* A refusal in a later chunk: 60 distinct keys, then 12 copies of one
+     * key across the chunk boundary; the ninth copy (index 68) stops it. */
+    static char mixed_text[60][KEY_TEXT];
+    const void *mixed[72];
+    size_t mixed_lens[72];
+    make_keys(mixed_text, mixed, mixed_lens, 60, "mixed", 0);
+    for (unsigned i = 60; i < 72; i++) mixed[i] = "dup", mixed_lens[i] = 3;
+    d = seeded(10000, 16);
+    inserted = 12345;
+    CHECK_STATUS(ccf_insert_batch(d, mixed, mixed_lens, 72, &inserted), CCF_TOO_MANY_DUPLICATES);
+    CHECK(inserted == 68);
+    CHECK(ccf_len(d) == 68 && ccf_count(d, "dup", 3) == 8);
+    for (unsigned i = 0; i < 60; i++) CHECK(ccf_contains(d, mixed[i], mixed_lens[i]));
+    ccf_free(d);
+
+    /* CCF_FULL on a tiny filter (2 buckets, 8 slots): the batch stops
+     * exactly where the same inserts one at a time into a twin stop, and
+     * keeps the keys before that one. */
+    for (int kind = 0; kind < 2; kind++) {
+        ccf_filter *a = seeded(0, 16), *b = seeded(0, 16);
+        CHECK(ccf_capacity(a) == 8);
+        size_t first_refused = 0;
+        ccf_status want = CCF_OK;
+        for (unsigned i = 0; i < 20 && want == CCF_OK; i++) {
+            want = kind ? ccf_insert_hash(b, hashes[i]) : ccf_insert(b, keys[i], lens[i]);
+            if (want == CCF_OK) first_refused = i + 1;
+        }
+        CHECK_STATUS(want, CCF_FULL);
+        inserted = 12345;
+        ccf_status got = kind ? ccf_insert_hash_batch(a, hashes, 20, &inserted)
+                              : ccf_insert_batch(a, keys, lens, 20, &inserted);
+        CHECK_STATUS(got, CCF_FULL);
+        CHECK(inserted == first_refused && inserted >= 4 && inserted <= 8);
+        CHECK(ccf_len(a) == inserted);
+        for (size_t i = 0; i < inserted; i++)
+            CHECK(kind ? ccf_contains_hash(a, hashes[i]) : ccf_contains(a, keys[i], lens[i]));
+        ba = snapshot(a, &la);
+        unsigned char *bb = snapshot(b, &lb);
+        CHECK(la == lb && memcmp(ba, bb, la) == 0);
+        free(ba), free(bb);
+        CHECK_STATUS(ccf_stats(a, &s), CCF_OK);
+        CHECK(s.inserts == inserted && s.failed_inserts == 1);
+        ccf_free(a), ccf_free(b);
+    }
+}
+
+static void test_remove_batches(void) {
+    enum { N = 200 };
+    static char text[N][KEY_TEXT];
+    const void *keys[2 * N];
+    size_t lens[2 * N];
+    uint64_t hashes[2 * N];
+    make_keys(text, keys, lens, N, "remove-batch", 0);
+    keys[50] = NULL, lens[50] = 0; /* the empty key */
+    for (unsigned i = 0; i < N; i++) hashes[i] = fmix64(i + 90000);
+    /* The batch lists every key twice: N keys, then the same N again. */
+    memcpy(keys + N, keys, N * sizeof keys[0]);
+    memcpy(lens + N, lens, N * sizeof lens[0]);
+    memcpy(hashes + N, hashes, N * sizeof hashes[0]);
+
+    for (int kind = 0; kind < 2; kind++) {
+        /* Key i has i % 4 copies; the keys with none are absent (no false
+         * positive for them with this seed: checked). */
+        ccf_filter *f = seeded(10000, 16);
+        size_t total = 0, left = 0;
+        for (unsigned i = 0; i < N; i++) {
+            for (unsigned c = 0; c < i % 4; c++)
+                CHECK_STATUS(kind ? ccf_insert_hash(f, hashes[i]) : ccf_insert(f, keys[i], lens[i]),
+                             CCF_OK);
+            total += i % 4;
+            left += i % 4 == 3;
+            if (i % 4 == 0)
+                CHECK(!(kind ? ccf_contains_hash(f, hashes[i]) : ccf_contains(f, keys[i], lens[i])));
+        }
+        CHECK(ccf_len(f) == total);
+        bool removed[2 * N];
+        memset(removed, 0xAA, sizeof removed); /* not valid bools: all overwritten */
+        CHECK_STATUS(kind ? ccf_remove_hash_batch(f, hashes, 2 * N, removed)
+                          : ccf_remove_batch(f, keys, lens, 2 * N, removed),
+                     CCF_OK);
+        size_t removed_count = 0;
+        for (unsigned i = 0; i < N; i++) {
+            /* One copy per listing, in order: the first needs 1 copy, the
+             * second 2. */
+            CHECK(removed[i] == (i % 4 >= 1));
+            CHECK(removed[N + i] == (i % 4 >= 2));
+            removed_count += removed[i] + removed[N + i];
+            size_t copies = kind ? ccf_count_hash(f, hashes[i]) : ccf_count(f, keys[i], lens[i]);
+            CHECK(copies == (i % 4 == 3));
+        }
+        CHECK(ccf_len(f) == left && total - removed_count == left);
+
+        /* `removed` NULL: only the removes. */
+        CHECK_STATUS(kind ? ccf_insert_hash_batch(f, hashes, N, NULL)
+                          : ccf_insert_batch(f, keys, lens, N, NULL),
+                     CCF_OK);
+        CHECK(ccf_len(f) == left + N);
+        CHECK_STATUS(kind ? ccf_remove_hash_batch(f, hashes, N, NULL)
+                          : ccf_remove_batch(f, keys, lens, N, NULL),
+                     CCF_OK);
+        CHECK(ccf_len(f) == left);
+
+        /* Argument errors: nothing removed, every flag false. */
+        CHECK_STATUS(kind ? ccf_insert_hash_batch(f, hashes, N, NULL)
+                          : ccf_insert_batch(f, keys, lens, N, NULL),
+                     CCF_OK);
+        size_t la;
+        unsigned char *before = snapshot(f, &la);
+        memset(removed, 1, sizeof removed);
+        CHECK_STATUS(kind ? ccf_remove_hash_batch(NULL, hashes, N, removed)
+                          : ccf_remove_batch(NULL, keys, lens, N, removed),
+                     CCF_INVALID_ARGUMENT);
+        for (unsigned i = 0; i < N; i++) CHECK(!removed[i]);
+        memset(removed, 1, sizeof removed);
+        CHECK_STATUS(kind ? ccf_remove_hash_batch(f, NULL, N, removed)
+                          : ccf_remove_batch(f, NULL, lens, N, removed),
+                     CCF_INVALID_ARGUMENT);
+        for (unsigned i = 0; i < N; i++) CHECK(!removed[i]);
+        if (!kind) {
+            memset(removed, 1, sizeof removed);
+            CHECK_STATUS(ccf_remove_batch(f, keys, NULL, N, removed), CCF_INVALID_ARGUMENT);
+            for (unsigned i = 0; i < N; i++) CHECK(!removed[i]);
+            /* A NULL key with a length, after keys that are present: the
+             * whole batch is refused first, so none of them is removed. */
+            const void *saved = keys[150];
+            keys[150] = NULL, lens[150] = 2;
+            memset(removed, 1, sizeof removed);
+            CHECK_STATUS(ccf_remove_batch(f, keys, lens, N, removed), CCF_INVALID_ARGUMENT);
+            for (unsigned i = 0; i < N; i++) CHECK(!removed[i]);
+            CHECK_STATUS(ccf_remove_batch(f, keys, lens, N, NULL), CCF_INVALID_ARGUMENT);
+            keys[150] = saved, lens[150] = strlen(saved);
+            CHECK_STATUS(ccf_remove_batch(NULL, NULL, NULL, 0, NULL), CCF_INVALID_ARGUMENT);
+            CHECK_STATUS(ccf_remove_batch(f, NULL, NULL, 0, NULL), CCF_OK);
+        } else {
+            CHECK_STATUS(ccf_remove_hash_batch(NULL, NULL, 0, NULL), CCF_INVALID_ARGUMENT);
+            CHECK_STATUS(ccf_remove_hash_batch(f, NULL, 0, NULL), CCF_OK);
+        }
+        removed[0] = true;
+        CHECK_STATUS(kind ? ccf_remove_hash_batch(f, hashes, 0, removed)
+                          : ccf_remove_batch(f, keys, lens, 0, removed),
+                     CCF_OK);
+        CHECK(removed[0]); /* n == 0 writes nothing */
+        check_unchanged(f, before, la);
+        free(before);
+        ccf_free(f);
+    }
+}
+
+static void test_count(void) {
+    ccf_filter *f = seeded(1000, 16);
+    CHECK(!ccf_contains(f, "c", 1) && ccf_count(f, "c", 1) == 0);
+    CHECK(!ccf_contains_hash(f, 99) && ccf_count_hash(f, 99) == 0);
+    for (size_t k = 1; k <= 8; k++) {
+        CHECK_STATUS(ccf_insert(f, "c", 1), CCF_OK);
+        CHECK_STATUS(ccf_insert_hash(f, 99), CCF_OK);
+        CHECK(ccf_count(f, "c", 1) == k);
+        CHECK(ccf_count_hash(f, 99) == k);
+    }
+    CHECK_STATUS(ccf_insert(f, "c", 1), CCF_TOO_MANY_DUPLICATES);
+    CHECK(ccf_count(f, "c", 1) == 8);
+    for (size_t k = 8; k-- > 0;) {
+        CHECK(ccf_remove(f, "c", 1) && ccf_remove_hash(f, 99));
+        CHECK(ccf_count(f, "c", 1) == k && ccf_count_hash(f, 99) == k);
+    }
+    /* The empty key, NULL or not. */
+    CHECK_STATUS(ccf_insert(f, NULL, 0), CCF_OK);
+    CHECK_STATUS(ccf_insert(f, "", 0), CCF_OK);
+    CHECK(ccf_count(f, NULL, 0) == 2 && ccf_count(f, "x", 0) == 2);
+    /* NULL arguments: 0. */
+    CHECK(ccf_count(NULL, "c", 1) == 0);
+    CHECK(ccf_count(NULL, NULL, 0) == 0);
+    CHECK(ccf_count(f, NULL, 1) == 0);
+    CHECK(ccf_count_hash(NULL, 99) == 0);
+    ccf_free(f);
+
+    /* Many keys with 1 to 3 copies each: exact counts (32-bit
+     * fingerprints, so no two of these keys are indistinguishable). */
+    enum { N = 1000 };
+    static char text[N][KEY_TEXT];
+    const void *keys[N];
+    size_t lens[N];
+    make_keys(text, keys, lens, N, "count", 0);
+    f = seeded(5000, 32);
+    for (unsigned c = 0; c < 3; c++)
+        for (unsigned i = 0; i < N; i++)
+            if (i % 3 >= c) CHECK_STATUS(ccf_insert(f, keys[i], lens[i]), CCF_OK);
+    for (unsigned i = 0; i < N; i++) CHECK(ccf_count(f, keys[i], lens[i]) == i % 3 + 1);
+    ccf_free(f);
+}
+
+static void test_stats(void) {
+    ccf_filter *f = seeded(1000, 16);
+    ccf_filter_stats s;
+    memset(&s, 0xAA, sizeof s);
+    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK(s.len == 0 && s.inserts == 0 && s.removes == 0 && s.relocations == 0);
+    CHECK(s.failed_inserts == 0 && s.duplicate_refusals == 0 && s.load_factor == 0.0);
+    for (int h = 0; h < 6; h++) CHECK(s.path_lengths[h] == 0);
+    CHECK(s.capacity == ccf_capacity(f) && s.bucket_count * 4 == s.capacity);
+    CHECK(s.fingerprint_bits == 16 && s.memory_usage == ccf_memory_usage(f));
+    CHECK(s.stripes >= 1 && (s.stripes & (s.stripes - 1)) == 0);
+    CHECK(s.max_path_len >= 1 && s.max_path_len <= 5);
+
+    /* Singles and batches, a duplicate refusal, removes, then fill to ten
+     * CCF_FULL refusals: the counters add up exactly. */
+    uint64_t inserts = 0, removes = 0, full = 0;
+    enum { N = 300 };
+    static char text[N][KEY_TEXT];
+    const void *keys[N];
+    size_t lens[N];
+    make_keys(text, keys, lens, N, "stats", 0);
+    CHECK_STATUS(ccf_insert_batch(f, keys, lens, N, NULL), CCF_OK);
+    inserts += N;
+    for (int i = 0; i < 8; i++) CHECK_STATUS(ccf_insert(f, "dup", 3), CCF_OK);
+    CHECK_STATUS(ccf_insert(f, "dup", 3), CCF_TOO_MANY_DUPLICATES);
+    inserts += 8;
+    bool removed[N];
+    CHECK_STATUS(ccf_remove_batch(f, keys, lens, N / 2, removed), CCF_OK);
+    for (unsigned i = 0; i < N / 2; i++) CHECK(removed[i]);
+    removes += N / 2;
+    CHECK(ccf_remove(f, "dup", 3));
+    removes += 1;
+    uint64_t h = 0;
+    while (full < 10) {
+        ccf_status st = ccf_insert_hash(f, fmix64(++h));
+        CHECK(st == CCF_OK || st == CCF_FULL);
+        if (st == CCF_OK) inserts++;
+        else full++;
+    }
+    memset(&s, 0xAA, sizeof s);
+    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK(s.len == ccf_len(f));
+    CHECK(s.inserts == inserts && s.removes == removes);
+    CHECK(s.inserts - s.removes == s.len);
+    CHECK(s.failed_inserts == 10 && s.duplicate_refusals == 1);
+    CHECK(s.load_factor == (double)s.len / (double)s.capacity && s.load_factor > 0.85);
+    CHECK(s.memory_usage == ccf_memory_usage(f));
+    uint64_t paths = 0, moves = 0;
+    for (unsigned i = 0; i < 6; i++) {
+        paths += s.path_lengths[i];
+        moves += i * s.path_lengths[i];
+        if (i > s.max_path_len) CHECK(s.path_lengths[i] == 0);
+    }
+    CHECK(paths == s.inserts);
+    CHECK(s.path_lengths[0] < s.inserts); /* near full, some inserts took paths */
+    CHECK(s.relocations >= moves && moves > 0);
+
+    /* ccf_clear empties the table and keeps the history. */
+    ccf_filter_stats before = s;
+    CHECK_STATUS(ccf_clear(f), CCF_OK);
+    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK(s.len == 0 && s.inserts == before.inserts && s.removes == before.removes);
+    /* A loaded filter starts counting afresh. */
+    CHECK_STATUS(ccf_insert(f, "k", 1), CCF_OK);
+    char *p = path_in(tmp_dir, "stats.ccf");
+    CHECK_STATUS(ccf_save(f, p), CCF_OK);
+    ccf_filter *g = NULL;
+    CHECK_STATUS(ccf_load(p, &g), CCF_OK);
+    CHECK_STATUS(ccf_stats(g, &s), CCF_OK);
+    CHECK(s.len == 1 && s.inserts == 0 && s.removes == 0);
+    ccf_free(g);
+    free(p);
+
+    /* NULL arguments: CCF_INVALID_ARGUMENT, *out untouched. */
+    memset(&s, 0x5A, sizeof s);
+    before = s;
+    CHECK_STATUS(ccf_stats(NULL, &s), CCF_INVALID_ARGUMENT);
+    CHECK(memcmp(&s, &before, sizeof s) == 0);
+    CHECK_STATUS(ccf_stats(f, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_stats(NULL, NULL), CCF_INVALID_ARGUMENT);
+    ccf_free(f);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Interop with Rust: the filter of ffi/examples/interop.rs, built here. */
 
 enum { INTEROP_TEXT = 2000, INTEROP_BINARY_MAX = 300, INTEROP_HASHES = 500 };
@@ -810,6 +1251,356 @@ static void test_golden_files(void) {
         ccf_free(f);
         free(txt), free(bin);
     }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Frozen filters: a saved file queried in place. */
+
+/* A probe set: the keys a filter got and as many it did not, as byte keys
+ * and as hashes, with the empty key and long keys among them. */
+enum { PROBE_IN = 3000, PROBE_KEYS = 2 * PROBE_IN, PROBE_HASHES = 4000 };
+static char probe_text[PROBE_KEYS][KEY_TEXT];
+static const void *probe_keys[PROBE_KEYS];
+static size_t probe_lens[PROBE_KEYS];
+static uint64_t probe_hashes[PROBE_HASHES];
+
+static void make_probes(void) {
+    make_keys(probe_text, probe_keys, probe_lens, PROBE_IN, "frozen-in", 0);
+    make_keys(probe_text + PROBE_IN, probe_keys + PROBE_IN, probe_lens + PROBE_IN, PROBE_IN,
+              "frozen-absent-key-with-a-longer-name", 0);
+    probe_keys[7] = NULL, probe_lens[7] = 0; /* the empty key, inserted */
+    for (unsigned i = 0; i < PROBE_HASHES; i++) probe_hashes[i] = fmix64(i + 123456);
+}
+
+/* A live filter holding the first PROBE_IN keys (the first 100 twice) and
+ * the first half of the hashes, minus a few removed. */
+static ccf_filter *probe_filter(uint32_t bits) {
+    ccf_filter *f = seeded(2 * PROBE_IN + PROBE_HASHES, bits);
+    CHECK_STATUS(ccf_insert_batch(f, probe_keys, probe_lens, PROBE_IN, NULL), CCF_OK);
+    CHECK_STATUS(ccf_insert_batch(f, probe_keys, probe_lens, 100, NULL), CCF_OK);
+    CHECK_STATUS(ccf_insert_hash_batch(f, probe_hashes, PROBE_HASHES / 2, NULL), CCF_OK);
+    CHECK_STATUS(ccf_remove_batch(f, probe_keys + 200, probe_lens + 200, 50, NULL), CCF_OK);
+    CHECK_STATUS(ccf_remove_hash_batch(f, probe_hashes + 10, 10, NULL), CCF_OK);
+    return f;
+}
+
+/* The frozen filter answers every probe exactly as the live one: single
+ * and batch lookups, counts, keys and hashes. */
+static void check_frozen_answers(const ccf_frozen *z, const ccf_filter *f) {
+    CHECK(ccf_frozen_len(z) == ccf_len(f));
+    CHECK(ccf_frozen_capacity(z) == ccf_capacity(f));
+    for (unsigned i = 0; i < PROBE_KEYS; i++) {
+        bool want = ccf_contains(f, probe_keys[i], probe_lens[i]);
+        CHECK(ccf_frozen_contains(z, probe_keys[i], probe_lens[i]) == want);
+        CHECK(ccf_frozen_count(z, probe_keys[i], probe_lens[i]) ==
+              ccf_count(f, probe_keys[i], probe_lens[i]));
+        if (i < PROBE_IN && (i < 200 || i >= 250)) CHECK(want);
+    }
+    for (unsigned i = 0; i < PROBE_HASHES; i++) {
+        bool want = ccf_contains_hash(f, probe_hashes[i]);
+        CHECK(ccf_frozen_contains_hash(z, probe_hashes[i]) == want);
+        CHECK(ccf_frozen_count_hash(z, probe_hashes[i]) == ccf_count_hash(f, probe_hashes[i]));
+        if (i < PROBE_HASHES / 2 && (i < 10 || i >= 20)) CHECK(want);
+    }
+    /* Batches of uneven sizes (chunks of 64 inside, and partial ones). */
+    static bool out[PROBE_KEYS], want[PROBE_KEYS];
+    for (unsigned at = 0, n = 1; at < PROBE_KEYS; at += n, n = n * 3 % 257 + 1) {
+        if (n > PROBE_KEYS - at) n = PROBE_KEYS - at;
+        memset(out, 0xAA, n);
+        ccf_frozen_contains_batch(z, probe_keys + at, probe_lens + at, n, out);
+        ccf_contains_batch(f, probe_keys + at, probe_lens + at, n, want);
+        CHECK(memcmp(out, want, n) == 0);
+    }
+    for (unsigned at = 0, n = 1; at < PROBE_HASHES; at += n, n = n * 5 % 251 + 1) {
+        if (n > PROBE_HASHES - at) n = PROBE_HASHES - at;
+        memset(out, 0xAA, n);
+        ccf_frozen_contains_hash_batch(z, probe_hashes + at, n, out);
+        ccf_contains_hash_batch(f, probe_hashes + at, n, want);
+        CHECK(memcmp(out, want, n) == 0);
+    }
+}
+
+static void check_frozen_refused(const char *path, ccf_status want) {
+    ccf_frozen *z = (ccf_frozen *)SENTINEL;
+    CHECK_STATUS(ccf_frozen_open(path, &z), want);
+    CHECK(z == (ccf_frozen *)SENTINEL);
+}
+
+static void test_frozen(void) {
+    make_probes();
+    const uint32_t widths[] = {8, 16, 32};
+    char *path = path_in(tmp_dir, "frozen.ccf");
+    for (int w = 0; w < 3; w++) {
+        ccf_filter *f = probe_filter(widths[w]);
+        CHECK_STATUS(ccf_save(f, path), CCF_OK);
+        ccf_frozen *z = NULL;
+        CHECK_STATUS(ccf_frozen_open(path, &z), CCF_OK);
+        CHECK(z != NULL);
+        check_frozen_answers(z, f);
+
+        /* Thawed: a writable filter answering alike, saving to the same
+         * bytes, independent of the frozen one, its counters at 0. */
+        ccf_filter *t = NULL;
+        CHECK_STATUS(ccf_frozen_thaw(z, &t), CCF_OK);
+        CHECK(t != NULL && t != f);
+        check_frozen_answers(z, t);
+        ccf_filter_stats s;
+        CHECK_STATUS(ccf_stats(t, &s), CCF_OK);
+        CHECK(s.len == ccf_len(f) && s.inserts == 0 && s.fingerprint_bits == widths[w]);
+        size_t la, lb;
+        unsigned char *saved = read_file(path, &la);
+        CHECK(saved != NULL);
+        char *thawed_path = path_in(tmp_dir, "thawed.ccf");
+        unsigned char *thawed = save_and_read(t, thawed_path, &lb);
+        CHECK(la == lb && memcmp(saved, thawed, la) == 0);
+        free(saved), free(thawed), free(thawed_path);
+        size_t len = ccf_len(f);
+        CHECK_STATUS(ccf_insert(t, "after-thaw", 10), CCF_OK);
+        CHECK(ccf_len(t) == len + 1 && ccf_frozen_len(z) == len);
+        CHECK(ccf_frozen_count(z, "after-thaw", 10) == ccf_count(f, "after-thaw", 10));
+
+        /* The file replaced by ccf_save (a rename) while it is open: the
+         * open one keeps answering for the old file, a new open sees the
+         * new one. */
+        CHECK_STATUS(ccf_save(t, path), CCF_OK);
+        check_frozen_answers(z, f);
+        ccf_frozen *z2 = NULL;
+        CHECK_STATUS(ccf_frozen_open(path, &z2), CCF_OK);
+        CHECK(ccf_frozen_len(z2) == len + 1 && ccf_frozen_contains(z2, "after-thaw", 10));
+        ccf_frozen_free(z2);
+
+        /* A thawed filter outlives its frozen one. */
+        ccf_frozen_free(z);
+        CHECK(ccf_contains(t, "after-thaw", 10));
+        CHECK(ccf_remove(t, "after-thaw", 10));
+        ccf_free(t);
+        ccf_free(f);
+    }
+
+    /* A file saved by Rust opens frozen too. */
+    ccf_frozen *z = NULL;
+    CHECK_STATUS(ccf_frozen_open(rust_file, &z), CCF_OK);
+    ccf_filter *from_rust = NULL;
+    CHECK_STATUS(ccf_load(rust_file, &from_rust), CCF_OK);
+    CHECK(ccf_frozen_len(z) == ccf_len(from_rust));
+    char key[32];
+    for (unsigned i = 0; i < INTEROP_TEXT; i++) {
+        key_text(key, sizeof key, "interop", i);
+        CHECK(ccf_frozen_contains(z, key, strlen(key)) == ccf_contains(from_rust, key, strlen(key)));
+        if (i % 5) CHECK(ccf_frozen_contains(z, key, strlen(key)));
+    }
+    ccf_free(from_rust);
+
+    /* Errors. I/O: a missing file, a directory. */
+    char *missing = path_in(tmp_dir, "no-such-frozen.ccf");
+    check_frozen_refused(missing, CCF_IO_ERROR);
+    check_frozen_refused(tmp_dir, CCF_IO_ERROR);
+    /* Arguments. */
+    check_frozen_refused(NULL, CCF_INVALID_ARGUMENT);
+    check_frozen_refused("", CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_frozen_open(path, NULL), CCF_INVALID_ARGUMENT);
+    /* Damaged files, each refused as CCF_CORRUPT. */
+    size_t len;
+    unsigned char *bytes = read_file(path, &len);
+    CHECK(bytes != NULL && len > 200);
+    unsigned char *copy = malloc(len + 1);
+    CHECK(copy != NULL);
+    char *bad = path_in(tmp_dir, "bad-frozen.ccf");
+    write_file(bad, (const unsigned char *)"", 0);
+    check_frozen_refused(bad, CCF_CORRUPT); /* empty */
+    write_file(bad, (const unsigned char *)"not a filter at all, just some text\n", 36);
+    check_frozen_refused(bad, CCF_CORRUPT); /* bad magic */
+    write_file(bad, bytes, 40);
+    check_frozen_refused(bad, CCF_CORRUPT); /* truncated header */
+    write_file(bad, bytes, len - 1);
+    check_frozen_refused(bad, CCF_CORRUPT); /* truncated checksum */
+    memcpy(copy, bytes, len);
+    copy[len] = 0;
+    write_file(bad, copy, len + 1);
+    check_frozen_refused(bad, CCF_CORRUPT); /* a byte after the end */
+    copy[len / 2] ^= 0x04;
+    write_file(bad, copy, len);
+    check_frozen_refused(bad, CCF_CORRUPT); /* a flipped bit in the body */
+    memcpy(copy, bytes, len);
+    copy[8] = 3;
+    write_file(bad, copy, len);
+    check_frozen_refused(bad, CCF_CORRUPT); /* format version 3 (unknown) */
+    memcpy(copy, bytes, len);
+    copy[32] = 7;
+    write_file(bad, copy, len);
+    check_frozen_refused(bad, CCF_CORRUPT); /* another hasher */
+    write_file(bad, bytes, len);
+    ccf_frozen *ok = NULL;
+    CHECK_STATUS(ccf_frozen_open(bad, &ok), CCF_OK); /* the intact bytes open */
+    ccf_frozen_free(ok);
+    free(copy), free(bad), free(bytes), free(missing);
+
+    /* NULL handles and keys: false, 0, CCF_INVALID_ARGUMENT; out arrays
+     * set to false when there is one. */
+    ccf_frozen_free(NULL);
+    CHECK(!ccf_frozen_contains(NULL, "k", 1));
+    CHECK(!ccf_frozen_contains(z, NULL, 1));
+    CHECK(!ccf_frozen_contains_hash(NULL, 1));
+    CHECK(ccf_frozen_count(NULL, "k", 1) == 0);
+    CHECK(ccf_frozen_count(z, NULL, 1) == 0);
+    CHECK(ccf_frozen_count_hash(NULL, 1) == 0);
+    CHECK(ccf_frozen_len(NULL) == 0);
+    CHECK(ccf_frozen_capacity(NULL) == 0);
+    ccf_filter *t = SENTINEL;
+    CHECK_STATUS(ccf_frozen_thaw(NULL, &t), CCF_INVALID_ARGUMENT);
+    CHECK(t == SENTINEL);
+    CHECK_STATUS(ccf_frozen_thaw(z, NULL), CCF_INVALID_ARGUMENT);
+    bool out[8];
+    const void *keys[8] = {"a", "b", NULL, "d", "", "f", "g", "h"};
+    size_t lens[8] = {1, 1, 3, 1, 0, 1, 1, 1};
+    uint64_t hashes[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    memset(out, 0xAA, sizeof out);
+    ccf_frozen_contains_batch(z, keys, lens, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(out[i] == ccf_frozen_contains(z, keys[i], lens[i]));
+    CHECK(!out[2]); /* the NULL key with a length */
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_batch(NULL, keys, lens, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(!out[i]);
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_batch(z, NULL, lens, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(!out[i]);
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_batch(z, keys, NULL, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(!out[i]);
+    ccf_frozen_contains_batch(z, keys, lens, 8, NULL);
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_hash_batch(NULL, hashes, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(!out[i]);
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_hash_batch(z, NULL, 8, out);
+    for (unsigned i = 0; i < 8; i++) CHECK(!out[i]);
+    ccf_frozen_contains_hash_batch(z, hashes, 8, NULL);
+    memset(out, 1, sizeof out);
+    ccf_frozen_contains_batch(z, keys, lens, 0, out);
+    ccf_frozen_contains_hash_batch(z, hashes, 0, out);
+    CHECK(out[0]); /* n == 0 writes nothing */
+    ccf_frozen_free(z);
+    free(path);
+}
+
+/* Threads (and a second process) querying one frozen filter: every answer
+ * is the one the live filter gave before the file was saved. */
+enum { FROZEN_THREADS = 4, FROZEN_PASSES = 3 };
+
+struct frozen_shared {
+    const ccf_frozen *z;
+    pthread_barrier_t start;
+    bool key_want[PROBE_KEYS];
+    bool hash_want[PROBE_HASHES];
+    size_t count_want[PROBE_KEYS];
+    atomic_ulong wrong;
+    atomic_ulong answers;
+};
+
+struct frozen_worker {
+    struct frozen_shared *s;
+    unsigned id;
+};
+
+/* Every probe, singly and in batches of 32, FROZEN_PASSES times (each
+ * thread from its own starting point): the number of wrong answers. */
+static unsigned long frozen_check_all(const struct frozen_shared *s, unsigned id,
+                                      unsigned long *answers) {
+    unsigned long wrong = 0, n = 0;
+    bool out[32];
+    for (unsigned pass = 0; pass < FROZEN_PASSES; pass++) {
+        /* The chunks of 32 keys, in an order of this thread's own. */
+        const unsigned chunks = (PROBE_KEYS + 31) / 32;
+        for (unsigned c = 0; c < chunks; c++) {
+            unsigned at = (c + id * 61) % chunks * 32;
+            unsigned m = PROBE_KEYS - at < 32 ? PROBE_KEYS - at : 32;
+            ccf_frozen_contains_batch(s->z, probe_keys + at, probe_lens + at, m, out);
+            for (unsigned j = 0; j < m; j++) {
+                unsigned i = at + j;
+                wrong += out[j] != s->key_want[i];
+                wrong += ccf_frozen_contains(s->z, probe_keys[i], probe_lens[i]) != s->key_want[i];
+                wrong += ccf_frozen_count(s->z, probe_keys[i], probe_lens[i]) != s->count_want[i];
+                n += 3;
+            }
+        }
+        for (unsigned at = 0; at < PROBE_HASHES; at += 32) {
+            unsigned m = PROBE_HASHES - at < 32 ? PROBE_HASHES - at : 32;
+            ccf_frozen_contains_hash_batch(s->z, probe_hashes + at, m, out);
+            for (unsigned j = 0; j < m; j++) {
+                wrong += out[j] != s->hash_want[at + j];
+                wrong += ccf_frozen_contains_hash(s->z, probe_hashes[at + j]) != s->hash_want[at + j];
+                n += 2;
+            }
+        }
+    }
+    *answers = n;
+    return wrong;
+}
+
+static void *frozen_reader(void *arg) {
+    struct frozen_worker *w = arg;
+    pthread_barrier_wait(&w->s->start);
+    unsigned long answers;
+    unsigned long wrong = frozen_check_all(w->s, w->id, &answers);
+    atomic_fetch_add(&w->s->wrong, wrong);
+    atomic_fetch_add(&w->s->answers, answers);
+    return NULL;
+}
+
+static void test_frozen_threads(void) {
+    static struct frozen_shared s;
+    memset(&s, 0, sizeof s);
+    make_probes();
+    ccf_filter *f = probe_filter(16);
+    for (unsigned i = 0; i < PROBE_KEYS; i++) {
+        s.key_want[i] = ccf_contains(f, probe_keys[i], probe_lens[i]);
+        s.count_want[i] = ccf_count(f, probe_keys[i], probe_lens[i]);
+    }
+    for (unsigned i = 0; i < PROBE_HASHES; i++) s.hash_want[i] = ccf_contains_hash(f, probe_hashes[i]);
+    char *path = path_in(tmp_dir, "frozen-shared.ccf");
+    CHECK_STATUS(ccf_save(f, path), CCF_OK);
+    ccf_free(f);
+
+    /* Another process opens the same file (forked before any thread
+     * starts, so the child is single-threaded). */
+    fflush(stdout), fflush(stderr);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        ccf_frozen *mine = NULL;
+        if (ccf_frozen_open(path, &mine) != CCF_OK) _exit(3);
+        struct frozen_shared *c = &s;
+        c->z = mine;
+        unsigned long answers;
+        unsigned long wrong = frozen_check_all(c, 1, &answers);
+        ccf_frozen_free(mine);
+        _exit(wrong == 0 && answers > 0 ? 0 : 4);
+    }
+
+    ccf_frozen *z = NULL;
+    CHECK_STATUS(ccf_frozen_open(path, &z), CCF_OK);
+    s.z = z;
+    atomic_init(&s.wrong, 0);
+    atomic_init(&s.answers, 0);
+    pthread_t threads[FROZEN_THREADS];
+    struct frozen_worker workers[FROZEN_THREADS];
+    CHECK(pthread_barrier_init(&s.start, NULL, FROZEN_THREADS) == 0);
+    for (unsigned t = 0; t < FROZEN_THREADS; t++) {
+        workers[t] = (struct frozen_worker){&s, t};
+        CHECK(pthread_create(&threads[t], NULL, frozen_reader, &workers[t]) == 0);
+    }
+    for (unsigned t = 0; t < FROZEN_THREADS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
+    pthread_barrier_destroy(&s.start);
+    int status = 0;
+    CHECK(waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(atomic_load(&s.wrong) == 0);
+    CHECK(atomic_load(&s.answers) ==
+          (unsigned long)FROZEN_THREADS * FROZEN_PASSES * (3 * PROBE_KEYS + 2 * PROBE_HASHES));
+    printf("  frozen threads: %lu answers from %d threads and a second process, all exact\n",
+           atomic_load(&s.answers), FROZEN_THREADS);
+    ccf_frozen_free(z);
+    free(path);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1040,11 +1831,17 @@ int main(int argc, char **argv) {
         {"hashes", test_hashes},
         {"full", test_full},
         {"batches", test_batches},
+        {"insert_batches", test_insert_batches},
+        {"remove_batches", test_remove_batches},
+        {"count", test_count},
+        {"stats", test_stats},
         {"null_filter", test_null_filter},
         {"save_load", test_save_load},
         {"rust_interop", test_rust_interop},
         {"golden_files", test_golden_files},
+        {"frozen", test_frozen},
         {"threads", test_threads},
+        {"frozen_threads", test_frozen_threads},
     };
     const size_t count = sizeof tests / sizeof tests[0];
     for (size_t i = 0; i < count; i++) {

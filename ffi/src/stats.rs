@@ -1,0 +1,142 @@
+//! `ccf_stats`: a filter's size, memory and writers' counters in one
+//! snapshot, mirroring Rust's `Stats`.
+
+use crate::status::ccf_status::{self, *};
+use crate::{ccf_filter, filter_ref, guard};
+use concurrent_cuckoo::Stats;
+
+/// What `ccf_stats` reports: size, memory, and what inserts and removes
+/// have done since the filter was created, loaded or thawed (`ccf_clear`
+/// keeps the counters). Mirrors Rust's `Stats`.
+///
+/// Without concurrent writers every field is exact, and for a filter
+/// created empty `inserts - removes == len`; while writers run, each
+/// counter is a recent value (they are read one after another). Reading
+/// them never slows lookups.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ccf_filter_stats {
+    /// Items stored (each copy counts), as `ccf_len`.
+    pub len: u64,
+    /// Fingerprint slots, as `ccf_capacity`.
+    pub capacity: u64,
+    /// `len / capacity`.
+    pub load_factor: f64,
+    /// Bytes held, as `ccf_memory_usage`.
+    pub memory_usage: u64,
+    /// Buckets in the table (4 slots each).
+    pub bucket_count: u64,
+    /// Stripe locks.
+    pub stripes: u64,
+    /// Fingerprint width in bits (8, 16 or 32).
+    pub fingerprint_bits: u32,
+    /// Longest displacement path an insert searches (1 to 5).
+    pub max_path_len: u32,
+    /// Successful inserts (each copy; `ccf_insert_unique` calls that added
+    /// the key).
+    pub inserts: u64,
+    /// Successful removes.
+    pub removes: u64,
+    /// Fingerprints moved by displacement paths.
+    pub relocations: u64,
+    /// Inserts refused with `CCF_FULL`.
+    pub failed_inserts: u64,
+    /// Inserts refused with `CCF_TOO_MANY_DUPLICATES`.
+    pub duplicate_refusals: u64,
+    /// `path_lengths[h]`: successful inserts whose slot was freed by a
+    /// displacement path of `h` moves (0: a slot was free). Sums to
+    /// `inserts`; entries past `max_path_len` stay 0.
+    pub path_lengths: [u64; 6],
+}
+
+impl From<&Stats> for ccf_filter_stats {
+    fn from(s: &Stats) -> Self {
+        // `usize` is at most 64 bits on every target Rust supports, so the
+        // widening casts are exact; `max_path_len` is at most 5.
+        Self {
+            len: s.len as u64,
+            capacity: s.capacity as u64,
+            load_factor: s.load_factor,
+            memory_usage: s.memory_usage as u64,
+            bucket_count: s.bucket_count as u64,
+            stripes: s.stripes as u64,
+            fingerprint_bits: s.fingerprint_bits,
+            max_path_len: u32::try_from(s.max_path_len).unwrap_or(u32::MAX),
+            inserts: s.inserts,
+            removes: s.removes,
+            relocations: s.relocations,
+            failed_inserts: s.failed_inserts,
+            duplicate_refusals: s.duplicate_refusals,
+            path_lengths: s.path_lengths,
+        }
+    }
+}
+
+/// Fills `*out` with the filter's statistics (see `ccf_filter_stats`).
+///
+/// Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`, and
+/// then `*out` is left unchanged.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `out` is NULL or valid for writing one
+/// `ccf_filter_stats`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_stats(f: *const ccf_filter, out: *mut ccf_filter_stats) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        let Some(filter) = (unsafe { filter_ref(f) }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        if out.is_null() {
+            return CCF_INVALID_ARGUMENT;
+        }
+        let stats = ccf_filter_stats::from(&filter.stats());
+        // SAFETY: `out` is non-null (checked) and valid for writing one
+        // `ccf_filter_stats` (caller's contract); `write` needs no valid
+        // previous value, so uninitialised C memory is fine.
+        unsafe { out.write(stats) };
+        CCF_OK
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::filter::{ccf_free, ccf_insert_hash, ccf_new_with_options, ccf_remove_hash};
+    use core::ptr;
+
+    #[test]
+    fn stats_mirror_the_rust_snapshot() {
+        let mut f = ptr::null_mut();
+        let seed = 3u64;
+        // SAFETY: `seed` and `f` are valid for reading and writing; `f` is
+        // live until `ccf_free` and used by this thread only.
+        unsafe {
+            assert_eq!(ccf_new_with_options(1000, 0.0, 8, &seed, &mut f), CCF_OK);
+            for h in 0..700u64 {
+                assert_eq!(
+                    ccf_insert_hash(f, h.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+                    CCF_OK
+                );
+            }
+            assert!(ccf_remove_hash(f, 0));
+            let mut out = core::mem::MaybeUninit::<ccf_filter_stats>::uninit();
+            assert_eq!(ccf_stats(f, out.as_mut_ptr()), CCF_OK);
+            let got = out.assume_init();
+            let want = ccf_filter_stats::from(&(*f).inner.stats());
+            assert_eq!(got, want);
+            assert_eq!((got.len, got.inserts, got.removes), (699, 700, 1));
+            assert_eq!(got.path_lengths.iter().sum::<u64>(), got.inserts);
+            assert_eq!(got.fingerprint_bits, 8);
+            assert_eq!(got.capacity, got.bucket_count * 4);
+            let mut untouched = ccf_filter_stats {
+                len: 77,
+                ..Default::default()
+            };
+            assert_eq!(ccf_stats(ptr::null(), &mut untouched), CCF_INVALID_ARGUMENT);
+            assert_eq!(untouched.len, 77);
+            assert_eq!(ccf_stats(f, ptr::null_mut()), CCF_INVALID_ARGUMENT);
+            ccf_free(f);
+        }
+    }
+}
