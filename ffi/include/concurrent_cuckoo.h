@@ -789,14 +789,24 @@ enum ccf_status ccf_load(const char *path, struct ccf_filter **out);
 /**
  * Fills `*out` with the filter's statistics (see `ccf_filter_stats`).
  *
- * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`, and
- * then `*out` is left unchanged.
+ * `out_size` is `sizeof(ccf_filter_stats)` as the caller was compiled:
+ * the struct may gain fields at its end in later releases, and the
+ * library writes only the first `min(out_size, its own size)` bytes, so a
+ * program built against an older header keeps working with a newer
+ * library, and a newer program with an older library gets the fields the
+ * library knows (zero the struct first to see which are missing). A size
+ * smaller than this first release's struct is refused.
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out` or too
+ * small an `out_size`, and then `*out` is left unchanged.
  *
  * # Safety
- * `f` is NULL or a live filter; `out` is NULL or valid for writing one
- * `ccf_filter_stats`.
+ * `f` is NULL or a live filter; `out` is NULL or valid for writing
+ * `out_size` bytes.
  */
-enum ccf_status ccf_stats(const struct ccf_filter *f, struct ccf_filter_stats *out);
+enum ccf_status ccf_stats(const struct ccf_filter *f,
+                          struct ccf_filter_stats *out,
+                          size_t out_size);
 
 /**
  * A static, NUL-terminated English description of `status` (never NULL;

@@ -74,30 +74,62 @@ impl From<&Stats> for ccf_filter_stats {
 
 /// Fills `*out` with the filter's statistics (see `ccf_filter_stats`).
 ///
-/// Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out`, and
-/// then `*out` is left unchanged.
+/// `out_size` is `sizeof(ccf_filter_stats)` as the caller was compiled:
+/// the struct may gain fields at its end in later releases, and the
+/// library writes only the first `min(out_size, its own size)` bytes, so a
+/// program built against an older header keeps working with a newer
+/// library, and a newer program with an older library gets the fields the
+/// library knows (zero the struct first to see which are missing). A size
+/// smaller than this first release's struct is refused.
+///
+/// Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out` or too
+/// small an `out_size`, and then `*out` is left unchanged.
 ///
 /// # Safety
-/// `f` is NULL or a live filter; `out` is NULL or valid for writing one
-/// `ccf_filter_stats`.
+/// `f` is NULL or a live filter; `out` is NULL or valid for writing
+/// `out_size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn ccf_stats(f: *const ccf_filter, out: *mut ccf_filter_stats) -> ccf_status {
+pub unsafe extern "C" fn ccf_stats(
+    f: *const ccf_filter,
+    out: *mut ccf_filter_stats,
+    out_size: usize,
+) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `f` is NULL or a live filter (caller's contract).
         let Some(filter) = (unsafe { filter_ref(f) }) else {
             return CCF_INVALID_ARGUMENT;
         };
-        if out.is_null() {
+        if out.is_null() || out_size < FIRST_RELEASE_SIZE {
             return CCF_INVALID_ARGUMENT;
         }
         let stats = ccf_filter_stats::from(&filter.stats());
-        // SAFETY: `out` is non-null (checked) and valid for writing one
-        // `ccf_filter_stats` (caller's contract); `write` needs no valid
-        // previous value, so uninitialised C memory is fine.
-        unsafe { out.write(stats) };
+        let len = out_size.min(size_of::<ccf_filter_stats>());
+        // SAFETY: `stats` is a live local of `size_of::<ccf_filter_stats>()`
+        // bytes, at least `len`, and `#[repr(C)]` with no padding (asserted
+        // at compile time below), so its bytes are initialised; `out` is non-null
+        // and valid for writing `out_size >= len` bytes (caller's
+        // contract); a byte copy needs no alignment and no valid previous
+        // value, and the two cannot overlap (one is on this stack frame).
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                (&stats as *const ccf_filter_stats).cast::<u8>(),
+                out.cast::<u8>(),
+                len,
+            )
+        };
         CCF_OK
     })
 }
+
+/// Size of `ccf_filter_stats` in the first release that had it: the least
+/// `out_size` `ccf_stats` accepts, forever.
+const FIRST_RELEASE_SIZE: usize = 144;
+
+// The first release's layout: 11 eight-byte fields, two four-byte ones and
+// six path counters, with no padding, so every byte `ccf_stats` copies is
+// initialised. Fields are only ever appended.
+const _: () = assert!(size_of::<ccf_filter_stats>() == 11 * 8 + 2 * 4 + 6 * 8);
+const _: () = assert!(size_of::<ccf_filter_stats>() == FIRST_RELEASE_SIZE);
 
 #[cfg(test)]
 mod tests {
@@ -120,8 +152,10 @@ mod tests {
                 );
             }
             assert!(ccf_remove_hash(f, 0));
+            let size = size_of::<ccf_filter_stats>();
+            assert_eq!(size, FIRST_RELEASE_SIZE, "fields are only ever appended");
             let mut out = core::mem::MaybeUninit::<ccf_filter_stats>::uninit();
-            assert_eq!(ccf_stats(f, out.as_mut_ptr()), CCF_OK);
+            assert_eq!(ccf_stats(f, out.as_mut_ptr(), size), CCF_OK);
             let got = out.assume_init();
             let want = ccf_filter_stats::from(&(*f).inner.stats());
             assert_eq!(got, want);
@@ -133,9 +167,20 @@ mod tests {
                 len: 77,
                 ..Default::default()
             };
-            assert_eq!(ccf_stats(ptr::null(), &mut untouched), CCF_INVALID_ARGUMENT);
+            assert_eq!(
+                ccf_stats(ptr::null(), &mut untouched, size),
+                CCF_INVALID_ARGUMENT
+            );
+            assert_eq!(ccf_stats(f, &mut untouched, size - 1), CCF_INVALID_ARGUMENT);
             assert_eq!(untouched.len, 77);
-            assert_eq!(ccf_stats(f, ptr::null_mut()), CCF_INVALID_ARGUMENT);
+            assert_eq!(ccf_stats(f, ptr::null_mut(), size), CCF_INVALID_ARGUMENT);
+            // A caller from a later release, whose struct is longer: only
+            // this release's bytes are written, the tail stays.
+            let mut longer = [0xA5u8; FIRST_RELEASE_SIZE + 16];
+            let p = longer.as_mut_ptr().cast::<ccf_filter_stats>();
+            assert_eq!(ccf_stats(f, p, longer.len()), CCF_OK);
+            assert_eq!(p.read_unaligned(), want);
+            assert!(longer[size..].iter().all(|&b| b == 0xA5));
             ccf_free(f);
         }
     }

@@ -47,7 +47,7 @@ int main() {
     REQUIRE(ccf_remove_hash_batch(f, hashes, 2, removed) == CCF_OK && removed[0] && removed[1]);
     REQUIRE(ccf_remove_batch(f, keys, lens, 1, nullptr) == CCF_OK);
     ccf_filter_stats stats;
-    REQUIRE(ccf_stats(f, &stats) == CCF_OK);
+    REQUIRE(ccf_stats(f, &stats, sizeof(ccf_filter_stats)) == CCF_OK);
     REQUIRE(stats.len == ccf_len(f) && stats.inserts - stats.removes == stats.len);
 
     // A frozen filter: saved, mapped, queried, thawed.

@@ -582,7 +582,7 @@ static void test_null_filter(void) {
     CHECK(ccf_count(NULL, "k", 1) == 0);
     CHECK(ccf_count_hash(NULL, 1) == 0);
     ccf_filter_stats stats;
-    CHECK_STATUS(ccf_stats(NULL, &stats), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_stats(NULL, &stats, sizeof(ccf_filter_stats)), CCF_INVALID_ARGUMENT);
     char *p = path_in(tmp_dir, "null.ccf");
     CHECK_STATUS(ccf_save(NULL, p), CCF_INVALID_ARGUMENT);
     CHECK(access(p, F_OK) != 0); /* nothing was created */
@@ -857,7 +857,7 @@ static void test_insert_batches(void) {
     CHECK(inserted == 8);
     CHECK(ccf_len(d) == 8 && ccf_count(d, "dup", 3) == 8);
     ccf_filter_stats s;
-    CHECK_STATUS(ccf_stats(d, &s), CCF_OK);
+    CHECK_STATUS(ccf_stats(d, &s, sizeof(ccf_filter_stats)), CCF_OK);
     CHECK(s.inserts == 8 && s.duplicate_refusals == 1 && s.failed_inserts == 0);
     ccf_free(d);
     d = seeded(100, 16);
@@ -907,7 +907,7 @@ static void test_insert_batches(void) {
         unsigned char *bb = snapshot(b, &lb);
         CHECK(la == lb && memcmp(ba, bb, la) == 0);
         free(ba), free(bb);
-        CHECK_STATUS(ccf_stats(a, &s), CCF_OK);
+        CHECK_STATUS(ccf_stats(a, &s, sizeof(ccf_filter_stats)), CCF_OK);
         CHECK(s.inserts == inserted && s.failed_inserts == 1);
         ccf_free(a), ccf_free(b);
     }
@@ -1061,7 +1061,7 @@ static void test_stats(void) {
     ccf_filter *f = seeded(1000, 16);
     ccf_filter_stats s;
     memset(&s, 0xAA, sizeof s);
-    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK_STATUS(ccf_stats(f, &s, sizeof(ccf_filter_stats)), CCF_OK);
     CHECK(s.len == 0 && s.inserts == 0 && s.removes == 0 && s.relocations == 0);
     CHECK(s.failed_inserts == 0 && s.duplicate_refusals == 0 && s.load_factor == 0.0);
     for (int h = 0; h < 6; h++) CHECK(s.path_lengths[h] == 0);
@@ -1097,7 +1097,7 @@ static void test_stats(void) {
         else full++;
     }
     memset(&s, 0xAA, sizeof s);
-    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK_STATUS(ccf_stats(f, &s, sizeof(ccf_filter_stats)), CCF_OK);
     CHECK(s.len == ccf_len(f));
     CHECK(s.inserts == inserts && s.removes == removes);
     CHECK(s.inserts - s.removes == s.len);
@@ -1117,7 +1117,7 @@ static void test_stats(void) {
     /* ccf_clear empties the table and keeps the history. */
     ccf_filter_stats before = s;
     CHECK_STATUS(ccf_clear(f), CCF_OK);
-    CHECK_STATUS(ccf_stats(f, &s), CCF_OK);
+    CHECK_STATUS(ccf_stats(f, &s, sizeof(ccf_filter_stats)), CCF_OK);
     CHECK(s.len == 0 && s.inserts == before.inserts && s.removes == before.removes);
     /* A loaded filter starts counting afresh. */
     CHECK_STATUS(ccf_insert(f, "k", 1), CCF_OK);
@@ -1125,7 +1125,7 @@ static void test_stats(void) {
     CHECK_STATUS(ccf_save(f, p), CCF_OK);
     ccf_filter *g = NULL;
     CHECK_STATUS(ccf_load(p, &g), CCF_OK);
-    CHECK_STATUS(ccf_stats(g, &s), CCF_OK);
+    CHECK_STATUS(ccf_stats(g, &s, sizeof(ccf_filter_stats)), CCF_OK);
     CHECK(s.len == 1 && s.inserts == 0 && s.removes == 0);
     ccf_free(g);
     free(p);
@@ -1133,10 +1133,25 @@ static void test_stats(void) {
     /* NULL arguments: CCF_INVALID_ARGUMENT, *out untouched. */
     memset(&s, 0x5A, sizeof s);
     before = s;
-    CHECK_STATUS(ccf_stats(NULL, &s), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_stats(NULL, &s, sizeof(ccf_filter_stats)), CCF_INVALID_ARGUMENT);
     CHECK(memcmp(&s, &before, sizeof s) == 0);
-    CHECK_STATUS(ccf_stats(f, NULL), CCF_INVALID_ARGUMENT);
-    CHECK_STATUS(ccf_stats(NULL, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_stats(f, NULL, sizeof(ccf_filter_stats)), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_stats(NULL, NULL, sizeof(ccf_filter_stats)), CCF_INVALID_ARGUMENT);
+    /* Too small a struct is refused untouched; a longer one (a program
+     * built against a later header) gets this release's fields and keeps
+     * its tail. */
+    CHECK_STATUS(ccf_stats(f, &s, sizeof(ccf_filter_stats) - 1), CCF_INVALID_ARGUMENT);
+    CHECK(memcmp(&s, &before, sizeof s) == 0);
+    {
+        unsigned char longer[sizeof(ccf_filter_stats) + 16];
+        memset(longer, 0xA5, sizeof longer);
+        CHECK_STATUS(ccf_stats(f, (ccf_filter_stats *)(void *)longer, sizeof longer), CCF_OK);
+        ccf_filter_stats head;
+        memcpy(&head, longer, sizeof head);
+        CHECK_STATUS(ccf_stats(f, &s, sizeof s), CCF_OK);
+        CHECK(memcmp(&head, &s, sizeof s) == 0);
+        for (size_t i = sizeof(ccf_filter_stats); i < sizeof longer; i++) CHECK(longer[i] == 0xA5);
+    }
     ccf_free(f);
 }
 
@@ -1345,7 +1360,7 @@ static void test_frozen(void) {
         CHECK(t != NULL && t != f);
         check_frozen_answers(z, t);
         ccf_filter_stats s;
-        CHECK_STATUS(ccf_stats(t, &s), CCF_OK);
+        CHECK_STATUS(ccf_stats(t, &s, sizeof(ccf_filter_stats)), CCF_OK);
         CHECK(s.len == ccf_len(f) && s.inserts == 0 && s.fingerprint_bits == widths[w]);
         size_t la, lb;
         unsigned char *saved = read_file(path, &la);
