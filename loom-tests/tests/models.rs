@@ -12,32 +12,7 @@
 use concurrent_cuckoo::{CuckooFilter, InsertError};
 use loom::sync::Arc;
 use loom::thread;
-use std::hash::{BuildHasher, Hasher};
-
-/// Hashes a `u64` key to itself, so tests choose bucket and fingerprint.
-#[derive(Clone, Copy, Default)]
-struct Identity;
-
-struct IdentityHasher(u64);
-
-impl Hasher for IdentityHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, _: &[u8]) {
-        unreachable!("models only hash u64 keys")
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-impl BuildHasher for Identity {
-    type Hasher = IdentityHasher;
-    fn build_hasher(&self) -> IdentityHasher {
-        IdentityHasher(0)
-    }
-}
+use loom_tests::{model, Identity};
 
 type Filter = CuckooFilter<Identity>;
 
@@ -114,32 +89,6 @@ impl Keys {
             }
         }
     }
-}
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    // A branch is every atomic access: the models of 128-stripe tables
-    // (batches under pair locks) sum 128 per-stripe counters in `len()`
-    // and `relocations()`, past loom's default of 1000 per execution.
-    builder.max_branches = 20_000;
-    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let counter = runs.clone();
-    builder.check(move || {
-        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f()
-    });
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed);
-    let name = std::thread::current().name().unwrap_or("model").to_string();
-    println!("{name}: explored {runs} interleavings");
-    // A model whose threads never interact explores one schedule and
-    // proves nothing.
-    assert!(
-        runs > 1,
-        "loom explored a single interleaving: the model has no concurrency"
-    );
 }
 
 /// Bucket 0 holds `victim` (pair {0,3}) plus three keys of pair {0,1};

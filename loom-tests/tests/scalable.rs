@@ -1,0 +1,161 @@
+//! loom models of the growing filter's protocols: publishing a new level,
+//! `insert_unique` across the growth point, and retiring an emptied level.
+//!
+//! Each model starts from a filter whose first level (2 buckets, 8 slots)
+//! is full, so the next insert must grow it. Run with `scripts/loom.sh`.
+//! Failure messages for a key that was stored and not found carry the
+//! marker `LOST FINGERPRINT`, as in `models.rs`.
+#![cfg(concurrent_cuckoo_loom)]
+
+use concurrent_cuckoo::ScalableCuckooFilter;
+use loom::sync::atomic::{AtomicBool, Ordering};
+use loom::sync::Arc;
+use loom::thread;
+use loom_tests::{model, Identity};
+
+type Filter = ScalableCuckooFilter<Identity>;
+
+/// A key the models never pre-insert.
+const NEWCOMER: u64 = 0xD1B5_4A32_D192_ED03;
+
+/// A filter whose first level (room for 1 item: 2 buckets of 4 slots) is
+/// full with 8 keys of distinct fingerprints; returns them.
+fn full_first_level() -> (Arc<Filter>, Vec<u64>) {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity(1)
+        .false_positive_rate(1e-3)
+        .hasher(Identity)
+        .build()
+        .unwrap();
+    let keys: Vec<u64> = (1..=8u64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+        .collect();
+    for k in &keys {
+        f.insert(k).unwrap();
+    }
+    assert_eq!(f.levels(), 1, "setup: the first level must hold all 8");
+    assert_eq!(f.capacity(), 8);
+    assert!(
+        keys.iter()
+            .chain([&NEWCOMER])
+            .all(|k| f.count(k) == usize::from(*k != NEWCOMER)),
+        "setup: the keys must have distinct fingerprints"
+    );
+    (Arc::new(f), keys)
+}
+
+/// An insert into the full first level allocates and publishes level 1 and
+/// lands there, while a reader looks up a key of level 0 (always found) and
+/// the new key (found whenever the inserter has announced it).
+#[test]
+fn a_reader_sees_every_key_while_a_new_level_is_published() {
+    model(|| {
+        let (f, keys) = full_first_level();
+        let old = keys[0];
+        let announced = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (f, announced) = (f.clone(), announced.clone());
+            thread::spawn(move || {
+                let was_announced = announced.load(Ordering::Acquire);
+                let mut out = [false; 2];
+                f.contains_batch(&[old, NEWCOMER], &mut out);
+                assert!(out[0], "LOST FINGERPRINT: a level-0 key during growth");
+                assert!(
+                    f.contains(&old),
+                    "LOST FINGERPRINT: a level-0 key during growth"
+                );
+                if was_announced {
+                    assert!(
+                        out[1] && f.contains(&NEWCOMER),
+                        "LOST FINGERPRINT: a key inserted into the new level"
+                    );
+                }
+            })
+        };
+        f.insert(&NEWCOMER).unwrap();
+        announced.store(true, Ordering::Release);
+        reader.join().unwrap();
+        assert_eq!(f.levels(), 2, "the insert must have grown the filter");
+        assert!(keys.iter().all(|k| f.contains(k)) && f.contains(&NEWCOMER));
+        assert_eq!(f.len(), keys.len() + 1);
+    });
+}
+
+/// Two threads `insert_unique` the same key while a third inserts another
+/// key, into a filter whose first level has one free slot: whichever of
+/// the keys comes second grows the filter. Without the key lock, one
+/// thread could check every level, add the key to level 0's last slot,
+/// and the other (having checked before that) add it to the new level 1.
+/// Exactly one call must add the key, and it must be stored once.
+#[test]
+fn insert_unique_of_one_key_from_two_threads_across_growth_wins_once() {
+    model(|| {
+        let (f, keys) = full_first_level();
+        assert!(f.remove(&keys[7]));
+        let other = {
+            let f = f.clone();
+            thread::spawn(move || f.insert_unique(&NEWCOMER).unwrap())
+        };
+        let grower = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&keys[7]).unwrap())
+        };
+        let mine = f.insert_unique(&NEWCOMER).unwrap();
+        let theirs = other.join().unwrap();
+        grower.join().unwrap();
+        assert!(
+            mine ^ theirs,
+            "added by both or by neither: {mine} {theirs}"
+        );
+        assert_eq!(f.count(&NEWCOMER), 1, "the key must be stored once");
+        assert_eq!(
+            f.levels(),
+            2,
+            "the second of the two keys must grow the filter"
+        );
+        assert_eq!(f.len(), 8 + 1);
+    });
+}
+
+/// Level 1 holds a key, level 0 one last key. Removing the last key retires
+/// level 0 (closed, memory given back) while a reader looks up the newest
+/// level's key (always found) and a writer inserts another one (which must
+/// land in the newest level, never the retired one).
+#[test]
+fn retiring_an_emptied_level_against_a_reader_and_an_inserter() {
+    model(|| {
+        let (f, keys) = full_first_level();
+        f.insert(&NEWCOMER).unwrap();
+        let (last, rest) = keys.split_last().unwrap();
+        for k in rest {
+            assert!(f.remove(k));
+        }
+        let late = keys[0]; // removed above: free to insert again
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(
+                    f.contains(&NEWCOMER),
+                    "LOST FINGERPRINT: the newest level's key while an old level retires"
+                );
+            })
+        };
+        let inserter = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&late).unwrap())
+        };
+        assert!(f.remove(last));
+        inserter.join().unwrap();
+        reader.join().unwrap();
+        assert!(!f.contains(last), "the removed key must be gone");
+        assert!(
+            f.contains(&NEWCOMER) && f.contains(&late),
+            "LOST FINGERPRINT"
+        );
+        assert_eq!(f.len(), 2);
+        // Inserts go to the newest level only, so level 0 was emptied and
+        // retired: the filter reports only level 1, which holds both keys.
+        assert_eq!(f.levels(), 1, "the emptied level must be retired");
+        assert_eq!(f.capacity(), 8);
+    });
+}
