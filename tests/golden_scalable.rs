@@ -1,0 +1,178 @@
+//! Golden file of the growing filter: a `ScalableCuckooFilter` encoded in
+//! format version 3 (a container of version-2 levels), committed in
+//! `tests/data/`, must keep decoding and answering exactly as recorded. Its
+//! first level was emptied and retired before it was saved, so the file's
+//! level index table skips an index.
+//!
+//! Regenerate only on purpose (a new format version gets new files):
+//!
+//! ```text
+//! CUCKOO_REGENERATE_GOLDEN=1 cargo test --test golden_scalable -- --ignored
+//! ```
+
+use concurrent_cuckoo::{CuckooFilter, DecodeError, ScalableCuckooFilter};
+use std::path::PathBuf;
+
+const NAME: &str = "v3-scalable";
+/// Absent keys probed: their answers pin every level's fingerprints and
+/// bucket positions.
+const ABSENT: std::ops::Range<u64> = 1_000_000..1_040_000;
+/// Integer keys inserted, in order.
+const INTS: u64 = 2_000;
+
+fn int_key(i: u64) -> u64 {
+    i.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+fn str_key(i: u32) -> String {
+    format!("flow-{i}")
+}
+
+/// The filter, as the generator builds it, and how many of the first
+/// integer keys filled (and were then removed from) its first level.
+fn build() -> (ScalableCuckooFilter, u64) {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity(64)
+        .false_positive_rate(1e-3)
+        .growth_factor(2)
+        .max_levels(12)
+        .seed(0x601D_0300)
+        .build()
+        .unwrap();
+    let mut in_first = None;
+    for i in 0..INTS {
+        f.insert(&int_key(i)).unwrap();
+        if f.levels() > 1 && in_first.is_none() {
+            in_first = Some(i); // keys 0..i went to level 0
+        }
+    }
+    for i in 0..50 {
+        f.insert(str_key(i).as_str()).unwrap();
+    }
+    let in_first = in_first.expect("the filter must grow");
+    let levels = f.levels();
+    for i in 0..in_first {
+        assert!(f.remove(&int_key(i)));
+    }
+    assert_eq!(f.levels(), levels - 1, "the first level must be retired");
+    (f, in_first)
+}
+
+fn record(f: &ScalableCuckooFilter) -> String {
+    let mut out = format!(
+        "# Answers of the golden filter beside this file (see tests/golden_scalable.rs).\n\
+         len {}\nlevel-bits {:?}\nfalse-positives-in {}..{}\n",
+        f.len(),
+        f.level_fingerprint_bits(),
+        ABSENT.start,
+        ABSENT.end
+    );
+    for k in ABSENT.filter(|k| f.contains(k)) {
+        out.push_str(&format!("{k}\n"));
+    }
+    out
+}
+
+fn data(ext: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{NAME}.{ext}"))
+}
+
+#[test]
+#[ignore = "writes tests/data; run deliberately with CUCKOO_REGENERATE_GOLDEN=1"]
+fn regenerate_golden_file() {
+    if std::env::var_os("CUCKOO_REGENERATE_GOLDEN").is_none() {
+        eprintln!("set CUCKOO_REGENERATE_GOLDEN=1 to overwrite tests/data");
+        return;
+    }
+    let (f, _) = build();
+    std::fs::write(data("bin"), f.to_bytes()).unwrap();
+    std::fs::write(data("txt"), record(&f)).unwrap();
+}
+
+#[test]
+fn golden_file_decodes_and_answers_as_recorded() {
+    let bytes = std::fs::read(data("bin")).unwrap();
+    let recorded = std::fs::read_to_string(data("txt")).unwrap();
+    let f = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[8], bytes[9]]), 3);
+    let (_, in_first) = build();
+    assert!(
+        (in_first..INTS).all(|i| f.contains(&int_key(i))),
+        "an inserted key is missing"
+    );
+    assert!((0..50).all(|i| f.contains(str_key(i).as_str())));
+    let mut lines = recorded.lines().filter(|l| !l.starts_with('#'));
+    let len: usize = lines
+        .next()
+        .unwrap()
+        .strip_prefix("len ")
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(f.len(), len);
+    assert_eq!(
+        lines.next().unwrap(),
+        format!("level-bits {:?}", f.level_fingerprint_bits())
+    );
+    assert!(lines.next().unwrap().starts_with("false-positives-in "));
+    let want: Vec<u64> = lines.map(|l| l.parse().unwrap()).collect();
+    let got: Vec<u64> = ABSENT.filter(|k| f.contains(k)).collect();
+    assert_eq!(got, want, "absent keys answer differently");
+    assert_eq!(f.to_bytes(), bytes, "re-encoding differs");
+    // The decoded filter keeps growing from where it was.
+    let levels = f.levels();
+    for i in INTS..INTS * 4 {
+        f.insert(&int_key(i)).unwrap();
+    }
+    assert!(f.levels() > levels);
+}
+
+#[test]
+fn the_generator_still_makes_the_golden_file() {
+    let bytes = std::fs::read(data("bin")).unwrap();
+    assert_eq!(build().0.to_bytes(), bytes);
+}
+
+#[test]
+fn a_damaged_or_mistyped_golden_file_is_refused() {
+    let bytes = std::fs::read(data("bin")).unwrap();
+    let stored = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let first_level = 56 + (4 * stored).next_multiple_of(8) + 8;
+    assert_eq!(
+        &bytes[first_level..first_level + 8],
+        &bytes[..8],
+        "a level starts here"
+    );
+    // In the container header, its level table, a level's body: the
+    // checksums catch it.
+    for at in [20, 56, bytes.len() / 2] {
+        let mut b = bytes.clone();
+        b[at] ^= 0x10;
+        assert_eq!(
+            ScalableCuckooFilter::from_bytes(&b).unwrap_err(),
+            DecodeError::ChecksumMismatch,
+            "a flipped bit at {at}"
+        );
+    }
+    // In a level's header: its fields are checked before its checksum.
+    let mut b = bytes.clone();
+    b[first_level + 12] ^= 0x10;
+    assert!(matches!(
+        ScalableCuckooFilter::from_bytes(&b).unwrap_err(),
+        DecodeError::ChecksumMismatch | DecodeError::InvalidHeader(_)
+    ));
+    assert_eq!(
+        ScalableCuckooFilter::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err(),
+        DecodeError::Truncated
+    );
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(
+        ScalableCuckooFilter::from_bytes(&longer).unwrap_err(),
+        DecodeError::TrailingBytes
+    );
+    match CuckooFilter::from_bytes(&bytes).unwrap_err() {
+        DecodeError::InvalidHeader(why) => assert!(why.contains("ScalableCuckooFilter")),
+        e => panic!("a growing filter decoded as a single one gave {e:?}"),
+    }
+}
