@@ -317,6 +317,22 @@ impl<S> ScalableCuckooFilter<S> {
         self.live_levels().map(|(_, l)| l.capacity()).sum()
     }
 
+    /// `len() / capacity()`: how full the levels in use are. The newest
+    /// level fills before the next is added, so this swings from about
+    /// `1 / growth_factor` (just grown) up to about 0.95.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(1000);
+    /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
+    /// assert!(filter.load_factor() > 0.3 && filter.load_factor() < 0.6);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    #[must_use]
+    pub fn load_factor(&self) -> f64 {
+        self.len() as f64 / self.capacity() as f64
+    }
+
     /// Levels in use (allocated up to the newest, and not retired).
     ///
     /// ```
@@ -759,16 +775,26 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         let mut found = [false; CHUNK];
         for start in (0..out.len()).step_by(CHUNK) {
             let n = CHUNK.min(out.len() - start);
+            let out = &mut out[start..start + n];
             for (j, h) in hashes[..n].iter_mut().enumerate() {
                 *h = hash_at(start + j);
             }
-            // Positions (in the chunk) still unanswered.
-            let mut left = n;
-            for (j, p) in pending[..n].iter_mut().enumerate() {
-                *p = j;
+            let mut levels = self.live_levels();
+            // The newest level answers for the whole chunk, straight into
+            // `out`: a filter of one level costs what a `CuckooFilter` does.
+            let Some((_, newest)) = levels.next() else {
+                out.fill(false);
+                continue;
+            };
+            with_table!(&newest.table, t => t.contains_batch(|k| hashes[k], out));
+            // Positions still unanswered, gathered without branching on
+            // the answers (a 50/50 mix would mispredict half of them).
+            let mut left = 0;
+            for (j, &hit) in out.iter().enumerate() {
+                pending[left] = j;
+                left += usize::from(!hit);
             }
-            out[start..start + n].fill(false);
-            for (_, level) in self.live_levels() {
+            for (_, level) in levels {
                 if left == 0 {
                     break;
                 }
@@ -778,12 +804,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 });
                 let mut still = 0;
                 for k in 0..left {
-                    if found[k] {
-                        out[start + pending[k]] = true;
-                    } else {
-                        pending[still] = pending[k];
-                        still += 1;
-                    }
+                    let j = pending[k];
+                    out[j] |= found[k];
+                    pending[still] = j;
+                    still += usize::from(!found[k]);
                 }
                 left = still;
             }
@@ -852,6 +876,61 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             }
         }
         Ok(())
+    }
+
+    /// Removes one copy of each key, in order, as [`remove`](Self::remove)
+    /// would one at a time: `removed[i]` says whether `keys[i]` had a copy
+    /// to remove (a key listed twice needs two copies).
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_batch(&[1u32, 2, 3])?;
+    /// let mut removed = [false; 4];
+    /// filter.remove_batch(&[1u32, 3, 4, 3], &mut removed);
+    /// assert_eq!(removed, [true, true, false, false]);
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// If `keys.len() != removed.len()`, with the message
+    /// `"remove_batch: keys and removed differ in length"`, before anything
+    /// is removed.
+    pub fn remove_batch<K: Hash>(&self, keys: &[K], removed: &mut [bool]) {
+        assert_eq!(
+            keys.len(),
+            removed.len(),
+            "remove_batch: keys and removed differ in length"
+        );
+        for (key, out) in keys.iter().zip(removed) {
+            *out = self.remove(key);
+        }
+    }
+
+    /// [`remove_batch`](Self::remove_batch) for precomputed hashes.
+    ///
+    /// ```
+    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert_hash_batch(&[7, 8])?;
+    /// let mut removed = [false; 2];
+    /// filter.remove_hash_batch(&[8, 9], &mut removed);
+    /// assert_eq!(removed, [true, false]);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Panics
+    /// As [`remove_batch`](Self::remove_batch).
+    pub fn remove_hash_batch(&self, hashes: &[u64], removed: &mut [bool]) {
+        assert_eq!(
+            hashes.len(),
+            removed.len(),
+            "remove_batch: keys and removed differ in length"
+        );
+        for (&hash, out) in hashes.iter().zip(removed) {
+            *out = self.remove_hash(hash);
+        }
     }
 
     /// The hasher.
