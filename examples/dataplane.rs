@@ -7,9 +7,17 @@
 //! and the false-negative count (which must stay 0: a false negative would be
 //! a dropped flow).
 //!
-//! Run: `cargo run --release --example dataplane [-- --seconds 10 --flows 8000000 --workers 2]`
+//! The control thread works in batches, as a control plane does: each round
+//! it admits its new flows with one `insert_batch`, checks the expiring
+//! ones with `contains_batch` and expires them with one `remove_batch`.
+//!
+//! With `--scalable`, the filter is a `ScalableCuckooFilter` deliberately
+//! sized for 1/16 of the flows: loading grows it level by level, and each
+//! line shows the levels, the load and the false-positive bound.
+//!
+//! Run: `cargo run --release --example dataplane [-- --seconds 10 --flows 8000000 --workers 2 --churn 200000 --scalable]`
 
-use concurrent_cuckoo::CuckooFilter;
+use concurrent_cuckoo::{BatchInsertError, CuckooFilter, ScalableCuckooFilter};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -53,6 +61,7 @@ struct Args {
     flows: usize,
     workers: usize,
     churn_per_sec: u64,
+    scalable: bool,
 }
 
 fn parse_args() -> Args {
@@ -61,9 +70,14 @@ fn parse_args() -> Args {
         flows: 8_000_000,
         workers: 2,
         churn_per_sec: 200_000,
+        scalable: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--scalable" {
+            args.scalable = true;
+            continue;
+        }
         let mut value = || {
             it.next()
                 .and_then(|v| v.parse::<u64>().ok())
@@ -74,10 +88,82 @@ fn parse_args() -> Args {
             "--flows" => args.flows = value() as usize,
             "--workers" => args.workers = value() as usize,
             "--churn" => args.churn_per_sec = value(),
-            other => panic!("unknown flag {other}; flags: --seconds --flows --workers --churn"),
+            other => panic!(
+                "unknown flag {other}; flags: --seconds --flows --workers --churn --scalable"
+            ),
         }
     }
     args
+}
+
+/// What the demo needs of a filter, so one dataplane runs on either kind.
+trait FlowFilter: Send + Sync + 'static {
+    fn contains_batch(&self, keys: &[FlowKey], out: &mut [bool]);
+    fn insert_batch(&self, keys: &[FlowKey]) -> Result<(), BatchInsertError>;
+    fn remove_batch(&self, keys: &[FlowKey], removed: &mut [bool]);
+    fn len(&self) -> usize;
+    fn memory_usage(&self) -> usize;
+    fn false_positive_bound(&self) -> f64;
+    /// The per-second state: load, and relocations or levels.
+    fn state(&self) -> String;
+}
+
+impl FlowFilter for CuckooFilter {
+    fn contains_batch(&self, keys: &[FlowKey], out: &mut [bool]) {
+        CuckooFilter::contains_batch(self, keys, out)
+    }
+    fn insert_batch(&self, keys: &[FlowKey]) -> Result<(), BatchInsertError> {
+        CuckooFilter::insert_batch(self, keys)
+    }
+    fn remove_batch(&self, keys: &[FlowKey], removed: &mut [bool]) {
+        CuckooFilter::remove_batch(self, keys, removed)
+    }
+    fn len(&self) -> usize {
+        CuckooFilter::len(self)
+    }
+    fn memory_usage(&self) -> usize {
+        CuckooFilter::memory_usage(self)
+    }
+    fn false_positive_bound(&self) -> f64 {
+        CuckooFilter::false_positive_bound(self)
+    }
+    fn state(&self) -> String {
+        format!(
+            "load {:.4} | relocations {}",
+            self.load_factor(),
+            self.relocations()
+        )
+    }
+}
+
+impl FlowFilter for ScalableCuckooFilter {
+    fn contains_batch(&self, keys: &[FlowKey], out: &mut [bool]) {
+        ScalableCuckooFilter::contains_batch(self, keys, out)
+    }
+    fn insert_batch(&self, keys: &[FlowKey]) -> Result<(), BatchInsertError> {
+        ScalableCuckooFilter::insert_batch(self, keys)
+    }
+    fn remove_batch(&self, keys: &[FlowKey], removed: &mut [bool]) {
+        ScalableCuckooFilter::remove_batch(self, keys, removed)
+    }
+    fn len(&self) -> usize {
+        ScalableCuckooFilter::len(self)
+    }
+    fn memory_usage(&self) -> usize {
+        ScalableCuckooFilter::memory_usage(self)
+    }
+    fn false_positive_bound(&self) -> f64 {
+        self.false_positive_rate_bound()
+    }
+    fn state(&self) -> String {
+        format!(
+            "levels {} {:?} | load {:.4} | {:.1} bits/flow",
+            self.levels(),
+            self.level_fingerprint_bits(),
+            self.load_factor(),
+            self.memory_usage() as f64 * 8.0 / self.len().max(1) as f64
+        )
+    }
 }
 
 #[derive(Default)]
@@ -99,29 +185,52 @@ fn main() {
     let args = parse_args();
     // Room for the long-lived flows plus the churning ones in flight.
     let churn_window = (args.churn_per_sec as usize).max(1);
-    let filter = Arc::new(CuckooFilter::with_capacity(args.flows + churn_window));
+    let wanted = args.flows + churn_window;
+    if args.scalable {
+        // Deliberately too small: loading grows it about 16x.
+        let filter = ScalableCuckooFilter::with_capacity((wanted / 16).max(1));
+        let first = format!(
+            "scalable filter sized for {} flows ({:.1} MiB, {}-bit first level), grows as needed",
+            (wanted / 16).max(1),
+            filter.memory_usage() as f64 / (1 << 20) as f64,
+            filter.level_fingerprint_bits()[0],
+        );
+        run(&args, churn_window, Arc::new(filter), first);
+    } else {
+        let filter = CuckooFilter::with_capacity(wanted);
+        let first = format!(
+            "filter {:.1} MiB, {}-bit fingerprints",
+            filter.memory_usage() as f64 / (1 << 20) as f64,
+            filter.fingerprint_bits(),
+        );
+        run(&args, churn_window, Arc::new(filter), first);
+    }
+}
+
+fn run<F: FlowFilter>(args: &Args, churn_window: usize, filter: Arc<F>, described: String) {
     println!(
-        "dataplane: {} long-lived flows, {} workers, churn {}/s, {} s; filter {:.1} MiB, {}-bit fingerprints, probe {}",
+        "dataplane: {} long-lived flows, {} workers, churn {}/s, {} s; {described}; probe {}",
         args.flows,
         args.workers,
         args.churn_per_sec,
         args.seconds,
-        filter.memory_usage() as f64 / (1 << 20) as f64,
-        filter.fingerprint_bits(),
         concurrent_cuckoo::probe_backend(),
     );
 
     let start = Instant::now();
     let stable: Arc<Vec<FlowKey>> =
         Arc::new((0..args.flows as u64).map(FlowKey::from_id).collect());
-    for key in stable.iter() {
-        filter.insert(key).expect("sized for every flow");
+    for chunk in stable.chunks(4096) {
+        if let Err(e) = filter.insert_batch(chunk) {
+            eprintln!("loading the flows failed: {e}");
+            std::process::exit(2);
+        }
     }
     println!(
-        "loaded {} flows in {:.2} s (load factor {:.3})",
+        "loaded {} flows in {:.2} s: {}",
         filter.len(),
         start.elapsed().as_secs_f64(),
-        filter.load_factor()
+        filter.state()
     );
 
     let stop = Arc::new(AtomicBool::new(false));
@@ -135,14 +244,14 @@ fn main() {
             counters.clone(),
         );
         handles.push(thread::spawn(move || {
-            worker(w, &filter, &stable, &stop, &counters)
+            worker(w, &*filter, &stable, &stop, &counters)
         }));
     }
     {
         let (filter, stop, counters) = (filter.clone(), stop.clone(), counters.clone());
         let rate = args.churn_per_sec;
         handles.push(thread::spawn(move || {
-            control(&filter, rate, churn_window, &stop, &counters)
+            control(&*filter, rate, churn_window, &stop, &counters)
         }));
     }
 
@@ -158,13 +267,12 @@ fn main() {
         let fpr = counters.false_positives.load(Ordering::Relaxed) as f64 / negatives as f64;
         total_false_negatives = counters.false_negatives.load(Ordering::Relaxed);
         println!(
-            "[{second:>3}s] lookups {:>7.2} Mpps | churn {:>7.0} ops/s | load {:.4} | fpr {:.2e} | false negatives {} | relocations {}",
+            "[{second:>3}s] lookups {:>7.2} Mpps | churn {:>7.0} ops/s | fpr {:.2e} | false negatives {} | {}",
             (lookups - last.1) as f64 / dt / 1e6,
             (churn - last.2) as f64 / dt,
-            filter.load_factor(),
             fpr,
             total_false_negatives,
-            filter.relocations(),
+            filter.state(),
         );
         last = (now, lookups, churn);
     }
@@ -173,13 +281,14 @@ fn main() {
         h.join().expect("thread panicked");
     }
     println!(
-        "done in {:.1} s: {} lookups, measured fpr {:.2e} (bound {:.2e}), false negatives {}",
+        "done in {:.1} s: {} lookups, measured fpr {:.2e} (bound {:.2e}), false negatives {}, {:.1} MiB",
         start.elapsed().as_secs_f64(),
         counters.lookups.load(Ordering::Relaxed),
         counters.false_positives.load(Ordering::Relaxed) as f64
             / counters.negative_lookups.load(Ordering::Relaxed).max(1) as f64,
         filter.false_positive_bound(),
-        total_false_negatives
+        total_false_negatives,
+        filter.memory_usage() as f64 / (1 << 20) as f64,
     );
     if total_false_negatives != 0 {
         eprintln!("FALSE NEGATIVES: an active flow was not found");
@@ -189,9 +298,9 @@ fn main() {
 
 /// Classifies bursts: half the packets belong to long-lived flows (must
 /// hit), half to unknown flows (hits are false positives).
-fn worker(
+fn worker<F: FlowFilter + ?Sized>(
     id: usize,
-    filter: &CuckooFilter,
+    filter: &F,
     stable: &[FlowKey],
     stop: &AtomicBool,
     counters: &Counters,
@@ -235,10 +344,12 @@ fn worker(
     }
 }
 
-/// Admits a new flow and expires the oldest one, `rate` times a second,
-/// keeping `window` churning flows alive; checks each is found before expiry.
-fn control(
-    filter: &CuckooFilter,
+/// Admits new flows and expires the oldest, `rate` of each a second,
+/// keeping `window / 2` churning flows alive. Works in rounds of up to 1024
+/// flows: one `insert_batch` of the new ones, then a `contains_batch` of the
+/// expiring ones (each must still be found) and one `remove_batch`.
+fn control<F: FlowFilter + ?Sized>(
+    filter: &F,
     rate: u64,
     window: usize,
     stop: &AtomicBool,
@@ -248,27 +359,35 @@ fn control(
     let mut next_id = CHURN_BASE;
     let start = Instant::now();
     let mut done = 0u64;
+    let (mut admitted, mut expiring) = (Vec::new(), Vec::new());
+    let (mut found, mut removed) = (Vec::new(), Vec::new());
     while !stop.load(Ordering::Relaxed) {
         let due = (start.elapsed().as_secs_f64() * rate as f64) as u64;
         if done >= due {
             thread::sleep(Duration::from_micros(200));
             continue;
         }
-        let batch_end = due.min(done + 1024);
-        while done < batch_end {
-            let key = FlowKey::from_id(next_id);
-            next_id += 1;
-            filter.insert(&key).expect("sized for the churn window");
-            live.push_back(key);
-            if live.len() > window / 2 {
-                let old = live.pop_front().expect("non-empty");
-                if !filter.contains(&old) {
-                    counters.false_negatives.fetch_add(1, Ordering::Relaxed);
-                }
-                assert!(filter.remove(&old), "an admitted flow vanished");
-            }
-            done += 1;
-        }
+        let round = (due - done).min(1024) as usize;
+        admitted.clear();
+        admitted.extend((0..round as u64).map(|i| FlowKey::from_id(next_id + i)));
+        next_id += round as u64;
+        filter
+            .insert_batch(&admitted)
+            .expect("sized for the churn window");
+        live.extend(admitted.iter().copied());
+        let expire = live.len().saturating_sub(window / 2);
+        expiring.clear();
+        expiring.extend(live.drain(..expire));
+        found.resize(expiring.len(), false);
+        filter.contains_batch(&expiring, &mut found);
+        let missed = found.iter().filter(|&&f| !f).count() as u64;
+        counters
+            .false_negatives
+            .fetch_add(missed, Ordering::Relaxed);
+        removed.resize(expiring.len(), false);
+        filter.remove_batch(&expiring, &mut removed);
+        assert!(removed.iter().all(|&r| r), "an admitted flow vanished");
+        done += round as u64;
         counters.churn_ops.store(done * 2, Ordering::Relaxed);
     }
 }
