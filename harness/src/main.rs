@@ -6,6 +6,7 @@
 //! cargo run --release -p cuckoo-harness -- paper [--quick] [--out FILE] [--svg-dir DIR]
 //! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- writes [--quick]
+//! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -13,6 +14,7 @@
 mod compare;
 mod filters;
 mod keys;
+mod levels;
 mod memlimit;
 mod paper;
 mod plot;
@@ -50,7 +52,8 @@ fn usage() -> ! {
          \n  (default)  side-by-side comparison on a 1 GiB table (--quick: 64 MiB)\
          \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
          \n  retries    lookup retries per lookup against lock stripe and version counts\
-         \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers"
+         \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers\
+         \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size"
     );
     std::process::exit(2)
 }
@@ -87,7 +90,7 @@ fn main() {
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
                     .collect()
             }
-            "paper" | "compare" | "retries" | "writes" => mode = arg,
+            "paper" | "compare" | "retries" | "writes" | "levels" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -96,6 +99,7 @@ fn main() {
         "paper" => paper::run(&opts),
         "retries" => retries::run(&opts),
         "writes" => writes::run(&opts),
+        "levels" => levels::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");
