@@ -7,12 +7,14 @@
 //! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- writes [--quick]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
+//! cargo run --release -p cuckoo-harness -- frozen [--quick]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
 
 mod compare;
 mod filters;
+mod frozen;
 mod keys;
 mod levels;
 mod memlimit;
@@ -53,7 +55,8 @@ fn usage() -> ! {
          \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
          \n  retries    lookup retries per lookup against lock stripe and version counts\
          \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers\
-         \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size"
+         \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size\
+         \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups"
     );
     std::process::exit(2)
 }
@@ -90,7 +93,7 @@ fn main() {
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
                     .collect()
             }
-            "paper" | "compare" | "retries" | "writes" | "levels" => mode = arg,
+            "paper" | "compare" | "retries" | "writes" | "levels" | "frozen" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -100,6 +103,7 @@ fn main() {
         "retries" => retries::run(&opts),
         "writes" => writes::run(&opts),
         "levels" => levels::run(&opts),
+        "frozen" => frozen::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");
