@@ -61,33 +61,74 @@
 //! friends).
 //!
 //! ## Speed
-//! Short keys are what a dataplane hashes per packet, so `finish()` runs
-//! XXH3-64's short-input paths (0-16 and 17-128 bytes, transcribed from the
-//! specification below and checked against `xxhash-rust` at every length)
-//! inline, and the bytes reach them without a trip through memory where
-//! that is possible:
+//! Short keys are what a dataplane hashes per packet, so the bytes reach
+//! XXH3 without a trip through memory where that is possible:
 //! * up to 16 bytes are kept in a `u128` (`small`), each `write_*` or short
-//!   `write` ORing its little-endian bytes in at the current length. For a
-//!   key of fixed layout (an integer, a `#[derive(Hash)]` struct of them)
-//!   the length is a compile-time constant and hashing becomes a handful of
-//!   register operations: a `u64` about 0.8 ns, a 13-byte 5-tuple about
-//!   1.4 ns, an 11-byte `str` about 4 ns (`benches/hashing.rs`; 1.8, 9 and
-//!   10 ns with the previous byte-buffer hasher, which lost most of its
-//!   time to failed store-to-load forwarding: reading 8 bytes back that
-//!   had just been stored as 4 + 4 + 2 + 2 + 1);
+//!   `write` ORing its little-endian bytes in at the current length, and
+//!   `finish()` runs XXH3-64's 0-16 byte path on that value: a
+//!   transcription of the specification (`xxh3_0to16`, below; the tests
+//!   check it against `xxhash-rust` at every length, seed and split). For
+//!   a key of fixed layout (an integer, a `#[derive(Hash)]` struct of
+//!   them) the length is a compile-time constant and hashing becomes a
+//!   handful of register operations. (The byte buffer used before commit
+//!   `18d338d` lost most of its time to failed store-to-load forwarding:
+//!   reading 8 bytes back that had just been stored as 4 + 4 + 2 + 2 + 1.)
 //! * 17 to 128 bytes are collected in an inline stack buffer (`buf`,
-//!   copied in 16-byte moves so the 8-byte reloads forward);
+//!   copied in 16-byte moves so the 8-byte reloads forward) and hashed by
+//!   `xxhash-rust`'s one-shot `xxh3_64_with_seed`, inlined;
 //! * longer input switches to the streaming `Xxh3` state (the output is the
 //!   same: streaming and one-shot XXH3 agree byte for byte), so keys of any
 //!   size are hashed without allocating.
+//!
+//! Why a transcription for 0-16 bytes and the library for 17-128 (issue
+//! 14): the rule is to keep a transcription only where it makes `contains`
+//! at least 15% faster than passing the same register-held bytes to
+//! `xxh3_64_with_seed` (`&small.to_le_bytes()[..len]`, and the buffer).
+//! `benches/hashing.rs` times both in one run: `contains` on a 1 MiB
+//! filter (90% load, half the queries present) and `hash_one` alone. At
+//! commit `0a72c92`, 6 runs of `cargo bench --bench hashing --
+//! --warm-up-time 1 --measurement-time 3`, alternating which hasher goes
+//! first (`CUCKOO_BENCH_SWAP`), summarised as `scripts/bench-hashing.sh 6`
+//! does (the fastest of 100 samples of thread CPU time in each run, then
+//! the median of the 6 runs); a 2-vCPU AMD EPYC KVM guest shared with
+//! other work (load average 4.6 to 7.6). Nanoseconds per operation, ratio
+//! = library / transcribed:
+//!
+//! | key (canonical bytes) | `contains`: transcribed | library | ratio | `hash_one`: transcribed | library |
+//! |---|---:|---:|---:|---:|---:|
+//! | `u64` (8) | 13.6 | 13.4 | 0.98 | 1.56 | 1.56 |
+//! | 5-tuple `u32, u32, u16, u16, u8` (13) | 15.6 | 15.5 | 0.99 | 2.22 | 2.22 |
+//! | 11-byte `str` (12, with std's `0xFF`) | 20.8 | 39.1 | **1.88** | 6.91 | 12.46 |
+//! | five `u64`s (40) | 19.3 | 19.3 | 1.00 | 5.65 | 4.70 |
+//! | 64-byte `[u8]` (72, with the length) | 35.0 | 34.0 | 0.97 | 13.14 | 13.40 |
+//!
+//! * **0-16 bytes: kept.** For a fixed layout both compile to the same
+//!   instructions (LLVM folds the library's reads of a stack array of
+//!   known length into shifts; in a test build the two `u64` hash
+//!   functions were merged into one symbol). For a length the compiler
+//!   does not know (`str`, slices), the library loads from a variable
+//!   offset in the array just stored as two 8-byte halves:
+//!   store-to-load forwarding fails and `contains` takes 1.9x as long
+//!   (ratio 1.64 to 1.93 in the 6 runs), where the transcription shifts
+//!   the `u128` in registers.
+//! * **17-128 bytes: deleted.** The transcription was not faster on
+//!   `contains` (per-run ratios 0.92 to 1.02 for the 64-byte slice; 0.97
+//!   to 1.02 for the 40-byte key in four runs, 1.41 and 0.65 in two
+//!   disturbed ones), and `hash_one` of the 40-byte key was 20% slower
+//!   with it: cross-crate, LLVM left the transcribed `xxh3_17to128` out of
+//!   line (it was `#[inline]`, not `always`), while `xxh3_64_with_seed`
+//!   inlined and kept the key in registers. Only `SECRET`'s first 72
+//!   bytes, read by the 0-16 byte path, remain.
+//!
+//! The figures after the change (the 40-byte key's `hash_one` at the
+//! library's 4.7 ns, the rest as before) are in `docs/benchmarks.md`,
+//! "Hashing: transcription vs library".
 //!
 //! The map from a hash to buckets and fingerprint is in `index.rs`.
 
 use core::hash::{BuildHasher, Hasher};
 use core::mem::MaybeUninit;
-#[cfg(test)]
-use xxhash_rust::xxh3::xxh3_64_with_seed;
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{xxh3_64_with_seed, Xxh3};
 
 /// Canonical key bytes up to this length are hashed from an inline buffer
 /// with the one-shot XXH3; longer input streams.
@@ -279,7 +320,10 @@ impl PortableHasher {
         self.push_slow(bytes, small);
     }
 
-    /// The input in `buf` (`SMALL_BYTES < len <= INLINE_BYTES`).
+    /// The input in `buf` (`SMALL_BYTES < len <= INLINE_BYTES`). Inlined
+    /// into `finish`, so that `xxh3_64_with_seed` sees the length's range
+    /// (or, for a key of fixed layout, its value) and keeps one path.
+    #[inline(always)]
     fn buffered(&self) -> &[u8] {
         let len = self.len;
         assert!(len > SMALL_BYTES && len <= INLINE_BYTES);
@@ -287,15 +331,6 @@ impl PortableHasher {
         // `SMALL_BYTES < len <= INLINE_BYTES` (see `buf`); `MaybeUninit<u8>`
         // has the layout of `u8`.
         unsafe { core::slice::from_raw_parts(self.buf.as_ptr().cast::<u8>(), len) }
-    }
-
-    /// Little-endian `u64` at `buf[at..at + 8]`.
-    #[inline(always)]
-    fn read64(&self, at: usize) -> u64 {
-        debug_assert!(at + 8 <= self.len && self.len <= INLINE_BYTES);
-        // SAFETY: callers read only within `buf[..len]` with
-        // `SMALL_BYTES < len <= INLINE_BYTES`, which `write` has initialised.
-        u64::from_le(unsafe { self.buf.as_ptr().add(at).cast::<u64>().read_unaligned() })
     }
 
     /// XXH3-64 of the 0 to 16 bytes in `small` (`XXH3_len_0to16_64b`).
@@ -336,39 +371,6 @@ impl PortableHasher {
         } else {
             xxh64_avalanche(seed ^ SECRET[7] ^ SECRET[8])
         }
-    }
-
-    /// XXH3-64 of the 17 to 128 bytes in `buf` (`XXH3_len_17to128_64b`).
-    #[inline]
-    fn xxh3_17to128(&self) -> u64 {
-        let len = self.len;
-        let seed = self.seed;
-        debug_assert!((SMALL_BYTES + 1..=INLINE_BYTES).contains(&len));
-        let mix = |at: usize, s: usize| {
-            mix16(
-                self.read64(at),
-                self.read64(at + 8),
-                SECRET[s],
-                SECRET[s + 1],
-                seed,
-            )
-        };
-        let mut acc = (len as u64).wrapping_mul(PRIME64_1);
-        if len > 32 {
-            if len > 64 {
-                if len > 96 {
-                    acc = acc.wrapping_add(mix(48, 12));
-                    acc = acc.wrapping_add(mix(len - 64, 14));
-                }
-                acc = acc.wrapping_add(mix(32, 8));
-                acc = acc.wrapping_add(mix(len - 48, 10));
-            }
-            acc = acc.wrapping_add(mix(16, 4));
-            acc = acc.wrapping_add(mix(len - 32, 6));
-        }
-        acc = acc.wrapping_add(mix(0, 0));
-        acc = acc.wrapping_add(mix(len - 16, 2));
-        xxh3_avalanche(acc)
     }
 
     #[cold]
@@ -470,33 +472,30 @@ unsafe fn copy_short(src: &[u8], dst: *mut u8) {
     }
 }
 
-// XXH3's constants and mixers, exactly as in the XXH3 specification
-// (`xxhash.h`, v0.8). Only inputs of at most `INLINE_BYTES` bytes are hashed
-// here; longer ones go to `xxhash-rust`'s streaming `Xxh3`.
+// XXH3's constants and mixers for inputs of up to 16 bytes, exactly as in
+// the XXH3 specification (`xxhash.h`, v0.8). Longer inputs go to
+// `xxhash-rust`: `xxh3_64_with_seed` up to `INLINE_BYTES`, the streaming
+// `Xxh3` beyond.
 
-const PRIME64_1: u64 = 0x9E37_79B1_85EB_CA87;
 const PRIME64_2: u64 = 0xC2B2_AE3D_27D4_EB4F;
 const PRIME64_3: u64 = 0x1656_67B1_9E37_79F9;
 const PRIME_MX1: u64 = 0x1656_6791_9E37_79F9;
 const PRIME_MX2: u64 = 0x9FB2_1C65_1E98_DF25;
 
-/// The first 128 bytes of XXH3's default secret (`XXH3_kSecret`), as
-/// little-endian 64-bit words: all that inputs of up to 128 bytes read.
-const SECRET: [u64; 16] = le_words(&[
+/// The first 72 bytes of XXH3's default secret (`XXH3_kSecret`), as
+/// little-endian 64-bit words: all that inputs of up to 16 bytes read.
+const SECRET: [u64; 9] = le_words(&[
     0xb8, 0xfe, 0x6c, 0x39, 0x23, 0xa4, 0x4b, 0xbe, 0x7c, 0x01, 0x81, 0x2c, 0xf7, 0x21, 0xad, 0x1c,
     0xde, 0xd4, 0x6d, 0xe9, 0x83, 0x90, 0x97, 0xdb, 0x72, 0x40, 0xa4, 0xa4, 0xb7, 0xb3, 0x67, 0x1f,
     0xcb, 0x79, 0xe6, 0x4e, 0xcc, 0xc0, 0xe5, 0x78, 0x82, 0x5a, 0xd0, 0x7d, 0xcc, 0xff, 0x72, 0x21,
     0xb8, 0x08, 0x46, 0x74, 0xf7, 0x43, 0x24, 0x8e, 0xe0, 0x35, 0x90, 0xe6, 0x81, 0x3a, 0x26, 0x4c,
-    0x3c, 0x28, 0x52, 0xbb, 0x91, 0xc3, 0x00, 0xcb, 0x88, 0xd0, 0x65, 0x8b, 0x1b, 0x53, 0x2e, 0xa3,
-    0x71, 0x64, 0x48, 0x97, 0xa2, 0x0d, 0xf9, 0x4e, 0x38, 0x19, 0xef, 0x46, 0xa9, 0xde, 0xac, 0xd8,
-    0xa8, 0xfa, 0x76, 0x3f, 0xe3, 0x9c, 0x34, 0x3f, 0xf9, 0xdc, 0xbb, 0xc7, 0xc7, 0x0b, 0x4f, 0x1d,
-    0x8a, 0x51, 0xe0, 0x4b, 0xcd, 0xb4, 0x59, 0x31, 0xc8, 0x9f, 0x7e, 0xc9, 0xd9, 0x78, 0x73, 0x64,
+    0x3c, 0x28, 0x52, 0xbb, 0x91, 0xc3, 0x00, 0xcb,
 ]);
 
-const fn le_words(bytes: &[u8; 128]) -> [u64; 16] {
-    let mut words = [0u64; 16];
+const fn le_words(bytes: &[u8; 72]) -> [u64; 9] {
+    let mut words = [0u64; 9];
     let mut i = 0;
-    while i < 16 {
+    while i < 9 {
         let mut word = [0u8; 8];
         let mut j = 0;
         while j < 8 {
@@ -544,15 +543,6 @@ fn mul128_fold64(a: u64, b: u64) -> u64 {
     product as u64 ^ (product >> 64) as u64
 }
 
-/// `XXH3_mix16B`: 16 input bytes (as two words) against 16 secret bytes.
-#[inline(always)]
-fn mix16(lo: u64, hi: u64, secret_lo: u64, secret_hi: u64, seed: u64) -> u64 {
-    mul128_fold64(
-        lo ^ secret_lo.wrapping_add(seed),
-        hi ^ secret_hi.wrapping_sub(seed),
-    )
-}
-
 impl core::fmt::Debug for PortableHasher {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("PortableHasher").finish_non_exhaustive()
@@ -570,15 +560,16 @@ impl Hasher for PortableHasher {
         }
     }
 
-    /// XXH3-64 of the input: the short-input paths of the specification,
-    /// inlined (for a key of fixed size the compiler knows `len` and keeps
-    /// just one path), else the streaming digest.
+    /// XXH3-64 of the input: up to 16 bytes, the transcribed short-input
+    /// path on `small`; up to 128, `xxhash-rust`'s one-shot hash of `buf`
+    /// (both inlined: for a key of fixed size the compiler knows `len` and
+    /// keeps just one path); else the streaming digest.
     #[inline(always)]
     fn finish(&self) -> u64 {
         if self.len <= SMALL_BYTES {
             self.xxh3_0to16()
         } else if self.len <= INLINE_BYTES {
-            self.xxh3_17to128()
+            xxh3_64_with_seed(self.buffered(), self.seed)
         } else {
             self.digest_spilled()
         }
@@ -800,8 +791,8 @@ mod tests {
         }
     }
 
-    /// The hand-written short-input paths of `finish` (0-16 bytes from
-    /// `small`, 17-128 from `buf`) and the streaming fallback are XXH3-64
+    /// The short-input paths of `finish` (0-16 bytes from `small`, hand-
+    /// written; 17-128 from `buf`) and the streaming fallback are XXH3-64
     /// exactly: for every length up to 256, random bytes and seeds, one
     /// write or many random pieces (integers and slices, empty ones too),
     /// the hash equals `xxhash-rust`'s one-shot `xxh3_64_with_seed`.
