@@ -2,7 +2,8 @@
 //! behave as a multiset of *signatures* (fingerprint and bucket pair; two
 //! keys with the same signature are indistinguishable to any cuckoo
 //! filter). Checks no false negatives, no false positives beyond the
-//! model's, the 8-copy limit, `Full` leaving the filter unchanged, an exact
+//! model's, exact counts, batch writes equal to the same calls one at a
+//! time, the 8-copy limit, `Full` leaving the filter unchanged, an exact
 //! `len` after every operation, and that persistence round trips mid-run
 //! keep all of it.
 #![no_main]
@@ -27,6 +28,9 @@ enum Op {
     Remove(Key),
     Contains(Key),
     Batch(Vec<u16>),
+    InsertBatch(Vec<u16>),
+    RemoveBatch(Vec<u16>),
+    Count(Key),
     /// Replace the filter by the decoding of its encoding.
     RoundTrip,
     Clear,
@@ -129,6 +133,47 @@ fuzz_target!(|input: Input| {
                     assert_eq!(got, model.get(&signature(&f, k)).is_some_and(|&c| c > 0));
                 }
             }
+            Op::InsertBatch(keys) => {
+                // As the same inserts one at a time, stopping at the first
+                // refused key.
+                let result = f.insert_batch(keys);
+                let inserted = result
+                    .as_ref()
+                    .map_or_else(|e| e.inserted(), |()| keys.len());
+                for k in &keys[..inserted] {
+                    let count = model.entry(signature(&f, k)).or_default();
+                    assert!(*count < 8, "a batch accepted a 9th copy");
+                    *count += 1;
+                    total += 1;
+                }
+                if let Err(e) = result {
+                    let count = model
+                        .get(&signature(&f, &keys[inserted]))
+                        .copied()
+                        .unwrap_or(0);
+                    match e.error() {
+                        InsertError::TooManyDuplicates => assert_eq!(count, 8),
+                        InsertError::Full => assert!(count < 8),
+                        e => panic!("unexpected {e}"),
+                    }
+                }
+            }
+            Op::RemoveBatch(keys) => {
+                let mut removed = vec![false; keys.len()];
+                f.remove_batch(keys, &mut removed);
+                for (k, got) in keys.iter().zip(removed) {
+                    let count = model.entry(signature(&f, k)).or_default();
+                    assert_eq!(got, *count > 0);
+                    if got {
+                        *count -= 1;
+                        total -= 1;
+                    }
+                }
+            }
+            Op::Count(key) => with_key!(key, k => {
+                let want = model.get(&signature(&f, k)).copied().unwrap_or(0);
+                assert_eq!(f.count(k), want);
+            }),
             Op::RoundTrip => {
                 let bytes = f.to_bytes();
                 let g = CuckooFilter::from_bytes(&bytes).expect("own encoding decodes");
