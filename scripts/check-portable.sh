@@ -76,6 +76,8 @@ fi
     if (( run_cross )); then
         export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
         export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUNNER=qemu-arm
+        # tests/frozen.rs spawns the test binary again, through this runner.
+        export CCF_TEST_RUNNER=qemu-arm
         # Static, as for aarch64: dynamically linked binaries hang under
         # qemu-user once they spawn a thread.
         export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_RUSTFLAGS="-C target-feature=+crt-static"

@@ -59,6 +59,9 @@ unset RUSTFLAGS CARGO_ENCODED_RUSTFLAGS
 export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER=qemu-aarch64
+# tests/frozen.rs spawns the test binary again; qemu-user cannot exec an
+# aarch64 binary without binfmt_misc, so the test goes through the runner.
+export CCF_TEST_RUNNER=qemu-aarch64
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static"
 export CUCKOO_TEST_SCALE="${CUCKOO_TEST_SCALE:-8}"
 timeout_s="${AARCH64_TEST_TIMEOUT:-1500}"
