@@ -1,19 +1,5 @@
-//! Frozen filters: a saved filter queried where its bytes lie.
-//!
-//! A [`FrozenFilter`] wraps the bytes of an encoding (`docs/format.md`) —
-//! a `&[u8]`, a `Vec<u8>`, a memory-mapped file, anything `AsRef<[u8]>` —
-//! validates them once, and then answers lookups straight from the body:
-//! no copy, no allocation proportional to the table, no locks and no
-//! atomics, because the bytes never change. It answers exactly as the
-//! [`CuckooFilter`] it was saved from (same hashing, same seed, same
-//! buckets), and can be thawed back into one with
-//! [`to_filter`](FrozenFilter::to_filter).
-//!
-//! A bucket of the body is the little-endian word a live bucket loads
-//! (`fingerprint.rs`), so a lookup reads both words with two plain loads
-//! (unaligned where the bytes are not aligned; format version 2 starts the
-//! body at byte 64, so in a page-aligned mapping every bucket sits inside
-//! one cache line) and compares them with the same SIMD probe.
+//! Frozen filters: a saved filter queried where its bytes lie. Documented
+//! on [`FrozenFilter`], where users can read it.
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, CuckooFilter};
@@ -30,7 +16,24 @@ use core::marker::PhantomData;
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3Default;
 
-/// A saved filter, queried in place: see the [module docs](self).
+/// A saved filter, queried in place: read-only, from any number of threads
+/// and processes.
+///
+/// A `FrozenFilter` wraps the bytes of a [`CuckooFilter`]'s encoding
+/// ([`CuckooFilter::to_bytes`], [`CuckooFilter::write_to_path`];
+/// `docs/format.md`) — a `&[u8]`, a `Vec<u8>`, a memory-mapped file,
+/// anything `AsRef<[u8]>` — validates them once, and then answers lookups
+/// straight from the body: no copy, no allocation proportional to the
+/// table, no locks and no atomics, because the bytes never change. It
+/// answers exactly as the [`CuckooFilter`] it was saved from (same hashing,
+/// same seed, same buckets), and can be thawed back into one with
+/// [`to_filter`](Self::to_filter).
+///
+/// A bucket of the body is the little-endian word a live bucket loads, so
+/// a lookup reads both words with two plain loads (unaligned where the
+/// bytes are not aligned; format version 2 starts the body at byte 64, so
+/// in a page-aligned mapping every bucket sits inside one cache line) and
+/// compares them with the same SIMD probe.
 ///
 /// ```
 /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
@@ -43,6 +46,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// assert_eq!(view.len(), 2);
 /// let live = view.to_filter()?; // a writable copy
 /// live.insert("10.0.0.3")?;
+/// assert_eq!(live.len(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///

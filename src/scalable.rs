@@ -1,54 +1,6 @@
 //! A concurrent scalable cuckoo filter: a chain of cuckoo filters (levels),
-//! each larger than the last, shared through `&self`.
-//!
-//! # Why levels
-//! A cuckoo filter cannot be resized: it keeps fingerprints, not keys, so
-//! they cannot be placed in a larger table. The known answer (scalable Bloom
-//! filters, Almeida et al. 2007; RedisBloom's `EXPANSION`) is to add a new,
-//! larger filter when the current one is full, and to look keys up in all of
-//! them.
-//!
-//! # Growth without stopping readers
-//! Levels live in a fixed array of slots, each written once (an
-//! `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
-//! `newest` says which level takes inserts; lookups load it (acquire) and
-//! search levels `newest, newest - 1, ..., 0`, so every level they reach is
-//! fully built. When the newest level refuses an insert with `Full`, the
-//! inserting thread takes the growth lock; if no one has grown the filter
-//! meanwhile, it allocates the next level (or reopens one kept from before
-//! a `clear`), publishes it, and advances `newest`; every other thread that
-//! hit `Full` waits for the lock, sees the new level and retries there. A
-//! level is never allocated twice, and readers never wait.
-//!
-//! # Memory after deletes
-//! When a remove empties a level that no longer takes inserts, the level is
-//! *retired*: closed to inserts under all its stripe locks, and its table's
-//! memory given back to the operating system (`madvise(MADV_DONTNEED)` on
-//! its mapping; the address range stays reserved and reads as zero, which is
-//! an empty table: a lookup that was reading it still answers right).
-//! Lookups skip retired levels. `clear` empties every level and retires all
-//! but the first. A retired level is reopened, not reallocated, when the
-//! filter grows to it again. Tables under 4 MiB live on the heap, where
-//! memory cannot be given back piecemeal: they keep theirs until the
-//! filter is dropped (at most about twice the largest such level).
-//!
-//! # The false-positive budget
-//! A lookup that misses checks every level, so each level adds its own
-//! false-positive chance. Each level gets the narrowest fingerprint (8, 16
-//! or 32 bits) whose bound `8 / 2^bits`, added to the bounds of the levels
-//! before it and to a reserve of `8 / 2^32` for every level that could
-//! still follow it (up to `max_levels`), stays within the configured rate:
-//! the bound holds however far the filter grows, and early levels use the
-//! budget for shorter fingerprints. [`false_positive_rate_bound`](ScalableCuckooFilter::false_positive_rate_bound)
-//! reports the bound of the levels in use.
-//!
-//! # Set semantics across levels
-//! `insert_unique` is atomic with respect to other `insert_unique` calls of
-//! the same key even across growth: it holds one of 256 key locks (chosen
-//! by the key's hash) while it checks every level and inserts, so two
-//! threads can never both insert a key, one in level k and one in k + 1.
-//! `remove` removes one copy from the newest level holding one. The limit
-//! of 8 copies of a fingerprint applies per level.
+//! each larger than the last. The design is documented on
+//! [`ScalableCuckooFilter`], where users can read it.
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::filter::{table_of_width, with_table, Table};
@@ -136,7 +88,12 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
         .find(|&bits| spent + width_bound(bits) + reserve <= target)
 }
 
-/// A concurrent cuckoo filter that grows: see the [module docs](self).
+/// A concurrent cuckoo filter that grows: a chain of cuckoo filters
+/// (levels), each larger than the last, shared between threads through
+/// `&self`. For when the number of items is not known in advance; when it
+/// is, a [`CuckooFilter`](crate::CuckooFilter) sized for it is faster (a
+/// lookup that misses searches every level) and has no cross-level limit
+/// on removes (see [below](#removing-keys-across-levels)).
 ///
 /// ```
 /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -149,6 +106,72 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// assert!(filter.false_positive_rate_bound() <= 1e-3);
 /// # Ok::<(), concurrent_cuckoo::InsertError>(())
 /// ```
+///
+/// # Why levels
+/// A cuckoo filter cannot be resized: it keeps fingerprints, not keys, so
+/// they cannot be placed in a larger table. The known answer (scalable Bloom
+/// filters, Almeida et al. 2007; RedisBloom's `EXPANSION`) is to add a new,
+/// larger filter when the current one is full, and to look keys up in all of
+/// them.
+///
+/// # Growth without stopping readers
+/// Levels live in a fixed array of slots, each written once (an
+/// `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
+/// `newest` says which level takes inserts; lookups load it (acquire) and
+/// search levels `newest, newest - 1, ..., 0`, so every level they reach is
+/// fully built. When the newest level refuses an insert with `Full`, the
+/// inserting thread takes the growth lock; if no one has grown the filter
+/// meanwhile, it allocates the next level (or reopens one kept from before
+/// a `clear`), publishes it, and advances `newest`; every other thread that
+/// hit `Full` waits for the lock, sees the new level and retries there. A
+/// level is never allocated twice, and readers never wait.
+///
+/// # Memory after deletes
+/// When a remove empties a level that no longer takes inserts, the level is
+/// *retired*: closed to inserts under all its stripe locks, and its table's
+/// memory given back to the operating system (`madvise(MADV_DONTNEED)` on
+/// its mapping; the address range stays reserved and reads as zero, which is
+/// an empty table: a lookup that was reading it still answers right).
+/// Lookups skip retired levels. `clear` empties every level and retires all
+/// but the first. A retired level is reopened, not reallocated, when the
+/// filter grows to it again. Tables under 4 MiB live on the heap, where
+/// memory cannot be given back piecemeal: they keep theirs until the
+/// filter is dropped (at most about twice the largest such level).
+///
+/// # The false-positive budget
+/// A lookup that misses checks every level, so each level adds its own
+/// false-positive chance. Each level gets the narrowest fingerprint (8, 16
+/// or 32 bits) whose bound `8 / 2^bits`, added to the bounds of the levels
+/// before it and to a reserve of `8 / 2^32` for every level that could
+/// still follow it (up to `max_levels`), stays within the configured rate:
+/// the bound holds however far the filter grows, and early levels use the
+/// budget for shorter fingerprints. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// reports the bound of the levels in use.
+///
+/// # Set semantics across levels
+/// `insert_unique` is atomic with respect to other `insert_unique` calls of
+/// the same key even across growth: it holds one of 256 key locks (chosen
+/// by the key's hash) while it checks every level and inserts, so two
+/// threads can never both insert a key, one in level k and one in k + 1.
+/// The limit of 8 copies of a fingerprint applies per level.
+///
+/// # Removing keys across levels
+/// [`remove`](Self::remove) takes one copy from the newest level whose
+/// bucket pair holds the key's fingerprint *in that level*. Each level has
+/// its own size (and maybe width), so two keys that collide in one level
+/// (the same fingerprint and bucket pair) usually do not collide in
+/// another. If a key `a` stored in an older level collides in a newer
+/// level with a key `b` stored there, `remove(&a)` takes `b`'s copy and
+/// leaves `a`'s: afterwards `b` is a false negative (and `a` is still
+/// found). This is the paper's warning about removing a key that was never
+/// inserted, applied to every level newer than the one holding the key:
+/// each remove runs this risk with at most the probability that the key
+/// is a false positive of those newer levels, so at most
+/// [`false_positive_rate_bound`](Self::false_positive_rate_bound). A
+/// filter that never grew past its first level, or whose keys are never
+/// removed, is not affected. When a remove must never cause a false
+/// negative, use a [`CuckooFilter`](crate::CuckooFilter) sized for the
+/// peak instead.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated; never changes afterwards until drop.
     slots: Box<[AtomicPtr<Level>]>,
@@ -646,7 +669,9 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// `false` if none does. A level that this empties, and that no longer
     /// takes inserts, is retired. As for [`CuckooFilter`](crate::CuckooFilter),
     /// removing a key that was never inserted may remove a colliding key's
-    /// copy (the paper's warning).
+    /// copy (the paper's warning); here, so may removing a key that an
+    /// older level holds (see
+    /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
     ///
     /// ```
     /// # use concurrent_cuckoo::ScalableCuckooFilter;

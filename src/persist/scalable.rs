@@ -48,9 +48,11 @@ fn container_len(levels: usize) -> usize {
 }
 
 impl<S: PersistentHasher> ScalableCuckooFilter<S> {
-    /// Encodes the filter: a container header, then every level in use in
-    /// the format of [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes)
-    /// (see the module docs of `persist/scalable.rs` and `docs/format.md`).
+    /// Encodes the filter: a container header (format version 3, laid out
+    /// in the comments of `src/persist/scalable.rs`), then every level in
+    /// use in the format of
+    /// [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes)
+    /// (version 2, `docs/format.md`).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
