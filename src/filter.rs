@@ -96,6 +96,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Like `Vec::with_capacity`, if the capacity overflows what a filter can
     /// address or the allocation fails. Use [`builder`](Self::builder) for an
     /// error instead.
+    #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         match Self::builder().capacity(capacity).build() {
             Ok(filter) => filter,
@@ -104,6 +105,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 
     /// A builder for every other configuration.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder() -> Builder<DefaultHashBuilder> {
         Builder::new()
     }
@@ -140,6 +142,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
 
     /// Is `key` (probably) present? Never a false negative.
     #[inline]
+    #[must_use]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(self.hash(key))
     }
@@ -190,6 +193,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
 
     /// [`contains`](Self::contains) for a precomputed hash.
     #[inline]
+    #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
         with_table!(&self.table, t => {
             let loc = t.locate(hash);
@@ -379,28 +383,33 @@ impl<S: BuildHasher> CuckooFilter<S> {
 impl<S> CuckooFilter<S> {
     /// Items stored (each copy counts). Exact whenever no insert or remove
     /// is running; while they run, a recent value.
+    #[must_use]
     pub fn len(&self) -> usize {
         with_table!(&self.table, t => t.len())
     }
 
     /// `len() == 0`.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Fingerprint slots: `4 * bucket_count()`. Fill to first failure
     /// typically ends above 95% of this.
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.bucket_count() * SLOTS
     }
 
     /// `len() / capacity()`.
+    #[must_use]
     pub fn load_factor(&self) -> f64 {
         self.len() as f64 / self.capacity() as f64
     }
 
     /// Bytes held by the filter: buckets, stripe locks and versions, and the
     /// filter value itself.
+    #[must_use]
     pub fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>() + with_table!(&self.table, t => t.memory_usage())
     }
@@ -411,27 +420,32 @@ impl<S> CuckooFilter<S> {
     }
 
     /// Buckets in the table (always even).
+    #[must_use]
     pub fn bucket_count(&self) -> usize {
         with_table!(&self.table, t => t.bucket_count())
     }
 
     /// Fingerprint width in bits (8, 16 or 32).
+    #[must_use]
     pub fn fingerprint_bits(&self) -> u32 {
         with_table!(&self.table, t => t.fingerprint_bits())
     }
 
     /// Upper bound on the false-positive rate when full: `2 * 4 / 2^bits`.
+    #[must_use]
     pub fn false_positive_bound(&self) -> f64 {
         (2 * SLOTS) as f64 / 2f64.powi(self.fingerprint_bits() as i32)
     }
 
     /// Longest displacement path an insert searches.
+    #[must_use]
     pub fn max_path_len(&self) -> usize {
         with_table!(&self.table, t => t.max_path)
     }
 
     /// Fingerprints moved by inserts' displacement paths since creation
     /// (diagnostics; shows how often readers could have had to retry).
+    #[must_use]
     pub fn relocations(&self) -> u64 {
         with_table!(&self.table, t => t.stripes.moves())
     }
@@ -472,6 +486,7 @@ impl<S> CuckooFilter<S> {
     }
 
     /// Number of stripe locks.
+    #[must_use]
     pub fn stripe_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.count())
     }
@@ -482,6 +497,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn version_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.version_count())
     }
@@ -492,6 +508,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn occupied_slots(&self) -> usize {
         with_table!(&self.table, t => t.count_occupied())
     }
@@ -503,6 +520,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
         fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
             (loc.fp.to_u64(), loc.i1, loc.i2)
@@ -517,6 +535,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
         with_table!(&self.table, t => t.index.hash_for(bucket, low))
     }
@@ -576,6 +595,7 @@ impl Builder<DefaultHashBuilder> {
     /// Fixes the default hasher's seed, for reproducible runs. Without it
     /// every filter draws a random seed, which keeps an attacker from
     /// crafting colliding keys.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.hasher = DefaultHashBuilder::with_seed(seed);
         self
@@ -584,6 +604,7 @@ impl Builder<DefaultHashBuilder> {
 
 impl<S> Builder<S> {
     /// Items the filter must hold. Required.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = Some(capacity);
         self
@@ -591,12 +612,14 @@ impl<S> Builder<S> {
 
     /// Target false-positive rate in (0, 1); picks the narrowest fingerprint
     /// (8, 16 or 32 bits) whose bound `8 / 2^bits` meets it.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.false_positive_rate = Some(rate);
         self
     }
 
     /// Fingerprint width: 8, 16 (default) or 32 bits.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn fingerprint_bits(mut self, bits: u32) -> Self {
         self.fingerprint_bits = Some(bits);
         self
@@ -604,12 +627,14 @@ impl<S> Builder<S> {
 
     /// Longest displacement path an insert searches (1 to 5, default 5).
     /// Shorter paths make the slowest inserts faster but fill less.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn max_path_len(mut self, hops: usize) -> Self {
         self.max_path_len = hops;
         self
     }
 
     /// Uses `hasher` instead of the default.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn hasher<S2>(self, hasher: S2) -> Builder<S2> {
         Builder {
             capacity: self.capacity,
@@ -629,6 +654,7 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn bucket_count(mut self, buckets: usize) -> Self {
         self.bucket_count = Some(buckets);
         self
@@ -639,6 +665,7 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn stripe_count(mut self, stripes: usize) -> Self {
         self.stripe_count = Some(stripes);
         self
@@ -650,6 +677,7 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn version_count(mut self, versions: usize) -> Self {
         self.version_count = Some(versions);
         self

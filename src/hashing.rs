@@ -112,9 +112,11 @@ pub trait PersistentHasher: BuildHasher + Sized {
     const ID: u32;
     /// The seed: with [`ID`](Self::ID), all that is needed to rebuild this
     /// hasher with [`from_seed`](Self::from_seed).
+    #[must_use]
     fn seed(&self) -> u64;
     /// The hasher with `seed`: `Self::from_seed(h.seed())` hashes exactly
     /// like `h`.
+    #[must_use]
     fn from_seed(seed: u64) -> Self;
 }
 
@@ -139,17 +141,20 @@ impl core::fmt::Debug for DefaultHashBuilder {
 
 impl DefaultHashBuilder {
     /// A builder with a fresh random seed.
+    #[must_use]
     pub fn new() -> Self {
         Self::with_seed(random_seed())
     }
 
     /// A builder with a fixed seed: the same seed hashes every key the same
     /// way in every run, on every platform and in every release.
+    #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         Self { seed }
     }
 
     /// The seed this builder hashes with.
+    #[must_use]
     pub fn seed(&self) -> u64 {
         self.seed
     }
@@ -216,6 +221,7 @@ const SPILLED: usize = INLINE_BYTES + 1;
 impl PortableHasher {
     /// A hasher with `seed` and no input yet.
     #[inline]
+    #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         Self {
             seed,

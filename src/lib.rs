@@ -38,12 +38,14 @@ pub use stats::Stats;
 /// **Unstable**: a hook for tests and measurements, hidden from the docs; it
 /// may change or go away in any release.
 #[doc(hidden)]
+#[must_use]
 pub fn thread_lookup_retries() -> (u64, u64) {
     table::diagnostics::thread_counts()
 }
 
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,
 /// `"neon"` or `"portable"`.
+#[must_use]
 pub fn probe_backend() -> &'static str {
     probe::BACKEND
 }

@@ -249,6 +249,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// assert!(filter.false_positive_rate_bound() <= 1e-4);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder() -> ScalableBuilder<DefaultHashBuilder> {
         ScalableBuilder {
             initial_capacity: None,
@@ -1007,6 +1008,7 @@ pub struct ScalableBuilder<S = DefaultHashBuilder> {
 impl ScalableBuilder<DefaultHashBuilder> {
     /// Fixes the default hasher's seed (see
     /// [`Builder::seed`](crate::Builder::seed)).
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.hasher = DefaultHashBuilder::with_seed(seed);
         self
@@ -1015,6 +1017,7 @@ impl ScalableBuilder<DefaultHashBuilder> {
 
 impl<S> ScalableBuilder<S> {
     /// Items the first level holds. Required.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn initial_capacity(mut self, capacity: usize) -> Self {
         self.initial_capacity = Some(capacity);
         self
@@ -1023,6 +1026,7 @@ impl<S> ScalableBuilder<S> {
     /// Bound on the whole filter's false-positive rate, however far it
     /// grows (default 0.001). Must be in (0, 1) and leave room for the
     /// levels' reserve (`max_levels * 8 / 2^32`).
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.false_positive_rate = rate;
         self
@@ -1030,18 +1034,21 @@ impl<S> ScalableBuilder<S> {
 
     /// Each new level holds `factor` times the items of the previous one
     /// (2 or more; default 2).
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn growth_factor(mut self, factor: usize) -> Self {
         self.growth_factor = factor;
         self
     }
 
     /// Most levels, 1 to 64 (default 32).
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn max_levels(mut self, levels: usize) -> Self {
         self.max_levels = levels;
         self
     }
 
     /// Uses `hasher` instead of the default.
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn hasher<S2>(self, hasher: S2) -> ScalableBuilder<S2> {
         ScalableBuilder {
             initial_capacity: self.initial_capacity,
