@@ -45,6 +45,12 @@ pub fn thread_lookup_retries() -> (u64, u64) {
 
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,
 /// `"neon"` or `"portable"`.
+///
+/// ```
+/// let backend = concurrent_cuckoo::probe_backend();
+/// assert!(["sse2", "sse2+avx2", "neon", "portable"].contains(&backend));
+/// println!("lookups compare buckets with {backend}");
+/// ```
 #[must_use]
 pub fn probe_backend() -> &'static str {
     probe::BACKEND

@@ -307,7 +307,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// insert or remove is running.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("a")?;
     /// assert_eq!(filter.len(), 1);
@@ -321,7 +321,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// `len() == 0`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert!(ScalableCuckooFilter::with_capacity(10).is_empty());
     /// ```
     #[must_use]
@@ -332,7 +332,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Fingerprint slots of the levels in use.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(1000);
     /// assert!(filter.capacity() >= 1000);
     /// ```
@@ -346,7 +346,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// `1 / growth_factor` (just grown) up to about 0.95.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(1000);
     /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
     /// assert!(filter.load_factor() > 0.3 && filter.load_factor() < 0.6);
@@ -360,7 +360,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Levels in use (allocated up to the newest, and not retired).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert_eq!(ScalableCuckooFilter::with_capacity(10).levels(), 1);
     /// ```
     #[must_use]
@@ -373,7 +373,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// counted), and the filter itself.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert!(ScalableCuckooFilter::with_capacity(1000).memory_usage() > 2000);
     /// ```
     #[must_use]
@@ -389,7 +389,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// bounds, at most the configured rate however far the filter grows.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
     /// assert!(filter.false_positive_rate_bound() <= 0.01);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
@@ -400,6 +400,15 @@ impl<S> ScalableCuckooFilter<S> {
     }
 
     /// The configured bound on the whole filter's false-positive rate.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-4).build()?;
+    /// assert_eq!(filter.false_positive_rate(), 1e-4);
+    /// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows
+    /// assert!(filter.false_positive_rate_bound() <= filter.false_positive_rate());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn false_positive_rate(&self) -> f64 {
         self.config.false_positive_rate
@@ -408,7 +417,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Fingerprint width of each level in use, oldest first.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-3).build()?;
     /// assert_eq!(filter.level_fingerprint_bits(), vec![16]);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
@@ -425,7 +434,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// if the filter grows again. Writers wait meanwhile; lookups do not.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
     /// filter.clear();
@@ -554,7 +563,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// is full.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("k")?;
     /// assert!(filter.contains("k"));
@@ -574,7 +583,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert`](Self::insert) for a precomputed 64-bit hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(42)?;
     /// assert!(filter.contains_hash(42));
@@ -594,7 +603,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// filter grows: exactly one of them returns `true`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// assert!(filter.insert_unique("k")?);
     /// assert!(!filter.insert_unique("k")?);
@@ -611,7 +620,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert_unique`](Self::insert_unique) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// assert!(filter.insert_unique_hash(7)?);
     /// assert!(!filter.insert_unique_hash(7)?);
@@ -639,7 +648,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// Searches the newest (largest) level first.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert(&1u64)?;
     /// assert!(filter.contains(&1u64));
@@ -654,7 +663,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`contains`](Self::contains) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(9)?;
     /// assert!(filter.contains_hash(9));
@@ -675,7 +684,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("k")?;
     /// assert!(filter.remove("k") && !filter.remove("k"));
@@ -689,7 +698,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`remove`](Self::remove) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(3)?;
     /// assert!(filter.remove_hash(3));
@@ -713,7 +722,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// level (each level counts exactly, under its locks).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).seed(1).build()?;
     /// filter.insert("k")?;
     /// filter.insert("k")?;
@@ -728,7 +737,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`count`](Self::count) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(5)?;
     /// assert_eq!(filter.count_hash(5), 1);
@@ -749,7 +758,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// current one is probed).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
     /// let mut out = [false; 2];
@@ -773,7 +782,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&[1, 2])?;
     /// let mut out = [false; 3];
@@ -846,7 +855,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// level as [`CuckooFilter::insert_batch`](crate::CuckooFilter::insert_batch).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(100);
     /// filter.insert_batch(&(0..10_000u64).collect::<Vec<_>>())?;
     /// assert_eq!(filter.len(), 10_000);
@@ -863,7 +872,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&(0..1000).collect::<Vec<u64>>())?;
     /// assert!(filter.levels() > 1);
@@ -909,7 +918,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// to remove (a key listed twice needs two copies).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&[1u32, 2, 3])?;
     /// let mut removed = [false; 4];
@@ -937,7 +946,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`remove_batch`](Self::remove_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&[7, 8])?;
     /// let mut removed = [false; 2];
@@ -960,6 +969,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// The hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use std::hash::BuildHasher;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("k")?;
+    /// assert!(filter.contains_hash(filter.hasher().hash_one("k")));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
@@ -995,6 +1013,20 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
 
 /// Configures a [`ScalableCuckooFilter`]. Obtained from
 /// [`ScalableCuckooFilter::builder`].
+///
+/// ```
+/// use concurrent_cuckoo::ScalableCuckooFilter;
+/// let filter = ScalableCuckooFilter::builder()
+///     .initial_capacity(1000) // a guess: the filter grows past it
+///     .growth_factor(4)
+///     .max_levels(8)
+///     .false_positive_rate(1e-3)
+///     .seed(42)
+///     .build()?;
+/// filter.insert_batch(&(0..20_000u32).collect::<Vec<_>>())?;
+/// assert!(filter.levels() > 1 && filter.levels() <= 8);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ScalableBuilder<S = DefaultHashBuilder> {
@@ -1008,6 +1040,16 @@ pub struct ScalableBuilder<S = DefaultHashBuilder> {
 impl ScalableBuilder<DefaultHashBuilder> {
     /// Fixes the default hasher's seed (see
     /// [`Builder::seed`](crate::Builder::seed)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let a = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
+    /// let b = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
+    /// a.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
+    /// b.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
+    /// assert_eq!(a.to_bytes(), b.to_bytes()); // the same seed: the same levels
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.hasher = DefaultHashBuilder::with_seed(seed);
@@ -1017,6 +1059,15 @@ impl ScalableBuilder<DefaultHashBuilder> {
 
 impl<S> ScalableBuilder<S> {
     /// Items the first level holds. Required.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(5000).build()?;
+    /// assert!(filter.capacity() >= 5000);
+    /// let none = ScalableCuckooFilter::builder().build();
+    /// assert_eq!(none.unwrap_err(), BuildError::MissingCapacity);
+    /// # Ok::<(), BuildError>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn initial_capacity(mut self, capacity: usize) -> Self {
         self.initial_capacity = Some(capacity);
@@ -1026,6 +1077,16 @@ impl<S> ScalableBuilder<S> {
     /// Bound on the whole filter's false-positive rate, however far it
     /// grows (default 0.001). Must be in (0, 1) and leave room for the
     /// levels' reserve (`max_levels * 8 / 2^32`).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).false_positive_rate(0.05).build()?;
+    /// assert_eq!(filter.level_fingerprint_bits(), vec![8]); // 8 / 2^8 fits in 0.05
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.level_fingerprint_bits()[..2], [8, 16]); // a second 8-bit level would not
+    /// assert!(filter.false_positive_rate_bound() <= 0.05);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.false_positive_rate = rate;
@@ -1034,20 +1095,50 @@ impl<S> ScalableBuilder<S> {
 
     /// Each new level holds `factor` times the items of the previous one
     /// (2 or more; default 2).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(8).build()?;
+    /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.levels(), 2); // the second level holds 800 items
+    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build();
+    /// assert_eq!(flat.unwrap_err(), BuildError::InvalidGrowthFactor(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn growth_factor(mut self, factor: usize) -> Self {
         self.growth_factor = factor;
         self
     }
 
-    /// Most levels, 1 to 64 (default 32).
+    /// Most levels, 1 to 64 (default 32). An insert that finds the last
+    /// level full fails with [`InsertError::Full`].
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).max_levels(1).build()?;
+    /// let err = (0..1000u32).find_map(|k| filter.insert(&k).err());
+    /// assert_eq!(err, Some(InsertError::Full)); // one level only: it cannot grow
+    /// assert_eq!(filter.levels(), 1);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn max_levels(mut self, levels: usize) -> Self {
         self.max_levels = levels;
         self
     }
 
-    /// Uses `hasher` instead of the default.
+    /// Uses `hasher` instead of the default (see
+    /// [`Builder::hasher`](crate::Builder::hasher)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use std::collections::hash_map::RandomState;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).hasher(RandomState::new()).build()?;
+    /// filter.insert("k")?;
+    /// assert!(filter.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use = "a builder does nothing until `build` is called"]
     pub fn hasher<S2>(self, hasher: S2) -> ScalableBuilder<S2> {
         ScalableBuilder {
@@ -1060,6 +1151,15 @@ impl<S> ScalableBuilder<S> {
     }
 
     /// Builds the filter and its first level.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(1000).build()?;
+    /// assert_eq!(filter.levels(), 1);
+    /// let too_many = ScalableCuckooFilter::builder().initial_capacity(1000).max_levels(65).build();
+    /// assert_eq!(too_many.unwrap_err(), BuildError::InvalidMaxLevels(65));
+    /// # Ok::<(), BuildError>(())
+    /// ```
     ///
     /// # Errors
     /// A [`BuildError`] for a missing initial capacity, a growth factor
