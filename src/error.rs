@@ -9,6 +9,30 @@ use core::fmt;
 
 /// Why an insert was refused. The filter is unchanged: nothing already
 /// stored is lost.
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, InsertError};
+/// // Two buckets of four slots: every key has the same bucket pair.
+/// let tiny = CuckooFilter::builder().capacity(1).seed(7).build()?;
+/// assert_eq!(tiny.capacity(), 8);
+/// let mut stored = 0u32;
+/// let err = loop {
+///     match tiny.insert(&stored) {
+///         Ok(()) => stored += 1,
+///         Err(e) => break e,
+///     }
+/// };
+/// assert_eq!(err, InsertError::Full);
+/// assert_eq!((stored, tiny.len()), (8, 8)); // the refused key changed nothing
+///
+/// let filter = CuckooFilter::with_capacity(1000);
+/// for _ in 0..8 {
+///     filter.insert("k")?;
+/// }
+/// assert_eq!(filter.insert("k"), Err(InsertError::TooManyDuplicates));
+/// assert_eq!(filter.count("k"), 8);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum InsertError {
@@ -64,12 +88,30 @@ impl BatchInsertError {
 
     /// How many keys, from the start of the batch, were inserted: the
     /// refused key is `keys[inserted()]`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// let keys = ["a", "b", "c", "c", "c", "c", "c", "c", "c", "c", "c", "d"];
+    /// let err = filter.insert_batch(&keys).unwrap_err();
+    /// assert_eq!(err.inserted(), 10); // "a", "b" and eight copies of "c"
+    /// assert_eq!(keys[err.inserted()], "c"); // the ninth "c" was refused
+    /// assert!(!filter.contains("d")); // nothing after it was inserted
+    /// ```
     #[must_use]
     pub fn inserted(&self) -> usize {
         self.inserted
     }
 
     /// Why the key at [`inserted()`](Self::inserted) was refused.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, InsertError};
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// let err = filter.insert_hash_batch(&[5; 9]).unwrap_err();
+    /// assert_eq!(err.error(), &InsertError::TooManyDuplicates);
+    /// assert_eq!(err.to_string(), format!("batch insert stopped after 8 keys: {}", err.error()));
+    /// ```
     #[must_use]
     pub fn error(&self) -> &InsertError {
         &self.error
@@ -95,6 +137,15 @@ impl std::error::Error for BatchInsertError {
 /// The system could not allocate a table: building, decoding or growing a
 /// filter asked for more memory than it could get. Shared by
 /// [`BuildError`] and [`DecodeError`].
+///
+/// ```
+/// use concurrent_cuckoo::{AllocationError, BuildError};
+/// let err = BuildError::AllocationFailed(AllocationError::new(1 << 30));
+/// assert_eq!(err.to_string(), "allocation of 1073741824 bytes failed");
+/// if let BuildError::AllocationFailed(e) = err {
+///     assert_eq!(e.bytes(), 1 << 30);
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct AllocationError {
     bytes: usize,
@@ -114,6 +165,12 @@ impl AllocationError {
     }
 
     /// Bytes requested.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::AllocationError;
+    /// let err = AllocationError::new(4096);
+    /// assert_eq!(err.bytes(), 4096);
+    /// ```
     #[must_use]
     pub fn bytes(&self) -> usize {
         self.bytes
@@ -128,7 +185,23 @@ impl fmt::Display for AllocationError {
 
 impl std::error::Error for AllocationError {}
 
-/// Why a filter could not be built.
+/// Why a filter could not be built. The builders check their settings
+/// before allocating anything.
+///
+/// ```
+/// use concurrent_cuckoo::{BuildError, CuckooFilter};
+/// let err = CuckooFilter::builder()
+///     .capacity(1000)
+///     .fingerprint_bits(8)
+///     .false_positive_rate(1e-4)
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(err, BuildError::FingerprintTooShort { bits: 8, rate: 1e-4 });
+/// assert_eq!(
+///     err.to_string(),
+///     "8-bit fingerprints cannot reach a false-positive rate of 0.0001 (bound 8/2^8)"
+/// );
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum BuildError {
@@ -226,6 +299,23 @@ impl std::error::Error for BuildError {
 ///
 /// `PartialEq` compares [`Io`](Self::Io) errors by their
 /// [`kind`](std::io::Error::kind) only.
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, DecodeError};
+/// let filter = CuckooFilter::with_capacity(1000);
+/// filter.insert("k")?;
+/// let bytes = filter.to_bytes();
+///
+/// let cut = &bytes[..bytes.len() - 1];
+/// assert_eq!(CuckooFilter::from_bytes(cut).unwrap_err(), DecodeError::Truncated);
+///
+/// let mut damaged = bytes.clone();
+/// damaged[100] ^= 1; // one flipped bit in the body
+/// assert_eq!(CuckooFilter::from_bytes(&damaged).unwrap_err(), DecodeError::ChecksumMismatch);
+///
+/// assert_eq!(CuckooFilter::from_bytes(b"not a filter").unwrap_err(), DecodeError::BadMagic);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DecodeError {

@@ -33,6 +33,21 @@ const SMALL_TABLE_SLACK: f64 = 3.0;
 /// two of a few thousand cache-padded stripes. See the crate documentation
 /// for the design.
 ///
+/// ```
+/// use concurrent_cuckoo::CuckooFilter;
+/// use std::sync::Arc;
+///
+/// let filter = Arc::new(CuckooFilter::with_capacity(100_000));
+/// let writer = {
+///     let filter = Arc::clone(&filter);
+///     std::thread::spawn(move || filter.insert_batch(&(0..50_000u32).collect::<Vec<_>>()))
+/// };
+/// writer.join().unwrap()?;
+/// assert!((0..50_000u32).all(|k| filter.contains(&k))); // no false negatives
+/// assert_eq!(filter.len(), 50_000);
+/// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+/// ```
+///
 /// # Deleting what was never inserted
 /// As the paper warns (section 3.3), removing a key that was never inserted
 /// may remove *another* key's fingerprint when the two collide (same
@@ -96,6 +111,15 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// Like `Vec::with_capacity`, if the capacity overflows what a filter can
     /// address or the allocation fails. Use [`builder`](Self::builder) for an
     /// error instead.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// assert!(filter.capacity() >= 1_000_000);
+    /// assert_eq!(filter.fingerprint_bits(), 16);
+    /// assert!(filter.is_empty());
+    /// ```
+    #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         match Self::builder().capacity(capacity).build() {
             Ok(filter) => filter,
@@ -104,6 +128,15 @@ impl CuckooFilter<DefaultHashBuilder> {
     }
 
     /// A builder for every other configuration.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(10_000).fingerprint_bits(8).build()?;
+    /// assert_eq!(filter.fingerprint_bits(), 8);
+    /// assert!(filter.capacity() >= 10_000);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder() -> Builder<DefaultHashBuilder> {
         Builder::new()
     }
@@ -115,7 +148,19 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.hasher.hash_one(key)
     }
 
-    /// Adds one copy of `key`.
+    /// Adds one copy of `key`. A key is any `K: Hash + ?Sized`: `str`,
+    /// `[u8]`, integers, tuples, `#[derive(Hash)]` structs.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("10.0.0.1:443")?;
+    /// filter.insert("10.0.0.1:443")?; // a multiset: a second copy
+    /// filter.insert(&(0x0a00_0001u32, 443u16))?;
+    /// assert_eq!(filter.count("10.0.0.1:443"), 2);
+    /// assert_eq!(filter.len(), 3);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     ///
     /// # Errors
     /// [`InsertError::Full`] when no free slot can be reached, and
@@ -131,6 +176,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// concurrent `insert_unique` calls: of several threads adding the same
     /// key, exactly one gets `true`.
     ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert!(filter.insert_unique("session-7")?);
+    /// assert!(!filter.insert_unique("session-7")?); // already there: not added again
+    /// assert_eq!(filter.count("session-7"), 1);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`insert`](Self::insert).
     #[inline]
@@ -138,14 +192,35 @@ impl<S: BuildHasher> CuckooFilter<S> {
         self.insert_unique_hash(self.hash(key))
     }
 
-    /// Is `key` (probably) present? Never a false negative.
+    /// Is `key` (probably) present? Never a false negative; false positives
+    /// at a rate below [`false_positive_bound`](Self::false_positive_bound).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).seed(1).build()?;
+    /// filter.insert(&42u64)?;
+    /// assert!(filter.contains(&42u64));
+    /// assert!(!filter.contains(&43u64)); // with this seed; any key may be a false positive
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[inline]
+    #[must_use]
     pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.contains_hash(self.hash(key))
     }
 
     /// Removes one copy of `key`; `false` if none was found. See the type
     /// docs about removing keys that were never inserted.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// assert!(filter.remove("k"));
+    /// assert!(!filter.contains("k"));
+    /// assert!(!filter.remove("k")); // no copy left
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     #[inline]
     pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.remove_hash(self.hash(key))
@@ -153,6 +228,16 @@ impl<S: BuildHasher> CuckooFilter<S> {
 
     /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`, with the
     /// memory accesses of many keys overlapped (see [`contains_hash_batch`](Self::contains_hash_batch)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).seed(1).build()?;
+    /// filter.insert_batch(&[1u32, 2, 3])?;
+    /// let mut found = [false; 4];
+    /// filter.contains_batch(&[1u32, 2, 3, 4], &mut found);
+    /// assert_eq!(found, [true, true, true, false]); // 4: absent (with this seed)
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Panics
     /// If `keys.len() != out.len()`, with the message
@@ -169,8 +254,21 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// [`insert`](Self::insert) for a caller that already holds a 64-bit hash
-    /// of the key (for example a NIC's RSS hash). All 64 bits are used: the
-    /// high 32 pick the bucket, the low bits the fingerprint.
+    /// of the key (for example a NIC's RSS hash). The hash first goes
+    /// through a fixed bijective mixer, so its entropy may sit in any of its
+    /// bits (a 32-bit hash widened to `u64` works as well as a full 64-bit
+    /// one); then the high 32 bits pick the bucket and the low bits the
+    /// fingerprint. `insert_hash(self.hasher().hash_one(&k))` is exactly
+    /// `insert(&k)`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let rss: u32 = 0x9c3e_41d7; // the NIC's hash of a packet's 5-tuple
+    /// filter.insert_hash(u64::from(rss))?;
+    /// assert!(filter.contains_hash(u64::from(rss)));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     ///
     /// # Errors
     /// As [`insert`](Self::insert).
@@ -181,6 +279,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
 
     /// [`insert_unique`](Self::insert_unique) for a precomputed hash.
     ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert!(filter.insert_unique_hash(0xfeed)?);
+    /// assert!(!filter.insert_unique_hash(0xfeed)?);
+    /// assert_eq!(filter.len(), 1);
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`insert`](Self::insert).
     #[inline]
@@ -189,7 +296,20 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// [`contains`](Self::contains) for a precomputed hash.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// use std::hash::BuildHasher;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_hash(7)?;
+    /// assert!(filter.contains_hash(7));
+    /// // Keys and hashes meet: a key is found by the hash of the filter's hasher.
+    /// filter.insert("k")?;
+    /// assert!(filter.contains_hash(filter.hasher().hash_one("k")));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     #[inline]
+    #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
         with_table!(&self.table, t => {
             let loc = t.locate(hash);
@@ -199,6 +319,15 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// [`remove`](Self::remove) for a precomputed hash.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_hash(7)?;
+    /// assert!(filter.remove_hash(7));
+    /// assert!(filter.is_empty());
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     #[inline]
     pub fn remove_hash(&self, hash: u64) -> bool {
         with_table!(&self.table, t => t.remove(&t.locate(hash)))
@@ -209,6 +338,17 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// while the current one is probed, so many cache misses are in flight
     /// at once; bursts of 16 to 64 (a dataplane's packet batch) run close to
     /// the memory system's random-access rate.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).seed(1).build()?;
+    /// filter.insert_hash_batch(&[10, 20, 30])?;
+    /// let burst: [u64; 4] = [10, 20, 30, 40]; // e.g. the RSS hashes of a packet batch
+    /// let mut found = [false; 4];
+    /// filter.contains_hash_batch(&burst, &mut found);
+    /// assert_eq!(found, [true, true, true, false]); // 40: absent (with this seed)
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Panics
     /// If `hashes.len() != out.len()`, with the message
@@ -379,59 +519,157 @@ impl<S: BuildHasher> CuckooFilter<S> {
 impl<S> CuckooFilter<S> {
     /// Items stored (each copy counts). Exact whenever no insert or remove
     /// is running; while they run, a recent value.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_batch(&["a", "b", "a"])?;
+    /// assert_eq!(filter.len(), 3);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    #[must_use]
     pub fn len(&self) -> usize {
         with_table!(&self.table, t => t.len())
     }
 
     /// `len() == 0`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert!(filter.is_empty());
+    /// filter.insert(&1u8)?;
+    /// assert!(!filter.is_empty());
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// Fingerprint slots: `4 * bucket_count()`. Fill to first failure
     /// typically ends above 95% of this.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert!(filter.capacity() >= 1000);
+    /// assert_eq!(filter.capacity(), 4 * filter.bucket_count());
+    /// ```
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.bucket_count() * SLOTS
     }
 
     /// `len() / capacity()`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.load_factor(), 500.0 / filter.capacity() as f64);
+    /// assert!(filter.load_factor() < 0.5);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    #[must_use]
     pub fn load_factor(&self) -> f64 {
         self.len() as f64 / self.capacity() as f64
     }
 
     /// Bytes held by the filter: buckets, stripe locks and versions, and the
     /// filter value itself.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// // 16-bit fingerprints: 8 bytes per bucket, plus the locks and versions.
+    /// assert!(filter.memory_usage() > filter.bucket_count() * 8);
+    /// assert!(filter.memory_usage() * 8 / 1_000_000 < 20); // under 20 bits per item
+    /// ```
+    #[must_use]
     pub fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>() + with_table!(&self.table, t => t.memory_usage())
     }
 
     /// Removes every item. Takes every stripe lock, so concurrent writers wait.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// filter.clear();
+    /// assert!(filter.is_empty() && !filter.contains("k"));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     pub fn clear(&self) {
         with_table!(&self.table, t => t.clear())
     }
 
     /// Buckets in the table (always even).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.bucket_count() % 2, 0);
+    /// assert_eq!(filter.bucket_count() * 4, filter.capacity());
+    /// ```
+    #[must_use]
     pub fn bucket_count(&self) -> usize {
         with_table!(&self.table, t => t.bucket_count())
     }
 
     /// Fingerprint width in bits (8, 16 or 32).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).false_positive_rate(0.05).build()?;
+    /// assert_eq!(filter.fingerprint_bits(), 8); // the narrowest width with 8 / 2^bits <= 0.05
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
     pub fn fingerprint_bits(&self) -> u32 {
         with_table!(&self.table, t => t.fingerprint_bits())
     }
 
     /// Upper bound on the false-positive rate when full: `2 * 4 / 2^bits`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(filter.false_positive_bound(), 8.0 / 65536.0); // 16 bits: about 0.012%
+    /// ```
+    #[must_use]
     pub fn false_positive_bound(&self) -> f64 {
         (2 * SLOTS) as f64 / 2f64.powi(self.fingerprint_bits() as i32)
     }
 
     /// Longest displacement path an insert searches.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// assert_eq!(CuckooFilter::with_capacity(1000).max_path_len(), 5);
+    /// let short = CuckooFilter::builder().capacity(1000).max_path_len(2).build()?;
+    /// assert_eq!(short.max_path_len(), 2);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
     pub fn max_path_len(&self) -> usize {
         with_table!(&self.table, t => t.max_path)
     }
 
     /// Fingerprints moved by inserts' displacement paths since creation
     /// (diagnostics; shows how often readers could have had to retry).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).seed(1).build()?;
+    /// assert_eq!(filter.relocations(), 0);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?; // past 80% load
+    /// assert!(filter.relocations() > 0);
+    /// assert_eq!(filter.relocations(), filter.stats().relocations);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
     pub fn relocations(&self) -> u64 {
         with_table!(&self.table, t => t.stripes.moves())
     }
@@ -472,6 +710,14 @@ impl<S> CuckooFilter<S> {
     }
 
     /// Number of stripe locks.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// assert!(filter.stripe_count().is_power_of_two());
+    /// assert!(filter.stripe_count() <= 4096);
+    /// ```
+    #[must_use]
     pub fn stripe_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.count())
     }
@@ -482,6 +728,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn version_count(&self) -> usize {
         with_table!(&self.table, t => t.stripes.version_count())
     }
@@ -492,6 +739,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn occupied_slots(&self) -> usize {
         with_table!(&self.table, t => t.count_occupied())
     }
@@ -503,6 +751,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
         fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
             (loc.fp.to_u64(), loc.i1, loc.i2)
@@ -517,6 +766,7 @@ impl<S> CuckooFilter<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use]
     pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
         with_table!(&self.table, t => t.index.hash_for(bucket, low))
     }
@@ -576,6 +826,17 @@ impl Builder<DefaultHashBuilder> {
     /// Fixes the default hasher's seed, for reproducible runs. Without it
     /// every filter draws a random seed, which keeps an attacker from
     /// crafting colliding keys.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let a = CuckooFilter::builder().capacity(1000).seed(42).build()?;
+    /// let b = CuckooFilter::builder().capacity(1000).seed(42).build()?;
+    /// a.insert("k")?;
+    /// b.insert("k")?;
+    /// assert_eq!(a.to_bytes(), b.to_bytes()); // the same seed: the same table
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.hasher = DefaultHashBuilder::with_seed(seed);
         self
@@ -584,6 +845,15 @@ impl Builder<DefaultHashBuilder> {
 
 impl<S> Builder<S> {
     /// Items the filter must hold. Required.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// let filter = CuckooFilter::builder().capacity(10_000).build()?;
+    /// assert!(filter.capacity() >= 10_000);
+    /// assert_eq!(CuckooFilter::builder().build().unwrap_err(), BuildError::MissingCapacity);
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn capacity(mut self, capacity: usize) -> Self {
         self.capacity = Some(capacity);
         self
@@ -591,12 +861,31 @@ impl<S> Builder<S> {
 
     /// Target false-positive rate in (0, 1); picks the narrowest fingerprint
     /// (8, 16 or 32 bits) whose bound `8 / 2^bits` meets it.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).false_positive_rate(1e-6).build()?;
+    /// assert_eq!(filter.fingerprint_bits(), 32);
+    /// assert!(filter.false_positive_bound() <= 1e-6);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.false_positive_rate = Some(rate);
         self
     }
 
     /// Fingerprint width: 8, 16 (default) or 32 bits.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// let filter = CuckooFilter::builder().capacity(1000).fingerprint_bits(32).build()?;
+    /// assert_eq!(filter.fingerprint_bits(), 32);
+    /// let odd = CuckooFilter::builder().capacity(1000).fingerprint_bits(12).build();
+    /// assert_eq!(odd.unwrap_err(), BuildError::UnsupportedFingerprintBits(12));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn fingerprint_bits(mut self, bits: u32) -> Self {
         self.fingerprint_bits = Some(bits);
         self
@@ -604,12 +893,35 @@ impl<S> Builder<S> {
 
     /// Longest displacement path an insert searches (1 to 5, default 5).
     /// Shorter paths make the slowest inserts faster but fill less.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// let filter = CuckooFilter::builder().capacity(1000).max_path_len(3).build()?;
+    /// assert_eq!(filter.max_path_len(), 3);
+    /// let long = CuckooFilter::builder().capacity(1000).max_path_len(9).build();
+    /// assert_eq!(long.unwrap_err(), BuildError::InvalidMaxPathLen(9));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn max_path_len(mut self, hops: usize) -> Self {
         self.max_path_len = hops;
         self
     }
 
-    /// Uses `hasher` instead of the default.
+    /// Uses `hasher` instead of the default. Any [`BuildHasher`] works for
+    /// the filter's own operations; saving and loading
+    /// ([`to_bytes`](CuckooFilter::to_bytes) and the rest) need a
+    /// [`PersistentHasher`](crate::PersistentHasher).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// use std::collections::hash_map::RandomState;
+    /// let filter = CuckooFilter::builder().capacity(1000).hasher(RandomState::new()).build()?;
+    /// filter.insert("k")?;
+    /// assert!(filter.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn hasher<S2>(self, hasher: S2) -> Builder<S2> {
         Builder {
             capacity: self.capacity,
@@ -629,6 +941,7 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn bucket_count(mut self, buckets: usize) -> Self {
         self.bucket_count = Some(buckets);
         self
@@ -639,6 +952,7 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn stripe_count(mut self, stripes: usize) -> Self {
         self.stripe_count = Some(stripes);
         self
@@ -650,12 +964,22 @@ impl<S> Builder<S> {
     /// **Unstable**: a hook for tests and measurements, hidden from the docs;
     /// it may change or go away in any release.
     #[doc(hidden)]
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn version_count(mut self, versions: usize) -> Self {
         self.version_count = Some(versions);
         self
     }
 
     /// Builds the filter.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// let filter = CuckooFilter::builder().capacity(1000).build()?;
+    /// assert!(filter.is_empty());
+    /// let bad = CuckooFilter::builder().capacity(1000).false_positive_rate(1.5).build();
+    /// assert_eq!(bad.unwrap_err(), BuildError::InvalidFalsePositiveRate(1.5));
+    /// # Ok::<(), BuildError>(())
+    /// ```
     ///
     /// # Errors
     /// A [`BuildError`] for a missing or overflowing capacity, a

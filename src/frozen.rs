@@ -1,19 +1,5 @@
-//! Frozen filters: a saved filter queried where its bytes lie.
-//!
-//! A [`FrozenFilter`] wraps the bytes of an encoding (`docs/format.md`) —
-//! a `&[u8]`, a `Vec<u8>`, a memory-mapped file, anything `AsRef<[u8]>` —
-//! validates them once, and then answers lookups straight from the body:
-//! no copy, no allocation proportional to the table, no locks and no
-//! atomics, because the bytes never change. It answers exactly as the
-//! [`CuckooFilter`] it was saved from (same hashing, same seed, same
-//! buckets), and can be thawed back into one with
-//! [`to_filter`](FrozenFilter::to_filter).
-//!
-//! A bucket of the body is the little-endian word a live bucket loads
-//! (`fingerprint.rs`), so a lookup reads both words with two plain loads
-//! (unaligned where the bytes are not aligned; format version 2 starts the
-//! body at byte 64, so in a page-aligned mapping every bucket sits inside
-//! one cache line) and compares them with the same SIMD probe.
+//! Frozen filters: a saved filter queried where its bytes lie. Documented
+//! on [`FrozenFilter`], where users can read it.
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, CuckooFilter};
@@ -30,7 +16,24 @@ use core::marker::PhantomData;
 use std::path::Path;
 use xxhash_rust::xxh3::Xxh3Default;
 
-/// A saved filter, queried in place: see the [module docs](self).
+/// A saved filter, queried in place: read-only, from any number of threads
+/// and processes.
+///
+/// A `FrozenFilter` wraps the bytes of a [`CuckooFilter`]'s encoding
+/// ([`CuckooFilter::to_bytes`], [`CuckooFilter::write_to_path`];
+/// `docs/format.md`) — a `&[u8]`, a `Vec<u8>`, a memory-mapped file,
+/// anything `AsRef<[u8]>` — validates them once, and then answers lookups
+/// straight from the body: no copy, no allocation proportional to the
+/// table, no locks and no atomics, because the bytes never change. It
+/// answers exactly as the [`CuckooFilter`] it was saved from (same hashing,
+/// same seed, same buckets), and can be thawed back into one with
+/// [`to_filter`](Self::to_filter).
+///
+/// A bucket of the body is the little-endian word a live bucket loads, so
+/// a lookup reads both words with two plain loads (unaligned where the
+/// bytes are not aligned; format version 2 starts the body at byte 64, so
+/// in a page-aligned mapping every bucket sits inside one cache line) and
+/// compares them with the same SIMD probe.
 ///
 /// ```
 /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
@@ -43,6 +46,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// assert_eq!(view.len(), 2);
 /// let live = view.to_filter()?; // a writable copy
 /// live.insert("10.0.0.3")?;
+/// assert_eq!(live.len(), 3);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
@@ -199,7 +203,19 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
 
 impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
     /// [`open`](FrozenFilter::open) for a filter saved with another
-    /// [`PersistentHasher`].
+    /// [`PersistentHasher`] (here spelled out for the default one).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// let path = std::env::temp_dir().join(format!("frozen-hasher-doc-{}.ccf", std::process::id()));
+    /// filter.write_to_path(&path)?;
+    /// let view = FrozenFilter::<_, DefaultHashBuilder>::open_with_hasher(&path)?;
+    /// assert!(view.contains("k"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// As [`open`](FrozenFilter::open).
@@ -313,7 +329,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// Items stored when the filter was saved.
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert(&1u8)?;
     /// assert_eq!(FrozenFilter::from_bytes(filter.to_bytes())?.len(), 1);
@@ -327,7 +343,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// `len() == 0`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// assert!(FrozenFilter::from_bytes(CuckooFilter::with_capacity(10).to_bytes())?.is_empty());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
     /// ```
@@ -339,7 +355,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// Fingerprint slots, as [`CuckooFilter::capacity`].
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(1000);
     /// assert_eq!(FrozenFilter::from_bytes(filter.to_bytes())?.capacity(), filter.capacity());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
@@ -352,7 +368,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// Fingerprint width in bits (8, 16 or 32).
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::builder().capacity(10).fingerprint_bits(32).build()?;
     /// assert_eq!(FrozenFilter::from_bytes(filter.to_bytes())?.fingerprint_bits(), 32);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -367,7 +383,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// maps it).
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let bytes = CuckooFilter::with_capacity(1000).to_bytes();
     /// assert_eq!(FrozenFilter::from_bytes(&bytes[..])?.memory_usage(), bytes.len());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
@@ -380,7 +396,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// Upper bound on the false-positive rate when full: `2 * 4 / 2^bits`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let view = FrozenFilter::from_bytes(CuckooFilter::with_capacity(10).to_bytes())?;
     /// assert_eq!(view.false_positive_bound(), 8.0 / 65536.0);
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
@@ -391,18 +407,43 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     }
 
     /// The hasher, rebuilt from the recorded seed.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// let filter = CuckooFilter::builder().capacity(100).seed(42).build()?;
+    /// let view = FrozenFilter::from_bytes(filter.to_bytes())?;
+    /// assert_eq!(view.hasher().seed(), 42);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
     }
 
     /// The wrapped bytes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let view = FrozenFilter::from_bytes(&bytes[..])?;
+    /// assert_eq!(view.as_bytes(), &bytes[..]);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
     #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
         self.bytes.as_ref()
     }
 
     /// Unwraps the bytes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let view = FrozenFilter::from_bytes(bytes.clone())?; // owns its Vec<u8>
+    /// let back: Vec<u8> = view.into_inner();
+    /// assert_eq!(back, bytes);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
     #[must_use]
     pub fn into_inner(self) -> B {
         self.bytes
@@ -412,7 +453,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// as [`CuckooFilter::contains_hash`].
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert_hash(0xABCD)?;
     /// assert!(FrozenFilter::from_bytes(filter.to_bytes())?.contains_hash(0xABCD));
@@ -432,7 +473,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// hashes, pipelined as [`CuckooFilter::contains_hash_batch`].
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert_hash(1)?;
     /// let view = FrozenFilter::from_bytes(filter.to_bytes())?;
@@ -458,7 +499,7 @@ impl<B: AsRef<[u8]>, S> FrozenFilter<B, S> {
     /// [`count`](FrozenFilter::count) for a precomputed 64-bit hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert_hash_batch(&[5, 5])?;
     /// assert_eq!(FrozenFilter::from_bytes(filter.to_bytes())?.count_hash(5), 2);
@@ -475,7 +516,7 @@ impl<B: AsRef<[u8]>, S: BuildHasher> FrozenFilter<B, S> {
     /// [`CuckooFilter`] that was saved: never a false negative.
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert("a")?;
     /// let view = FrozenFilter::from_bytes(filter.to_bytes())?;
@@ -491,7 +532,7 @@ impl<B: AsRef<[u8]>, S: BuildHasher> FrozenFilter<B, S> {
     /// Looks up a burst of keys, as [`CuckooFilter::contains_batch`].
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert_batch(&[1u32, 2])?;
     /// let view = FrozenFilter::from_bytes(filter.to_bytes())?;
@@ -518,7 +559,7 @@ impl<B: AsRef<[u8]>, S: BuildHasher> FrozenFilter<B, S> {
     /// [`CuckooFilter::count`].
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert_batch(&["x", "x", "x"])?;
     /// assert_eq!(FrozenFilter::from_bytes(filter.to_bytes())?.count("x"), 3);
@@ -536,7 +577,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
     /// Copies the table (the bytes were validated when this view was made).
     ///
     /// ```
-    /// # use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert("a")?;
     /// let live = FrozenFilter::from_bytes(filter.to_bytes())?.to_filter()?;

@@ -148,14 +148,68 @@ pub(crate) const INLINE_BYTES: usize = 128;
 /// [`DefaultHashBuilder`]). A hasher of your own should use an ID above
 /// `0xFFFF`, for example a random 32-bit number, and must change it
 /// whenever its output changes.
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, DecodeError, PersistentHasher, PortableHasher};
+/// use std::hash::BuildHasher;
+///
+/// /// The default hash function under a salted seed: a hasher of your own,
+/// /// with an ID of its own.
+/// #[derive(Clone)]
+/// struct Salted(u64);
+///
+/// impl BuildHasher for Salted {
+///     type Hasher = PortableHasher;
+///     fn build_hasher(&self) -> PortableHasher {
+///         PortableHasher::with_seed(self.0 ^ 0x5a17_5a17_5a17_5a17)
+///     }
+/// }
+///
+/// impl PersistentHasher for Salted {
+///     const ID: u32 = 0x7c1e_a5e1; // above 0xFFFF: not one of this crate's
+///     fn seed(&self) -> u64 {
+///         self.0
+///     }
+///     fn from_seed(seed: u64) -> Self {
+///         Salted(seed)
+///     }
+/// }
+///
+/// let filter = CuckooFilter::builder().capacity(1000).hasher(Salted(9)).build()?;
+/// filter.insert("k")?;
+/// let bytes = filter.to_bytes();
+/// assert!(CuckooFilter::<Salted>::decode(&bytes)?.contains("k"));
+/// // The default hasher refuses it rather than answer wrong.
+/// assert!(matches!(
+///     CuckooFilter::from_bytes(&bytes),
+///     Err(DecodeError::HasherMismatch { found: 0x7c1e_a5e1, .. })
+/// ));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait PersistentHasher: BuildHasher + Sized {
     /// Identifies the hash function and key encoding (not the seed).
     const ID: u32;
     /// The seed: with [`ID`](Self::ID), all that is needed to rebuild this
     /// hasher with [`from_seed`](Self::from_seed).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, PersistentHasher};
+    /// let h = DefaultHashBuilder::with_seed(5);
+    /// assert_eq!(PersistentHasher::seed(&h), 5);
+    /// ```
+    #[must_use]
     fn seed(&self) -> u64;
     /// The hasher with `seed`: `Self::from_seed(h.seed())` hashes exactly
     /// like `h`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, PersistentHasher};
+    /// use std::hash::BuildHasher;
+    /// let h = DefaultHashBuilder::new(); // a random seed
+    /// let again = DefaultHashBuilder::from_seed(PersistentHasher::seed(&h));
+    /// assert_eq!(again.hash_one("k"), h.hash_one("k"));
+    /// ```
+    #[must_use]
     fn from_seed(seed: u64) -> Self;
 }
 
@@ -163,6 +217,16 @@ pub trait PersistentHasher: BuildHasher + Sized {
 /// a canonical (little-endian, `usize` as 8 bytes) encoding of the key.
 /// Its output is frozen, so filters persist. See the module docs for why
 /// and for which keys hash alike on every platform.
+///
+/// ```
+/// use concurrent_cuckoo::DefaultHashBuilder;
+/// use std::hash::BuildHasher;
+/// let hasher = DefaultHashBuilder::with_seed(1);
+/// // The same seed, the same hash: in every run, on every platform, in every release.
+/// assert_eq!(hasher.hash_one("k"), DefaultHashBuilder::with_seed(1).hash_one("k"));
+/// // `usize` is hashed as 8 bytes, so 32- and 64-bit platforms agree.
+/// assert_eq!(hasher.hash_one(7usize), hasher.hash_one(7u64));
+/// ```
 #[derive(Clone)]
 pub struct DefaultHashBuilder {
     seed: u64,
@@ -179,18 +243,44 @@ impl core::fmt::Debug for DefaultHashBuilder {
 }
 
 impl DefaultHashBuilder {
-    /// A builder with a fresh random seed.
+    /// A builder with a fresh random seed (what every filter gets unless a
+    /// seed is fixed).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::DefaultHashBuilder;
+    /// let (a, b) = (DefaultHashBuilder::new(), DefaultHashBuilder::new());
+    /// assert_ne!(a.seed(), b.seed());
+    /// ```
+    #[must_use]
     pub fn new() -> Self {
         Self::with_seed(random_seed())
     }
 
     /// A builder with a fixed seed: the same seed hashes every key the same
     /// way in every run, on every platform and in every release.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::DefaultHashBuilder;
+    /// use std::hash::BuildHasher;
+    /// let h = DefaultHashBuilder::with_seed(42);
+    /// assert_eq!(h.hash_one(1u64), DefaultHashBuilder::with_seed(42).hash_one(1u64));
+    /// assert_ne!(h.hash_one(1u64), DefaultHashBuilder::with_seed(43).hash_one(1u64));
+    /// ```
+    #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         Self { seed }
     }
 
     /// The seed this builder hashes with.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
+    /// assert_eq!(DefaultHashBuilder::with_seed(42).seed(), 42);
+    /// let filter = CuckooFilter::builder().capacity(10).seed(7).build()?;
+    /// assert_eq!(filter.hasher().seed(), 7);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
     pub fn seed(&self) -> u64 {
         self.seed
     }
@@ -225,6 +315,14 @@ impl PersistentHasher for DefaultHashBuilder {
 
 /// The [`Hasher`] of [`DefaultHashBuilder`]: XXH3-64 over the canonical
 /// byte stream described in the module docs. Never allocates.
+///
+/// ```
+/// use concurrent_cuckoo::{DefaultHashBuilder, PortableHasher};
+/// use std::hash::{BuildHasher, Hash, Hasher};
+/// let mut h = PortableHasher::with_seed(7);
+/// ("10.0.0.1", 443u16).hash(&mut h);
+/// assert_eq!(h.finish(), DefaultHashBuilder::with_seed(7).hash_one(("10.0.0.1", 443u16)));
+/// ```
 pub struct PortableHasher {
     seed: u64,
     /// Bytes written so far while they fit in `buf` (`<= INLINE_BYTES`);
@@ -256,7 +354,18 @@ const SPILLED: usize = INLINE_BYTES + 1;
 
 impl PortableHasher {
     /// A hasher with `seed` and no input yet.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::PortableHasher;
+    /// use std::hash::Hasher;
+    /// let mut h = PortableHasher::with_seed(0);
+    /// h.write_u32(1);
+    /// let mut g = PortableHasher::with_seed(0);
+    /// g.write(&1u32.to_le_bytes()); // integers are fed as their little-endian bytes
+    /// assert_eq!(h.finish(), g.finish());
+    /// ```
     #[inline]
+    #[must_use]
     pub fn with_seed(seed: u64) -> Self {
         Self {
             seed,

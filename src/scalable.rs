@@ -1,54 +1,6 @@
 //! A concurrent scalable cuckoo filter: a chain of cuckoo filters (levels),
-//! each larger than the last, shared through `&self`.
-//!
-//! # Why levels
-//! A cuckoo filter cannot be resized: it keeps fingerprints, not keys, so
-//! they cannot be placed in a larger table. The known answer (scalable Bloom
-//! filters, Almeida et al. 2007; RedisBloom's `EXPANSION`) is to add a new,
-//! larger filter when the current one is full, and to look keys up in all of
-//! them.
-//!
-//! # Growth without stopping readers
-//! Levels live in a fixed array of slots, each written once (an
-//! `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
-//! `newest` says which level takes inserts; lookups load it (acquire) and
-//! search levels `newest, newest - 1, ..., 0`, so every level they reach is
-//! fully built. When the newest level refuses an insert with `Full`, the
-//! inserting thread takes the growth lock; if no one has grown the filter
-//! meanwhile, it allocates the next level (or reopens one kept from before
-//! a `clear`), publishes it, and advances `newest`; every other thread that
-//! hit `Full` waits for the lock, sees the new level and retries there. A
-//! level is never allocated twice, and readers never wait.
-//!
-//! # Memory after deletes
-//! When a remove empties a level that no longer takes inserts, the level is
-//! *retired*: closed to inserts under all its stripe locks, and its table's
-//! memory given back to the operating system (`madvise(MADV_DONTNEED)` on
-//! its mapping; the address range stays reserved and reads as zero, which is
-//! an empty table: a lookup that was reading it still answers right).
-//! Lookups skip retired levels. `clear` empties every level and retires all
-//! but the first. A retired level is reopened, not reallocated, when the
-//! filter grows to it again. Tables under 4 MiB live on the heap, where
-//! memory cannot be given back piecemeal: they keep theirs until the
-//! filter is dropped (at most about twice the largest such level).
-//!
-//! # The false-positive budget
-//! A lookup that misses checks every level, so each level adds its own
-//! false-positive chance. Each level gets the narrowest fingerprint (8, 16
-//! or 32 bits) whose bound `8 / 2^bits`, added to the bounds of the levels
-//! before it and to a reserve of `8 / 2^32` for every level that could
-//! still follow it (up to `max_levels`), stays within the configured rate:
-//! the bound holds however far the filter grows, and early levels use the
-//! budget for shorter fingerprints. [`false_positive_rate_bound`](ScalableCuckooFilter::false_positive_rate_bound)
-//! reports the bound of the levels in use.
-//!
-//! # Set semantics across levels
-//! `insert_unique` is atomic with respect to other `insert_unique` calls of
-//! the same key even across growth: it holds one of 256 key locks (chosen
-//! by the key's hash) while it checks every level and inserts, so two
-//! threads can never both insert a key, one in level k and one in k + 1.
-//! `remove` removes one copy from the newest level holding one. The limit
-//! of 8 copies of a fingerprint applies per level.
+//! each larger than the last. The design is documented on
+//! [`ScalableCuckooFilter`], where users can read it.
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::filter::{table_of_width, with_table, Table};
@@ -136,7 +88,12 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
         .find(|&bits| spent + width_bound(bits) + reserve <= target)
 }
 
-/// A concurrent cuckoo filter that grows: see the [module docs](self).
+/// A concurrent cuckoo filter that grows: a chain of cuckoo filters
+/// (levels), each larger than the last, shared between threads through
+/// `&self`. For when the number of items is not known in advance; when it
+/// is, a [`CuckooFilter`](crate::CuckooFilter) sized for it is faster (a
+/// lookup that misses searches every level) and has no cross-level limit
+/// on removes (see [below](#removing-keys-across-levels)).
 ///
 /// ```
 /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -149,6 +106,72 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// assert!(filter.false_positive_rate_bound() <= 1e-3);
 /// # Ok::<(), concurrent_cuckoo::InsertError>(())
 /// ```
+///
+/// # Why levels
+/// A cuckoo filter cannot be resized: it keeps fingerprints, not keys, so
+/// they cannot be placed in a larger table. The known answer (scalable Bloom
+/// filters, Almeida et al. 2007; RedisBloom's `EXPANSION`) is to add a new,
+/// larger filter when the current one is full, and to look keys up in all of
+/// them.
+///
+/// # Growth without stopping readers
+/// Levels live in a fixed array of slots, each written once (an
+/// `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
+/// `newest` says which level takes inserts; lookups load it (acquire) and
+/// search levels `newest, newest - 1, ..., 0`, so every level they reach is
+/// fully built. When the newest level refuses an insert with `Full`, the
+/// inserting thread takes the growth lock; if no one has grown the filter
+/// meanwhile, it allocates the next level (or reopens one kept from before
+/// a `clear`), publishes it, and advances `newest`; every other thread that
+/// hit `Full` waits for the lock, sees the new level and retries there. A
+/// level is never allocated twice, and readers never wait.
+///
+/// # Memory after deletes
+/// When a remove empties a level that no longer takes inserts, the level is
+/// *retired*: closed to inserts under all its stripe locks, and its table's
+/// memory given back to the operating system (`madvise(MADV_DONTNEED)` on
+/// its mapping; the address range stays reserved and reads as zero, which is
+/// an empty table: a lookup that was reading it still answers right).
+/// Lookups skip retired levels. `clear` empties every level and retires all
+/// but the first. A retired level is reopened, not reallocated, when the
+/// filter grows to it again. Tables under 4 MiB live on the heap, where
+/// memory cannot be given back piecemeal: they keep theirs until the
+/// filter is dropped (at most about twice the largest such level).
+///
+/// # The false-positive budget
+/// A lookup that misses checks every level, so each level adds its own
+/// false-positive chance. Each level gets the narrowest fingerprint (8, 16
+/// or 32 bits) whose bound `8 / 2^bits`, added to the bounds of the levels
+/// before it and to a reserve of `8 / 2^32` for every level that could
+/// still follow it (up to `max_levels`), stays within the configured rate:
+/// the bound holds however far the filter grows, and early levels use the
+/// budget for shorter fingerprints. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// reports the bound of the levels in use.
+///
+/// # Set semantics across levels
+/// `insert_unique` is atomic with respect to other `insert_unique` calls of
+/// the same key even across growth: it holds one of 256 key locks (chosen
+/// by the key's hash) while it checks every level and inserts, so two
+/// threads can never both insert a key, one in level k and one in k + 1.
+/// The limit of 8 copies of a fingerprint applies per level.
+///
+/// # Removing keys across levels
+/// [`remove`](Self::remove) takes one copy from the newest level whose
+/// bucket pair holds the key's fingerprint *in that level*. Each level has
+/// its own size (and maybe width), so two keys that collide in one level
+/// (the same fingerprint and bucket pair) usually do not collide in
+/// another. If a key `a` stored in an older level collides in a newer
+/// level with a key `b` stored there, `remove(&a)` takes `b`'s copy and
+/// leaves `a`'s: afterwards `b` is a false negative (and `a` is still
+/// found). This is the paper's warning about removing a key that was never
+/// inserted, applied to every level newer than the one holding the key:
+/// each remove runs this risk with at most the probability that the key
+/// is a false positive of those newer levels, so at most
+/// [`false_positive_rate_bound`](Self::false_positive_rate_bound). A
+/// filter that never grew past its first level, or whose keys are never
+/// removed, is not affected. When a remove must never cause a false
+/// negative, use a [`CuckooFilter`](crate::CuckooFilter) sized for the
+/// peak instead.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated; never changes afterwards until drop.
     slots: Box<[AtomicPtr<Level>]>,
@@ -226,6 +249,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// assert!(filter.false_positive_rate_bound() <= 1e-4);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn builder() -> ScalableBuilder<DefaultHashBuilder> {
         ScalableBuilder {
             initial_capacity: None,
@@ -283,7 +307,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// insert or remove is running.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("a")?;
     /// assert_eq!(filter.len(), 1);
@@ -297,7 +321,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// `len() == 0`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert!(ScalableCuckooFilter::with_capacity(10).is_empty());
     /// ```
     #[must_use]
@@ -308,7 +332,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Fingerprint slots of the levels in use.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(1000);
     /// assert!(filter.capacity() >= 1000);
     /// ```
@@ -322,7 +346,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// `1 / growth_factor` (just grown) up to about 0.95.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(1000);
     /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
     /// assert!(filter.load_factor() > 0.3 && filter.load_factor() < 0.6);
@@ -336,7 +360,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Levels in use (allocated up to the newest, and not retired).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert_eq!(ScalableCuckooFilter::with_capacity(10).levels(), 1);
     /// ```
     #[must_use]
@@ -349,7 +373,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// counted), and the filter itself.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// assert!(ScalableCuckooFilter::with_capacity(1000).memory_usage() > 2000);
     /// ```
     #[must_use]
@@ -365,7 +389,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// bounds, at most the configured rate however far the filter grows.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
     /// assert!(filter.false_positive_rate_bound() <= 0.01);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
@@ -376,6 +400,15 @@ impl<S> ScalableCuckooFilter<S> {
     }
 
     /// The configured bound on the whole filter's false-positive rate.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-4).build()?;
+    /// assert_eq!(filter.false_positive_rate(), 1e-4);
+    /// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows
+    /// assert!(filter.false_positive_rate_bound() <= filter.false_positive_rate());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn false_positive_rate(&self) -> f64 {
         self.config.false_positive_rate
@@ -384,7 +417,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// Fingerprint width of each level in use, oldest first.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-3).build()?;
     /// assert_eq!(filter.level_fingerprint_bits(), vec![16]);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
@@ -401,7 +434,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// if the filter grows again. Writers wait meanwhile; lookups do not.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
     /// filter.clear();
@@ -530,7 +563,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// is full.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("k")?;
     /// assert!(filter.contains("k"));
@@ -550,7 +583,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert`](Self::insert) for a precomputed 64-bit hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(42)?;
     /// assert!(filter.contains_hash(42));
@@ -570,7 +603,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// filter grows: exactly one of them returns `true`.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// assert!(filter.insert_unique("k")?);
     /// assert!(!filter.insert_unique("k")?);
@@ -587,7 +620,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert_unique`](Self::insert_unique) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// assert!(filter.insert_unique_hash(7)?);
     /// assert!(!filter.insert_unique_hash(7)?);
@@ -615,7 +648,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// Searches the newest (largest) level first.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert(&1u64)?;
     /// assert!(filter.contains(&1u64));
@@ -630,7 +663,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`contains`](Self::contains) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(9)?;
     /// assert!(filter.contains_hash(9));
@@ -646,10 +679,12 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// `false` if none does. A level that this empties, and that no longer
     /// takes inserts, is retired. As for [`CuckooFilter`](crate::CuckooFilter),
     /// removing a key that was never inserted may remove a colliding key's
-    /// copy (the paper's warning).
+    /// copy (the paper's warning); here, so may removing a key that an
+    /// older level holds (see
+    /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("k")?;
     /// assert!(filter.remove("k") && !filter.remove("k"));
@@ -663,7 +698,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`remove`](Self::remove) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(3)?;
     /// assert!(filter.remove_hash(3));
@@ -687,7 +722,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// level (each level counts exactly, under its locks).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).seed(1).build()?;
     /// filter.insert("k")?;
     /// filter.insert("k")?;
@@ -702,7 +737,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`count`](Self::count) for a precomputed hash.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(5)?;
     /// assert_eq!(filter.count_hash(5), 1);
@@ -723,7 +758,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// current one is probed).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
     /// let mut out = [false; 2];
@@ -747,7 +782,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`contains_batch`](Self::contains_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&[1, 2])?;
     /// let mut out = [false; 3];
@@ -820,7 +855,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// level as [`CuckooFilter::insert_batch`](crate::CuckooFilter::insert_batch).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(100);
     /// filter.insert_batch(&(0..10_000u64).collect::<Vec<_>>())?;
     /// assert_eq!(filter.len(), 10_000);
@@ -837,7 +872,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`insert_batch`](Self::insert_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&(0..1000).collect::<Vec<u64>>())?;
     /// assert!(filter.levels() > 1);
@@ -883,7 +918,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// to remove (a key listed twice needs two copies).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&[1u32, 2, 3])?;
     /// let mut removed = [false; 4];
@@ -911,7 +946,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// [`remove_batch`](Self::remove_batch) for precomputed hashes.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&[7, 8])?;
     /// let mut removed = [false; 2];
@@ -934,6 +969,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// The hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use std::hash::BuildHasher;
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// filter.insert("k")?;
+    /// assert!(filter.contains_hash(filter.hasher().hash_one("k")));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
     #[must_use]
     pub fn hasher(&self) -> &S {
         &self.hasher
@@ -969,6 +1013,20 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
 
 /// Configures a [`ScalableCuckooFilter`]. Obtained from
 /// [`ScalableCuckooFilter::builder`].
+///
+/// ```
+/// use concurrent_cuckoo::ScalableCuckooFilter;
+/// let filter = ScalableCuckooFilter::builder()
+///     .initial_capacity(1000) // a guess: the filter grows past it
+///     .growth_factor(4)
+///     .max_levels(8)
+///     .false_positive_rate(1e-3)
+///     .seed(42)
+///     .build()?;
+/// filter.insert_batch(&(0..20_000u32).collect::<Vec<_>>())?;
+/// assert!(filter.levels() > 1 && filter.levels() <= 8);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 #[must_use]
 pub struct ScalableBuilder<S = DefaultHashBuilder> {
@@ -982,6 +1040,17 @@ pub struct ScalableBuilder<S = DefaultHashBuilder> {
 impl ScalableBuilder<DefaultHashBuilder> {
     /// Fixes the default hasher's seed (see
     /// [`Builder::seed`](crate::Builder::seed)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let a = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
+    /// let b = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
+    /// a.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
+    /// b.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
+    /// assert_eq!(a.to_bytes(), b.to_bytes()); // the same seed: the same levels
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn seed(mut self, seed: u64) -> Self {
         self.hasher = DefaultHashBuilder::with_seed(seed);
         self
@@ -990,6 +1059,16 @@ impl ScalableBuilder<DefaultHashBuilder> {
 
 impl<S> ScalableBuilder<S> {
     /// Items the first level holds. Required.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(5000).build()?;
+    /// assert!(filter.capacity() >= 5000);
+    /// let none = ScalableCuckooFilter::builder().build();
+    /// assert_eq!(none.unwrap_err(), BuildError::MissingCapacity);
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn initial_capacity(mut self, capacity: usize) -> Self {
         self.initial_capacity = Some(capacity);
         self
@@ -998,6 +1077,17 @@ impl<S> ScalableBuilder<S> {
     /// Bound on the whole filter's false-positive rate, however far it
     /// grows (default 0.001). Must be in (0, 1) and leave room for the
     /// levels' reserve (`max_levels * 8 / 2^32`).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).false_positive_rate(0.05).build()?;
+    /// assert_eq!(filter.level_fingerprint_bits(), vec![8]); // 8 / 2^8 fits in 0.05
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.level_fingerprint_bits()[..2], [8, 16]); // a second 8-bit level would not
+    /// assert!(filter.false_positive_rate_bound() <= 0.05);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn false_positive_rate(mut self, rate: f64) -> Self {
         self.false_positive_rate = rate;
         self
@@ -1005,18 +1095,51 @@ impl<S> ScalableBuilder<S> {
 
     /// Each new level holds `factor` times the items of the previous one
     /// (2 or more; default 2).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(8).build()?;
+    /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
+    /// assert_eq!(filter.levels(), 2); // the second level holds 800 items
+    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build();
+    /// assert_eq!(flat.unwrap_err(), BuildError::InvalidGrowthFactor(1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn growth_factor(mut self, factor: usize) -> Self {
         self.growth_factor = factor;
         self
     }
 
-    /// Most levels, 1 to 64 (default 32).
+    /// Most levels, 1 to 64 (default 32). An insert that finds the last
+    /// level full fails with [`InsertError::Full`].
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).max_levels(1).build()?;
+    /// let err = (0..1000u32).find_map(|k| filter.insert(&k).err());
+    /// assert_eq!(err, Some(InsertError::Full)); // one level only: it cannot grow
+    /// assert_eq!(filter.levels(), 1);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn max_levels(mut self, levels: usize) -> Self {
         self.max_levels = levels;
         self
     }
 
-    /// Uses `hasher` instead of the default.
+    /// Uses `hasher` instead of the default (see
+    /// [`Builder::hasher`](crate::Builder::hasher)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use std::collections::hash_map::RandomState;
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).hasher(RandomState::new()).build()?;
+    /// filter.insert("k")?;
+    /// assert!(filter.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
     pub fn hasher<S2>(self, hasher: S2) -> ScalableBuilder<S2> {
         ScalableBuilder {
             initial_capacity: self.initial_capacity,
@@ -1028,6 +1151,15 @@ impl<S> ScalableBuilder<S> {
     }
 
     /// Builds the filter and its first level.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::builder().initial_capacity(1000).build()?;
+    /// assert_eq!(filter.levels(), 1);
+    /// let too_many = ScalableCuckooFilter::builder().initial_capacity(1000).max_levels(65).build();
+    /// assert_eq!(too_many.unwrap_err(), BuildError::InvalidMaxLevels(65));
+    /// # Ok::<(), BuildError>(())
+    /// ```
     ///
     /// # Errors
     /// A [`BuildError`] for a missing initial capacity, a growth factor

@@ -10,9 +10,9 @@
 //!   NULL while its length is not 0, is refused (`CCF_INVALID_ARGUMENT`,
 //!   `false` or `0`, as each function documents), never dereferenced;
 //! * no Rust panic unwinds into C: each body runs under
-//!   [`std::panic::catch_unwind`] (see [`guard`]) and a panic, which would
-//!   be a bug in this library, becomes `CCF_INTERNAL_ERROR` or the
-//!   documented `false`/`0` return;
+//!   [`std::panic::catch_unwind`] (the private `guard` function) and a
+//!   panic, which would be a bug in this library, becomes
+//!   `CCF_INTERNAL_ERROR` or the documented `false`/`0` return;
 //! * only `ccf_free` and `ccf_frozen_free` need exclusive access to their
 //!   handle: every other function takes it by shared reference
 //!   (`&CuckooFilter`, `&FrozenFilter`), which is what makes concurrent

@@ -48,9 +48,11 @@ fn container_len(levels: usize) -> usize {
 }
 
 impl<S: PersistentHasher> ScalableCuckooFilter<S> {
-    /// Encodes the filter: a container header, then every level in use in
-    /// the format of [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes)
-    /// (see the module docs of `persist/scalable.rs` and `docs/format.md`).
+    /// Encodes the filter: a container header (format version 3, laid out
+    /// in the comments of `src/persist/scalable.rs`), then every level in
+    /// use in the format of
+    /// [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes)
+    /// (version 2, `docs/format.md`).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -75,7 +77,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// other threads wait for the level being written.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// let mut sink = Vec::new();
     /// filter.write_to(&mut sink)?;
@@ -115,7 +117,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// let path = std::env::temp_dir().join(format!("scalable-doc-{}.ccf", std::process::id()));
     /// filter.write_to_path(&path)?;
@@ -176,7 +178,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// as it would have.
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("a")?;
     /// assert!(ScalableCuckooFilter::from_bytes(&filter.to_bytes())?.contains("a"));
@@ -192,7 +194,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// Decodes a filter from `reader` (see [`decode_from`](Self::decode_from)).
     ///
     /// ```
-    /// # use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
     /// assert!(ScalableCuckooFilter::read_from(&bytes[..])?.is_empty());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
