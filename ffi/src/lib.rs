@@ -13,16 +13,18 @@
 //!   [`std::panic::catch_unwind`] (see [`guard`]) and a panic, which would
 //!   be a bug in this library, becomes `CCF_INTERNAL_ERROR` or the
 //!   documented `false`/`0` return;
-//! * only `ccf_free` and `ccf_frozen_free` need exclusive access to their
-//!   handle: every other function takes it by shared reference
-//!   (`&CuckooFilter`, `&FrozenFilter`), which is what makes concurrent
-//!   calls from many C threads sound (both are `Sync`).
+//! * only `ccf_free`, `ccf_frozen_free` and `ccf_scalable_free` need
+//!   exclusive access to their handle: every other function takes it by
+//!   shared reference (`&CuckooFilter`, `&FrozenFilter`,
+//!   `&ScalableCuckooFilter`), which is what makes concurrent calls from
+//!   many C threads sound (all three are `Sync`).
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
 //! [`stats`] (the counters snapshot), [`persist`] (saving and loading
 //! files), [`frozen`] (saved filters queried in place from a read-only
-//! mapping).
+//! mapping), [`scalable`] (growing filters). The batch calls of every
+//! handle share the chunking helpers below.
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
@@ -31,6 +33,7 @@
 pub mod filter;
 pub mod frozen;
 pub mod persist;
+pub mod scalable;
 pub mod stats;
 pub mod status;
 
