@@ -4,9 +4,9 @@
  * threads). C11; also valid C++.
  *
  * Link with libconcurrent_cuckoo_ffi (static or shared): see the "From C"
- * section of the project's README. Every function except ccf_free and
- * ccf_frozen_free may be called from any number of threads at once on the
- * same filter.
+ * section of the project's README. Every function except ccf_free,
+ * ccf_frozen_free and ccf_scalable_free may be called from any number of
+ * threads at once on the same filter.
  */
 
 #ifndef CONCURRENT_CUCKOO_H
@@ -33,12 +33,15 @@ typedef enum ccf_status {
   CCF_OK = 0,
   /**
    * The insert found no free slot reachable for this key: the filter is
-   * full (nothing stored was evicted).
+   * full (nothing stored was evicted). A growing filter (`ccf_scalable`)
+   * is full only when its `max_levels` levels are in use and the newest
+   * is full, or when a new level cannot be allocated.
    */
   CCF_FULL = 1,
   /**
    * The key's two buckets already hold 8 copies of its fingerprint (the
-   * key, or keys indistinguishable from it, was inserted 8 times).
+   * key, or keys indistinguishable from it, was inserted 8 times); in a
+   * growing filter, the buckets of its newest level.
    */
   CCF_TOO_MANY_DUPLICATES = 2,
   /**
@@ -46,7 +49,8 @@ typedef enum ccf_status {
    * length above 0, an empty path, or a configuration the library
    * refuses (capacity too large to address, false-positive rate outside
    * (0, 1), unsupported fingerprint width, or one too short for the
-   * requested rate).
+   * requested rate; for a growing filter, a growth factor under 2, more
+   * than 64 levels, or a rate below the levels' reserve).
    */
   CCF_INVALID_ARGUMENT = 3,
   /**
@@ -61,8 +65,10 @@ typedef enum ccf_status {
   /**
    * The file is not one intact saved filter: wrong magic bytes, an
    * unsupported format version, a damaged header or body (checksum),
-   * truncation, bytes after the end, or a filter saved with a hasher
-   * other than the default one.
+   * truncation, bytes after the end, a filter saved with a hasher
+   * other than the default one, or a saved filter of the other kind (a
+   * growing filter's file given to `ccf_load` or `ccf_frozen_open`, a
+   * single filter's to `ccf_scalable_load`).
    */
   CCF_CORRUPT = 6,
   /**
@@ -126,6 +132,58 @@ typedef struct ccf_filter ccf_filter;
  * crash (SIGBUS) on a truncated page.
  */
 typedef struct ccf_frozen ccf_frozen;
+
+/**
+ * A concurrent cuckoo filter that grows: a chain of cuckoo filters
+ * (levels), each `growth_factor` times larger than the last.
+ *
+ * Opaque: create one with `ccf_scalable_new`,
+ * `ccf_scalable_new_with_options` or `ccf_scalable_load`, release it with
+ * `ccf_scalable_free`.
+ *
+ * Growth: it grows on demand. Inserts go to the newest level; when it is
+ * full, one inserting thread adds the next level while lookups keep
+ * answering, and the other inserters wait for it and retry there. An
+ * insert returns `CCF_FULL` only when `max_levels` levels are in use and
+ * the newest is full, or a new level cannot be allocated. Lookups search
+ * every level, newest first, so each level costs an absent key about one
+ * more lookup. An older level emptied by removes is retired: no longer
+ * searched, and its memory given back to the system (tables of 4 MiB or
+ * more; smaller ones keep theirs until the filter is freed).
+ *
+ * Thread safety: every function except `ccf_scalable_free` may be called
+ * from any number of threads at once on the same filter, with no locking
+ * by the caller, while it grows. `ccf_scalable_free` must be the last call
+ * on a filter: no other thread may be using it or use it afterwards.
+ *
+ * Keys: as for `ccf_filter`: `(key, len)` hashes exactly as the Rust call
+ * on a `&[u8]` of the same bytes (`filter.insert(bytes)` on a
+ * `ScalableCuckooFilter`), and `len` 0 is the empty key (`key` may then be
+ * NULL).
+ *
+ * False positives: a lookup of an absent key may be a false positive in
+ * every level, so the bound of the whole filter is the sum of the levels'
+ * bounds; the configured rate is a budget that holds however far the
+ * filter grows (each new level gets the narrowest fingerprint that keeps
+ * the sum within it). `ccf_scalable_false_positive_bound(f)` reports the
+ * sum for the levels in use.
+ *
+ * Duplicates: a key may be inserted up to 8 times per level (a multiset);
+ * each remove takes one copy away. `ccf_scalable_insert_unique` stays
+ * atomic across growth.
+ *
+ * Removes, where a growing filter is weaker than one table: a remove takes
+ * a copy from the newest level holding a match. A key's copy is
+ * identified only by its fingerprint, so removing `k` may take the copy of
+ * another key `j` that collides with `k` in a newer level, and `j` is no
+ * longer found. The chance is about a false positive's in the newer levels
+ * per remove (measured: 2 keys of 160,000 hidden by 160,000 removes with
+ * 16-bit levels); a low rate (`1e-7`: 32-bit levels) makes it negligible.
+ * Apart from that, a key inserted and not removed is found by every
+ * thread at every moment. As for `ccf_filter`, only remove keys that were
+ * inserted.
+ */
+typedef struct ccf_scalable ccf_scalable;
 
 /**
  * What `ccf_stats` reports: size, memory, and what inserts and removes
@@ -785,6 +843,435 @@ enum ccf_status ccf_save(const struct ccf_filter *f, const char *path);
  * writing one pointer.
  */
 enum ccf_status ccf_load(const char *path, struct ccf_filter **out);
+
+/**
+ * Creates a growing filter whose first level holds `initial_capacity`
+ * items (0 is taken as 1), with growth factor 2, up to 32 levels, and a
+ * random hash seed.
+ *
+ * `false_positive_rate` is the bound on the whole filter's false-positive
+ * rate however far it grows: 0 means the default, 0.001; otherwise it
+ * must be strictly between 0 and 1, and at least the reserve the levels
+ * need (`max_levels * 8 / 2^32`, about 6e-8 for 32 levels).
+ *
+ * Returns `CCF_OK` and stores the new filter in `*out`, to be released
+ * with `ccf_scalable_free`. On any error `*out` is left unchanged:
+ * `CCF_INVALID_ARGUMENT` for a NULL `out`, an initial capacity too large
+ * to address, or a rate outside [0, 1), NaN or below the reserve;
+ * `CCF_ALLOCATION_FAILED` if the memory of the first level cannot be had.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer.
+ */
+enum ccf_status ccf_scalable_new(size_t initial_capacity,
+                                 double false_positive_rate,
+                                 struct ccf_scalable **out);
+
+/**
+ * `ccf_scalable_new` with every option: `growth_factor`, how many times
+ * more items each new level holds than the one before (2 or more; 0 = the
+ * default, 2); `max_levels`, the most levels the filter may have (1 to
+ * 64; 0 = the default, 32); and `seed`, a pointer to the hash seed to use
+ * (NULL = a fresh random seed), as for `ccf_new_with_options`.
+ *
+ * Returns as `ccf_scalable_new`, plus `CCF_INVALID_ARGUMENT` for a growth
+ * factor of 1, a level count above 64, or a rate below the reserve of
+ * `max_levels` levels. `*out` is left unchanged on any error.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer; `seed` is NULL or points
+ * to a readable `uint64_t`.
+ */
+enum ccf_status ccf_scalable_new_with_options(size_t initial_capacity,
+                                              double false_positive_rate,
+                                              size_t growth_factor,
+                                              size_t max_levels,
+                                              const uint64_t *seed,
+                                              struct ccf_scalable **out);
+
+/**
+ * Releases a growing filter and all its levels. NULL is a no-op.
+ *
+ * Not thread-safe: no other call may be using `f`, and `f` must not be
+ * used (or freed) again afterwards.
+ *
+ * # Safety
+ * `f` is NULL or a filter from `ccf_scalable_new`,
+ * `ccf_scalable_new_with_options` or `ccf_scalable_load` that has not been
+ * freed, and no other thread uses it.
+ */
+void ccf_scalable_free(struct ccf_scalable *f);
+
+/**
+ * Adds one copy of the key (the `len` bytes at `key`) to the newest
+ * level, growing the filter if that level is full.
+ *
+ * Returns `CCF_OK`; `CCF_FULL` only when `max_levels` levels are in use
+ * and the newest is full, or a new level cannot be allocated;
+ * `CCF_TOO_MANY_DUPLICATES` when the newest level already holds 8 copies
+ * of the key's fingerprint in its two buckets; `CCF_INVALID_ARGUMENT` for
+ * a NULL `f`, or a NULL `key` with `len > 0`. On any error the filter's
+ * contents are unchanged.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+enum ccf_status ccf_scalable_insert(struct ccf_scalable *f, const void *key, size_t len);
+
+/**
+ * Adds the key unless it (or a key indistinguishable from it) is already
+ * present in any level: set semantics. Of several threads adding the same
+ * key at once, exactly one sees `*added == true`, even while the filter
+ * grows.
+ *
+ * `added` may be NULL; otherwise `*added` is set on every return, to true
+ * exactly when this call stored the key. Returns as `ccf_scalable_insert`
+ * (a key already present is `CCF_OK` with `*added == false`).
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
+ * readable bytes; `added` is NULL or valid for writing one `bool`.
+ */
+enum ccf_status ccf_scalable_insert_unique(struct ccf_scalable *f,
+                                           const void *key,
+                                           size_t len,
+                                           bool *added);
+
+/**
+ * Is the key (probably) present in any level? A false positive with
+ * probability below `ccf_scalable_false_positive_bound(f)`; no false
+ * negative except as the type's documentation says of removes.
+ *
+ * Returns false for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_scalable_contains(const struct ccf_scalable *f, const void *key, size_t len);
+
+/**
+ * Removes one copy of the key from the newest level holding one; returns
+ * false if no level does (or for a NULL `f`, or a NULL `key` with
+ * `len > 0`). A level this empties, and that no longer takes inserts,
+ * is retired (see `ccf_scalable`).
+ *
+ * Only remove keys that were inserted, and see the type's documentation
+ * for the copy of a colliding key a remove may take.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_scalable_remove(struct ccf_scalable *f, const void *key, size_t len);
+
+/**
+ * `ccf_scalable_insert` for a precomputed, well-mixed 64-bit hash (see
+ * `ccf_insert_hash`): hashes and byte keys are separate spaces.
+ *
+ * Returns `CCF_INVALID_ARGUMENT` for a NULL `f`, otherwise as
+ * `ccf_scalable_insert`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+enum ccf_status ccf_scalable_insert_hash(struct ccf_scalable *f, uint64_t hash);
+
+/**
+ * `ccf_scalable_insert_unique` for a precomputed hash. `added` may be
+ * NULL; otherwise `*added` is set on every return.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `added` is NULL or valid for
+ * writing one `bool`.
+ */
+enum ccf_status ccf_scalable_insert_unique_hash(struct ccf_scalable *f, uint64_t hash, bool *added);
+
+/**
+ * `ccf_scalable_contains` for a precomputed hash; false for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+bool ccf_scalable_contains_hash(const struct ccf_scalable *f, uint64_t hash);
+
+/**
+ * `ccf_scalable_remove` for a precomputed hash; false for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+bool ccf_scalable_remove_hash(struct ccf_scalable *f, uint64_t hash);
+
+/**
+ * Copies of the key's fingerprint in its two buckets, summed over every
+ * level (so it may exceed 8): how many times the key was inserted and not
+ * removed, plus copies of keys that collide with it. Each level is read
+ * exactly, under its locks. 0 for a NULL `f`, or a NULL `key` with
+ * `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+size_t ccf_scalable_count(const struct ccf_scalable *f, const void *key, size_t len);
+
+/**
+ * `ccf_scalable_count` for a precomputed hash; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+size_t ccf_scalable_count_hash(const struct ccf_scalable *f, uint64_t hash);
+
+/**
+ * Looks up a burst of precomputed hashes: `out[i] =
+ * ccf_scalable_contains_hash(f, hashes[i])` for `i < n`, each level
+ * searched with the pipelined lookup of `ccf_contains_hash_batch` for the
+ * hashes not found yet, newest level first.
+ *
+ * `n == 0` does nothing. If `out` is NULL nothing is written; otherwise if
+ * `f` or `hashes` is NULL, every `out[i]` is set to false.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; otherwise as
+ * `ccf_contains_hash_batch`.
+ */
+void ccf_scalable_contains_hash_batch(const struct ccf_scalable *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      bool *out);
+
+/**
+ * Looks up a burst of byte keys: `out[i] = ccf_scalable_contains(f,
+ * keys[i], lens[i])` for `i < n`, pipelined as
+ * `ccf_scalable_contains_hash_batch`. Allocates nothing.
+ *
+ * `n == 0` does nothing. If `out` is NULL nothing is written; otherwise if
+ * `f`, `keys` or `lens` is NULL every `out[i]` is set to false, and a key
+ * with `keys[i] == NULL` and `lens[i] > 0` gets `out[i] = false`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; otherwise as `ccf_contains_batch`.
+ */
+void ccf_scalable_contains_batch(const struct ccf_scalable *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 bool *out);
+
+/**
+ * Inserts a batch of byte keys, `keys[i]`/`lens[i]` for `i < n`, in order,
+ * exactly as the same `ccf_scalable_insert` calls one at a time would
+ * (growing the filter as needed), stopping at the first key refused;
+ * pipelined within each level. Each insert is still an ordinary operation
+ * of its own, seen by other threads one by one. Allocates nothing.
+ *
+ * Returns and sets `*inserted` (which may be NULL) as `ccf_insert_batch`:
+ * `CCF_OK` when every key went in; otherwise the status of the first key
+ * refused (`CCF_FULL` or `CCF_TOO_MANY_DUPLICATES`), the keys before it
+ * being in the filter and it and every key after it not;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys` or `lens` with
+ * `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere in the batch
+ * (the whole batch is checked first, so nothing is inserted then).
+ * `*inserted` is how many keys, from the start, went in.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; otherwise as `ccf_insert_batch`.
+ */
+enum ccf_status ccf_scalable_insert_batch(struct ccf_scalable *f,
+                                          const void *const *keys,
+                                          const size_t *lens,
+                                          size_t n,
+                                          size_t *inserted);
+
+/**
+ * `ccf_scalable_insert_batch` for precomputed hashes: `hashes[i]` for
+ * `i < n`, in order, stopping at the first refused.
+ *
+ * Returns and sets `*inserted` (which may be NULL) as `ccf_insert_batch`;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `inserted` is NULL or valid for writing one
+ * `size_t`.
+ */
+enum ccf_status ccf_scalable_insert_hash_batch(struct ccf_scalable *f,
+                                               const uint64_t *hashes,
+                                               size_t n,
+                                               size_t *inserted);
+
+/**
+ * Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
+ * order, exactly as the same `ccf_scalable_remove` calls one at a time
+ * would (so a key listed twice loses two copies, if it has them).
+ * Allocates nothing. Only remove keys that were inserted (see
+ * `ccf_scalable_remove`).
+ *
+ * `removed` may be NULL, and then only the removes happen; otherwise
+ * `removed[i]` is set to whether a copy of key `i` was found and removed
+ * (every `removed[i]` is false after an error).
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL `keys`
+ * or `lens` with `n > 0`, or a NULL `keys[i]` with `lens[i] > 0` anywhere
+ * in the batch: the whole batch is checked first, so nothing is removed
+ * then.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; otherwise as `ccf_remove_batch`.
+ */
+enum ccf_status ccf_scalable_remove_batch(struct ccf_scalable *f,
+                                          const void *const *keys,
+                                          const size_t *lens,
+                                          size_t n,
+                                          bool *removed);
+
+/**
+ * `ccf_scalable_remove_batch` for precomputed hashes: removes one copy of
+ * each `hashes[i]`, `i < n`, in order, as `ccf_scalable_remove_hash`
+ * calls one at a time would. `removed` may be NULL; otherwise
+ * `removed[i]` is set as in `ccf_scalable_remove_batch`.
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` (nothing removed, every
+ * `removed[i]` false) for a NULL `f`, or a NULL `hashes` with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; otherwise as
+ * `ccf_remove_hash_batch`.
+ */
+enum ccf_status ccf_scalable_remove_hash_batch(struct ccf_scalable *f,
+                                               const uint64_t *hashes,
+                                               size_t n,
+                                               bool *removed);
+
+/**
+ * Items stored over all levels (each copy counts): exact while no insert
+ * or remove runs, a recent value while they do. 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+size_t ccf_scalable_len(const struct ccf_scalable *f);
+
+/**
+ * `ccf_scalable_len(f) == 0` (so true for a NULL `f`).
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+bool ccf_scalable_is_empty(const struct ccf_scalable *f);
+
+/**
+ * Fingerprint slots of the levels in use (4 per bucket): it grows with
+ * the filter, and shrinks when removes empty an older level. 0 for a
+ * NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+size_t ccf_scalable_capacity(const struct ccf_scalable *f);
+
+/**
+ * `ccf_scalable_len(f) / ccf_scalable_capacity(f)`: the newest level fills
+ * before the next is added, so this swings from about `1 / growth_factor`
+ * (just grown) up to about 0.95. 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+double ccf_scalable_load_factor(const struct ccf_scalable *f);
+
+/**
+ * Levels in use: 1 for a new filter, one more each time it grows, fewer
+ * when removes empty older levels (or after `ccf_scalable_clear`). 0 for
+ * a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+size_t ccf_scalable_levels(const struct ccf_scalable *f);
+
+/**
+ * Bytes the filter holds: the tables and locks of its levels in use (a
+ * retired level is not counted) and the handle itself. 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+size_t ccf_scalable_memory_usage(const struct ccf_scalable *f);
+
+/**
+ * Upper bound on the false-positive rate of the levels in use: the sum of
+ * their bounds `8 / 2^bits`, at most the configured rate however far the
+ * filter grows. 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+double ccf_scalable_false_positive_bound(const struct ccf_scalable *f);
+
+/**
+ * Removes every item from every level: the first level is emptied and
+ * kept, the others are retired (see `ccf_scalable`) and reused if the
+ * filter grows again. Concurrent inserts and removes wait for it; lookups
+ * running meanwhile may see the items either there or gone. Returns
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter.
+ */
+enum ccf_status ccf_scalable_clear(struct ccf_scalable *f);
+
+/**
+ * Saves the growing filter to the file at `path`, crash-safely as
+ * `ccf_save` does (a temporary file in the same directory, fsync, rename
+ * over `path`, directory sync): a crash leaves the old file or the new
+ * one, and a failed save leaves `path` as it was.
+ *
+ * The file records the configuration (initial capacity, rate, growth
+ * factor, max levels), every level in use and the hash seed; it is the
+ * format Rust's `ScalableCuckooFilter::write_to_path` writes (format
+ * version 3), which `ccf_scalable_load` reads and `ccf_load` refuses.
+ * Each level is a consistent snapshot: writers to the level being written
+ * wait, lookups go on.
+ *
+ * `path` is as for `ccf_save`. Returns `CCF_OK`; `CCF_IO_ERROR` if
+ * creating, writing, syncing or renaming fails; `CCF_INVALID_ARGUMENT`
+ * for a NULL `f`, a NULL or empty `path`, or (outside Unix) a path that is
+ * not UTF-8.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `path` is NULL or a NUL-terminated
+ * string.
+ */
+enum ccf_status ccf_scalable_save(const struct ccf_scalable *f, const char *path);
+
+/**
+ * Loads a growing filter saved by `ccf_scalable_save` (or by Rust's
+ * `ScalableCuckooFilter::write_to_path`, `write_to` or `to_bytes` with the
+ * default hasher). The new filter answers every query exactly as the
+ * saved one did and grows as it would have: same levels, contents,
+ * configuration and hash seed.
+ *
+ * The file must hold exactly one saved growing filter: a file saved by
+ * `ccf_save` (a single filter) is `CCF_CORRUPT` here, as a file saved by
+ * `ccf_scalable_save` is for `ccf_load`.
+ *
+ * Returns `CCF_OK` and stores the filter in `*out` (release it with
+ * `ccf_scalable_free`); on any error `*out` is left unchanged:
+ * `CCF_IO_ERROR` if the file cannot be opened or read; `CCF_CORRUPT` if it
+ * is not one intact saved growing filter (see `CCF_CORRUPT`);
+ * `CCF_ALLOCATION_FAILED` if the memory for its levels cannot be had;
+ * `CCF_INVALID_ARGUMENT` for a NULL `out`, a NULL or empty `path`, or
+ * (outside Unix) a path that is not UTF-8.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one pointer.
+ */
+enum ccf_status ccf_scalable_load(const char *path, struct ccf_scalable **out);
 
 /**
  * Fills `*out` with the filter's statistics (see `ccf_filter_stats`).

@@ -7,8 +7,8 @@
 
 use crate::status::ccf_status::{self, *};
 use crate::{
-    array_or_empty, ccf_filter, contains_byte_keys, filter_ref, gather_keys, guard, key_bytes,
-    key_valid, out_array, KEY_CHUNK,
+    array_or_empty, ccf_filter, contains_byte_keys, filter_ref, guard, insert_byte_keys,
+    insert_hashes, key_bytes, out_array, remove_byte_keys, remove_hashes, set_added, set_count,
 };
 use concurrent_cuckoo::CuckooFilter;
 use core::ffi::c_void;
@@ -421,26 +421,10 @@ pub unsafe extern "C" fn ccf_insert_batch(
         ) else {
             return CCF_INVALID_ARGUMENT;
         };
-        if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
-            return CCF_INVALID_ARGUMENT;
-        }
-        let mut done = 0;
-        for (keys, lens) in keys.chunks(KEY_CHUNK).zip(lens.chunks(KEY_CHUNK)) {
-            let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
-            // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
-            // (caller's contract); all valid (checked above).
-            let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
-            debug_assert_eq!(invalid, 0);
-            let result = filter.insert_batch(&chunk[..keys.len()]);
-            let went_in = result.map_or_else(|e| e.inserted(), |()| keys.len());
-            done += went_in;
-            // SAFETY: as above.
-            unsafe { set_count(inserted, done) };
-            if let Err(e) = result {
-                return ccf_status::from(*e.error());
-            }
-        }
-        CCF_OK
+        // SAFETY: `keys` and `lens` have `n` elements, each `keys[i]` NULL
+        // or `lens[i]` readable bytes; `inserted` is NULL or writable
+        // (caller's contract).
+        unsafe { insert_byte_keys(keys, lens, inserted, |chunk| filter.insert_batch(chunk)) }
     })
 }
 
@@ -471,13 +455,8 @@ pub unsafe extern "C" fn ccf_insert_hash_batch(
         }) else {
             return CCF_INVALID_ARGUMENT;
         };
-        let (done, status) = match filter.insert_hash_batch(hashes) {
-            Ok(()) => (hashes.len(), CCF_OK),
-            Err(e) => (e.inserted(), ccf_status::from(*e.error())),
-        };
-        // SAFETY: as above.
-        unsafe { set_count(inserted, done) };
-        status
+        // SAFETY: `inserted` is NULL or writable (caller's contract).
+        unsafe { insert_hashes(hashes, inserted, |hashes| filter.insert_hash_batch(hashes)) }
     })
 }
 
@@ -514,7 +493,7 @@ pub unsafe extern "C" fn ccf_remove_batch(
         // SAFETY: `removed` is NULL or `n` writable, unshared,
         // non-overlapping bools (caller's contract); every element is set
         // to false first.
-        let mut removed = unsafe { out_array(removed, n) };
+        let removed = unsafe { out_array(removed, n) };
         // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
         // readable elements (caller's contract).
         let (Some(filter), Some(keys), Some(lens)) = (
@@ -524,28 +503,14 @@ pub unsafe extern "C" fn ccf_remove_batch(
         ) else {
             return CCF_INVALID_ARGUMENT;
         };
-        if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
-            return CCF_INVALID_ARGUMENT;
+        // SAFETY: `keys`, `lens` and `removed` (if any) have `n` elements;
+        // each `keys[i]` is NULL or `lens[i]` readable bytes (caller's
+        // contract).
+        unsafe {
+            remove_byte_keys(keys, lens, removed, |chunk, out| {
+                filter.remove_batch(chunk, out)
+            })
         }
-        // Where the flags go when the caller wants none.
-        let mut scratch = [false; KEY_CHUNK];
-        for (c, (keys, lens)) in keys
-            .chunks(KEY_CHUNK)
-            .zip(lens.chunks(KEY_CHUNK))
-            .enumerate()
-        {
-            let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
-            // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
-            // (caller's contract); all valid (checked above).
-            let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
-            debug_assert_eq!(invalid, 0);
-            let out = match removed.as_deref_mut() {
-                Some(all) => &mut all[c * KEY_CHUNK..c * KEY_CHUNK + keys.len()],
-                None => &mut scratch[..keys.len()],
-            };
-            filter.remove_batch(&chunk[..keys.len()], out);
-        }
-        CCF_OK
     })
 }
 
@@ -581,15 +546,9 @@ pub unsafe extern "C" fn ccf_remove_hash_batch(
         }) else {
             return CCF_INVALID_ARGUMENT;
         };
-        match removed {
-            Some(removed) => filter.remove_hash_batch(hashes, removed),
-            None => {
-                let mut scratch = [false; KEY_CHUNK];
-                for hashes in hashes.chunks(KEY_CHUNK) {
-                    filter.remove_hash_batch(hashes, &mut scratch[..hashes.len()]);
-                }
-            }
-        }
+        remove_hashes(hashes, removed, |hashes, out| {
+            filter.remove_hash_batch(hashes, out)
+        });
         CCF_OK
     })
 }
@@ -734,33 +693,10 @@ pub unsafe extern "C" fn ccf_clear(f: *mut ccf_filter) -> ccf_status {
     })
 }
 
-/// Writes `value` to `*count` unless `count` is NULL.
-///
-/// # Safety
-/// `count` is NULL or valid for writing one `size_t`.
-unsafe fn set_count(count: *mut usize, value: usize) {
-    if !count.is_null() {
-        // SAFETY: non-null and writable (caller's contract); `write` needs
-        // no valid previous value.
-        unsafe { count.write(value) };
-    }
-}
-
-/// Writes `value` to `*added` unless `added` is NULL.
-///
-/// # Safety
-/// `added` is NULL or valid for writing one `bool`.
-unsafe fn set_added(added: *mut bool, value: bool) {
-    if !added.is_null() {
-        // SAFETY: non-null and writable (caller's contract); `write` needs
-        // no valid previous value, so an uninitialised C `bool` is fine.
-        unsafe { added.write(value) };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::KEY_CHUNK;
     use core::ptr;
 
     fn new_filter(capacity: usize, seed: u64) -> *mut ccf_filter {

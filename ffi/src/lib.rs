@@ -13,16 +13,18 @@
 //!   [`std::panic::catch_unwind`] (the private `guard` function) and a
 //!   panic, which would be a bug in this library, becomes
 //!   `CCF_INTERNAL_ERROR` or the documented `false`/`0` return;
-//! * only `ccf_free` and `ccf_frozen_free` need exclusive access to their
-//!   handle: every other function takes it by shared reference
-//!   (`&CuckooFilter`, `&FrozenFilter`), which is what makes concurrent
-//!   calls from many C threads sound (both are `Sync`).
+//! * only `ccf_free`, `ccf_frozen_free` and `ccf_scalable_free` need
+//!   exclusive access to their handle: every other function takes it by
+//!   shared reference (`&CuckooFilter`, `&FrozenFilter`,
+//!   `&ScalableCuckooFilter`), which is what makes concurrent calls from
+//!   many C threads sound (all three are `Sync`).
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
 //! [`stats`] (the counters snapshot), [`persist`] (saving and loading
 //! files), [`frozen`] (saved filters queried in place from a read-only
-//! mapping).
+//! mapping), [`scalable`] (growing filters). The batch calls of every
+//! handle share the chunking helpers below.
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
@@ -31,10 +33,11 @@
 pub mod filter;
 pub mod frozen;
 pub mod persist;
+pub mod scalable;
 pub mod stats;
 pub mod status;
 
-use concurrent_cuckoo::CuckooFilter;
+use concurrent_cuckoo::{BatchInsertError, CuckooFilter};
 use core::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -225,6 +228,160 @@ unsafe fn contains_byte_keys(
             out[invalid.trailing_zeros() as usize] = false;
             invalid &= invalid - 1;
         }
+    }
+}
+
+/// Inserts the byte keys `keys[i]`/`lens[i]` with `insert` (a batch insert
+/// of the filter, scalable filter, ...) chunk by chunk, in order, stopping
+/// at the first key refused, and returns the status of the whole batch as
+/// `ccf_insert_batch` documents it: `CCF_INVALID_ARGUMENT` (nothing
+/// inserted) if any key is invalid, the whole batch being checked first;
+/// otherwise `CCF_OK`, or the status of the first key refused.
+///
+/// `*inserted` (unless NULL) is kept at the number of keys, from the
+/// start, that went in: updated after every chunk, so that even a panic
+/// in a later chunk leaves a count of keys that are in.
+///
+/// # Safety
+/// `keys` and `lens` have the same length; each `keys[i]` is NULL or points
+/// to `lens[i]` readable bytes that stay unchanged during the call;
+/// `inserted` is NULL or valid for writing one `size_t`.
+#[inline(always)]
+unsafe fn insert_byte_keys(
+    keys: &[*const c_void],
+    lens: &[usize],
+    inserted: *mut usize,
+    insert: impl Fn(&[&[u8]]) -> Result<(), BatchInsertError>,
+) -> ccf_status {
+    if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
+        return ccf_status::CCF_INVALID_ARGUMENT;
+    }
+    let mut done = 0;
+    for (keys, lens) in keys.chunks(KEY_CHUNK).zip(lens.chunks(KEY_CHUNK)) {
+        let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+        // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
+        // (caller's contract); all valid (checked above).
+        let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
+        debug_assert_eq!(invalid, 0);
+        let result = insert(&chunk[..keys.len()]);
+        let went_in = result.map_or_else(|e| e.inserted(), |()| keys.len());
+        done += went_in;
+        // SAFETY: `inserted` is NULL or writable (caller's contract).
+        unsafe { set_count(inserted, done) };
+        if let Err(e) = result {
+            return ccf_status::from(*e.error());
+        }
+    }
+    ccf_status::CCF_OK
+}
+
+/// Inserts the precomputed `hashes` with `insert` (a batch insert of
+/// hashes), sets `*inserted` (unless NULL) to how many went in, and
+/// returns `CCF_OK` or the status of the first hash refused.
+///
+/// # Safety
+/// `inserted` is NULL or valid for writing one `size_t`.
+#[inline(always)]
+unsafe fn insert_hashes(
+    hashes: &[u64],
+    inserted: *mut usize,
+    insert: impl FnOnce(&[u64]) -> Result<(), BatchInsertError>,
+) -> ccf_status {
+    let (done, status) = match insert(hashes) {
+        Ok(()) => (hashes.len(), ccf_status::CCF_OK),
+        Err(e) => (e.inserted(), ccf_status::from(*e.error())),
+    };
+    // SAFETY: `inserted` is NULL or writable (caller's contract).
+    unsafe { set_count(inserted, done) };
+    status
+}
+
+/// Removes one copy of each byte key `keys[i]`/`lens[i]` with `remove` (a
+/// batch remove, which sets a flag per key) chunk by chunk, in order; the
+/// flags go to `removed` when the caller wants them, to a scratch array
+/// otherwise. Returns `CCF_INVALID_ARGUMENT` (nothing removed) if any key
+/// is invalid, the whole batch being checked first; `CCF_OK` otherwise.
+/// Allocates nothing.
+///
+/// # Safety
+/// `keys`, `lens` and `removed` (if any) have the same length; each
+/// `keys[i]` is NULL or points to `lens[i]` readable bytes that stay
+/// unchanged during the call.
+#[inline(always)]
+unsafe fn remove_byte_keys(
+    keys: &[*const c_void],
+    lens: &[usize],
+    mut removed: Option<&mut [bool]>,
+    remove: impl Fn(&[&[u8]], &mut [bool]),
+) -> ccf_status {
+    if !keys.iter().zip(lens).all(|(&k, &len)| key_valid(k, len)) {
+        return ccf_status::CCF_INVALID_ARGUMENT;
+    }
+    // Where the flags go when the caller wants none.
+    let mut scratch = [false; KEY_CHUNK];
+    for (c, (keys, lens)) in keys
+        .chunks(KEY_CHUNK)
+        .zip(lens.chunks(KEY_CHUNK))
+        .enumerate()
+    {
+        let mut chunk: [&[u8]; KEY_CHUNK] = [&[]; KEY_CHUNK];
+        // SAFETY: at most `KEY_CHUNK` keys, each `lens[i]` readable bytes
+        // (caller's contract); all valid (checked above).
+        let invalid = unsafe { gather_keys(keys, lens, &mut chunk) };
+        debug_assert_eq!(invalid, 0);
+        let out = match removed.as_deref_mut() {
+            Some(all) => &mut all[c * KEY_CHUNK..c * KEY_CHUNK + keys.len()],
+            None => &mut scratch[..keys.len()],
+        };
+        remove(&chunk[..keys.len()], out);
+    }
+    ccf_status::CCF_OK
+}
+
+/// Removes one copy of each of the precomputed `hashes` with `remove` (a
+/// batch remove of hashes): in one call when the caller wants the flags
+/// (`removed`, as long as `hashes`), chunk by chunk into a scratch array
+/// otherwise. Allocates nothing.
+#[inline(always)]
+fn remove_hashes(
+    hashes: &[u64],
+    removed: Option<&mut [bool]>,
+    remove: impl Fn(&[u64], &mut [bool]),
+) {
+    match removed {
+        Some(removed) => remove(hashes, removed),
+        None => {
+            let mut scratch = [false; KEY_CHUNK];
+            for hashes in hashes.chunks(KEY_CHUNK) {
+                remove(hashes, &mut scratch[..hashes.len()]);
+            }
+        }
+    }
+}
+
+/// Writes `value` to `*count` unless `count` is NULL.
+///
+/// # Safety
+/// `count` is NULL or valid for writing one `size_t`.
+#[inline(always)]
+unsafe fn set_count(count: *mut usize, value: usize) {
+    if !count.is_null() {
+        // SAFETY: non-null and writable (caller's contract); `write` needs
+        // no valid previous value.
+        unsafe { count.write(value) };
+    }
+}
+
+/// Writes `value` to `*added` unless `added` is NULL.
+///
+/// # Safety
+/// `added` is NULL or valid for writing one `bool`.
+#[inline(always)]
+unsafe fn set_added(added: *mut bool, value: bool) {
+    if !added.is_null() {
+        // SAFETY: non-null and writable (caller's contract); `write` needs
+        // no valid previous value, so an uninitialised C `bool` is fine.
+        unsafe { added.write(value) };
     }
 }
 

@@ -3,7 +3,7 @@
 
 use crate::status::ccf_status::{self, *};
 use crate::{ccf_filter, filter_ref, guard};
-use concurrent_cuckoo::CuckooFilter;
+use concurrent_cuckoo::{CuckooFilter, DecodeError};
 use core::ffi::{c_char, CStr};
 use std::fs::File;
 use std::io::{self, Read};
@@ -74,7 +74,7 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match load(path) {
+        match load_file(path, |file| CuckooFilter::read_from(file)) {
             Ok(inner) => {
                 let handle = Box::into_raw(Box::new(ccf_filter { inner }));
                 // SAFETY: `out` is non-null (checked) and valid for writing a
@@ -87,13 +87,19 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
     })
 }
 
-/// Decodes the one filter the file at `path` holds.
-fn load(path: &Path) -> Result<CuckooFilter, ccf_status> {
+/// Decodes the one filter the file at `path` holds with `decode` (a
+/// streaming decoder, which reads the encoding's bytes and no more):
+/// `CCF_IO_ERROR` if the file cannot be opened or read, the decoder's
+/// error as a status, and `CCF_CORRUPT` if bytes follow the encoding.
+pub(crate) fn load_file<T>(
+    path: &Path,
+    decode: impl FnOnce(&mut File) -> Result<T, DecodeError>,
+) -> Result<T, ccf_status> {
     let mut file = File::open(path).map_err(|_| CCF_IO_ERROR)?;
-    // `read_from` streams the body into the table in 64 KiB chunks: no
+    // The decoders stream the body into the table in 64 KiB chunks: no
     // second copy of a large filter in memory.
-    let filter = CuckooFilter::read_from(&mut file).map_err(ccf_status::from)?;
-    // `read_from` stops at the end of the encoding; a file is one filter,
+    let filter = decode(&mut file).map_err(ccf_status::from)?;
+    // The decoder stops at the end of the encoding; a file is one filter,
     // so anything after it means the file is not what was saved.
     let mut byte = [0u8; 1];
     loop {

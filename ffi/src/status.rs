@@ -15,16 +15,20 @@ pub enum ccf_status {
     /// Success.
     CCF_OK = 0,
     /// The insert found no free slot reachable for this key: the filter is
-    /// full (nothing stored was evicted).
+    /// full (nothing stored was evicted). A growing filter (`ccf_scalable`)
+    /// is full only when its `max_levels` levels are in use and the newest
+    /// is full, or when a new level cannot be allocated.
     CCF_FULL = 1,
     /// The key's two buckets already hold 8 copies of its fingerprint (the
-    /// key, or keys indistinguishable from it, was inserted 8 times).
+    /// key, or keys indistinguishable from it, was inserted 8 times); in a
+    /// growing filter, the buckets of its newest level.
     CCF_TOO_MANY_DUPLICATES = 2,
     /// A NULL pointer where an object is required, a NULL key with a
     /// length above 0, an empty path, or a configuration the library
     /// refuses (capacity too large to address, false-positive rate outside
     /// (0, 1), unsupported fingerprint width, or one too short for the
-    /// requested rate).
+    /// requested rate; for a growing filter, a growth factor under 2, more
+    /// than 64 levels, or a rate below the levels' reserve).
     CCF_INVALID_ARGUMENT = 3,
     /// The system could not provide the memory for the table.
     CCF_ALLOCATION_FAILED = 4,
@@ -33,8 +37,10 @@ pub enum ccf_status {
     CCF_IO_ERROR = 5,
     /// The file is not one intact saved filter: wrong magic bytes, an
     /// unsupported format version, a damaged header or body (checksum),
-    /// truncation, bytes after the end, or a filter saved with a hasher
-    /// other than the default one.
+    /// truncation, bytes after the end, a filter saved with a hasher
+    /// other than the default one, or a saved filter of the other kind (a
+    /// growing filter's file given to `ccf_load` or `ccf_frozen_open`, a
+    /// single filter's to `ccf_scalable_load`).
     CCF_CORRUPT = 6,
     /// A bug in this library (an internal Rust panic, caught before it
     /// could reach C). The filter may still be used, but please report it.

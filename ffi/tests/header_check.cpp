@@ -65,6 +65,29 @@ int main() {
     ccf_frozen_free(z);
     ccf_free(thawed);
     ccf_free(f);
+
+    // A growing filter: grows past its first level, saved and loaded.
+    ccf_scalable *g = nullptr;
+    const uint64_t seed = 7;
+    REQUIRE(ccf_scalable_new_with_options(16, 0.0, 2, 0, &seed, &g) == CCF_OK);
+    REQUIRE(ccf_scalable_insert(g, key.data(), key.size()) == CCF_OK);
+    REQUIRE(ccf_scalable_insert_unique(g, key.data(), key.size(), &added) == CCF_OK && !added);
+    for (uint64_t h = 0; h < 1000; h++)
+        REQUIRE(ccf_scalable_insert_hash(g, h * 0x9E3779B97F4A7C15ull) == CCF_OK);
+    REQUIRE(ccf_scalable_levels(g) > 1 && ccf_scalable_len(g) == 1001);
+    REQUIRE(ccf_scalable_false_positive_bound(g) <= 1e-3);
+    REQUIRE(ccf_scalable_insert_batch(g, keys, lens, 3, &inserted) == CCF_OK && inserted == 3);
+    REQUIRE(ccf_scalable_remove_batch(g, keys, lens, 3, nullptr) == CCF_OK);
+    ccf_scalable_contains_batch(g, keys, lens, 2, out);
+    REQUIRE(out[0] && ccf_scalable_count(g, key.data(), key.size()) == 1);
+    REQUIRE(ccf_scalable_save(g, path.c_str()) == CCF_OK);
+    ccf_scalable *loaded = nullptr;
+    REQUIRE(ccf_scalable_load(path.c_str(), &loaded) == CCF_OK);
+    REQUIRE(std::remove(path.c_str()) == 0);
+    REQUIRE(ccf_scalable_len(loaded) == ccf_scalable_len(g));
+    REQUIRE(ccf_scalable_contains(loaded, key.data(), key.size()));
+    ccf_scalable_free(loaded);
+    ccf_scalable_free(g);
     std::printf("header_check (C++17): ok, library %s\n", ccf_version());
     return 0;
 }

@@ -1,9 +1,10 @@
 /*
  * Tests of the C API, from C: every function, every status, NULL arguments,
  * batch writes, counts and statistics, save/load, frozen (mapped) filters,
- * files written by Rust, the golden files of tests/data, and threads (and
- * a second process, on a frozen filter). scripts/test-c.sh builds this file against the static and the
- * shared library (with AddressSanitizer and UBSan) and runs it as
+ * growing (scalable) filters, files written by Rust, the golden files of
+ * tests/data, and threads (and a second process, on a frozen filter).
+ * scripts/test-c.sh builds this file against the static and the shared
+ * library (with AddressSanitizer and UBSan) and runs it as
  *
  *   test_ffi RUST_FILE C_FILE GOLDEN_DIR TMP_DIR
  *
@@ -1826,6 +1827,827 @@ static void test_threads(void) {
     ccf_free(s.f);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Growing filters (ccf_scalable). */
+
+/* A pointer no call may write: *out must keep it on every error. */
+#define SCALABLE_SENTINEL ((ccf_scalable *)(uintptr_t)0x5e47)
+
+static ccf_scalable *scalable_seeded(size_t initial, double rate, size_t max_levels) {
+    ccf_scalable *f = NULL;
+    CHECK_STATUS(ccf_scalable_new_with_options(initial, rate, 0, max_levels, &BATCH_SEED, &f),
+                 CCF_OK);
+    CHECK(f != NULL);
+    return f;
+}
+
+/* Saves `f` to `path` and returns the file's bytes. */
+static unsigned char *scalable_save_and_read(const ccf_scalable *f, const char *path, size_t *len) {
+    CHECK_STATUS(ccf_scalable_save(f, path), CCF_OK);
+    unsigned char *bytes = read_file(path, len);
+    CHECK(bytes != NULL && *len > 72);
+    return bytes;
+}
+
+static void check_scalable_load_refused(const char *path, ccf_status want) {
+    ccf_scalable *f = SCALABLE_SENTINEL;
+    CHECK_STATUS(ccf_scalable_load(path, &f), want);
+    CHECK(f == SCALABLE_SENTINEL);
+}
+
+/* Starts at 1000 items and takes 100,000: every item found, more than one
+ * level, the bound within the configured rate. */
+static void test_scalable_growth(void) {
+    enum { N = 100000 };
+    const double rates[] = {0.0 /* the default, 1e-3 */, 1e-4};
+    for (int r = 0; r < 2; r++) {
+        const double rate = rates[r] == 0.0 ? 1e-3 : rates[r];
+        ccf_scalable *f = NULL;
+        CHECK_STATUS(ccf_scalable_new(1000, rates[r], &f), CCF_OK);
+        CHECK(ccf_scalable_levels(f) == 1 && ccf_scalable_is_empty(f));
+        CHECK(ccf_scalable_capacity(f) >= 1000);
+        CHECK(ccf_scalable_false_positive_bound(f) > 0.0 &&
+              ccf_scalable_false_positive_bound(f) <= rate);
+        size_t first_capacity = ccf_scalable_capacity(f);
+        size_t first_memory = ccf_scalable_memory_usage(f);
+        CHECK(first_memory > first_capacity);
+        for (uint64_t i = 0; i < N; i++) CHECK_STATUS(ccf_scalable_insert_hash(f, fmix64(i)), CCF_OK);
+        CHECK(ccf_scalable_len(f) == N && !ccf_scalable_is_empty(f));
+        CHECK(ccf_scalable_levels(f) > 1);
+        CHECK(ccf_scalable_capacity(f) >= N && ccf_scalable_capacity(f) > first_capacity);
+        CHECK(ccf_scalable_memory_usage(f) > first_memory);
+        double load = ccf_scalable_load_factor(f);
+        CHECK(load == (double)N / (double)ccf_scalable_capacity(f) && load > 0.3 && load <= 1.0);
+        double bound = ccf_scalable_false_positive_bound(f);
+        CHECK(bound > 0.0 && bound <= rate);
+        for (uint64_t i = 0; i < N; i++) CHECK(ccf_scalable_contains_hash(f, fmix64(i)));
+        static uint64_t hashes[N];
+        static bool out[N];
+        for (unsigned i = 0; i < N; i++) hashes[i] = fmix64(i);
+        memset(out, 0xAA, sizeof out);
+        ccf_scalable_contains_hash_batch(f, hashes, N, out);
+        for (unsigned i = 0; i < N; i++) CHECK(out[i]);
+        /* Absent hashes: false positives within the bound (generously). */
+        unsigned fp = 0;
+        for (uint64_t i = N; i < 3 * N; i++) fp += ccf_scalable_contains_hash(f, fmix64(i));
+        CHECK(fp <= 2 * bound * 2 * N + 10);
+        printf("  scalable growth (rate %g): %zu levels, bound %.3g, %u false positives in %d\n",
+               rate, ccf_scalable_levels(f), bound, fp, 2 * N);
+        ccf_scalable_free(f);
+    }
+
+    /* Byte keys, from a first level of 100 items: every key found. 32-bit
+     * levels (rate 1e-7), so that no remove below takes the copy of a
+     * colliding key in a newer level (see ccf_scalable). */
+    ccf_scalable *f = scalable_seeded(100, 1e-7, 0);
+    char key[32];
+    for (unsigned i = 0; i < 20000; i++) {
+        key_text(key, sizeof key, "grow", i);
+        CHECK_STATUS(ccf_scalable_insert(f, key, strlen(key)), CCF_OK);
+    }
+    CHECK(ccf_scalable_levels(f) > 1 && ccf_scalable_len(f) == 20000);
+    for (unsigned i = 0; i < 20000; i++) {
+        key_text(key, sizeof key, "grow", i);
+        CHECK(ccf_scalable_contains(f, key, strlen(key)));
+        CHECK(ccf_scalable_count(f, key, strlen(key)) >= 1);
+    }
+    /* Removes: the emptied level of old keys is retired, the filter keeps
+     * working. */
+    size_t levels = ccf_scalable_levels(f);
+    for (unsigned i = 0; i < 20000; i++) {
+        key_text(key, sizeof key, "grow", i);
+        CHECK(ccf_scalable_remove(f, key, strlen(key)));
+    }
+    CHECK(ccf_scalable_is_empty(f));
+    CHECK(ccf_scalable_levels(f) < levels);
+    CHECK_STATUS(ccf_scalable_insert(f, "again", 5), CCF_OK);
+    CHECK(ccf_scalable_contains(f, "again", 5));
+    ccf_scalable_free(f);
+}
+
+/* Every status of the ccf_scalable functions, and every NULL argument. */
+static void test_scalable_statuses(void) {
+    /* Construction: the defaults, and refused options with *out untouched. */
+    ccf_scalable *f = NULL;
+    CHECK_STATUS(ccf_scalable_new(0, -0.0, &f), CCF_OK); /* capacity 0 is 1; -0.0 the default */
+    CHECK(ccf_scalable_levels(f) == 1 && ccf_scalable_capacity(f) >= 1);
+    CHECK(ccf_scalable_false_positive_bound(f) <= 1e-3);
+    CHECK_STATUS(ccf_scalable_insert(f, "x", 1), CCF_OK);
+    CHECK(ccf_scalable_contains(f, "x", 1));
+    ccf_scalable_free(f);
+    const double bad_rates[] = {1.0, 1.5, -0.5, 1e-8 /* below the 32 levels' reserve */,
+                                NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof bad_rates / sizeof bad_rates[0]; i++) {
+        f = SCALABLE_SENTINEL;
+        CHECK_STATUS(ccf_scalable_new(100, bad_rates[i], &f), CCF_INVALID_ARGUMENT);
+        CHECK(f == SCALABLE_SENTINEL);
+    }
+    f = SCALABLE_SENTINEL;
+    CHECK_STATUS(ccf_scalable_new(SIZE_MAX, 0.0, &f), CCF_INVALID_ARGUMENT);
+    CHECK(f == SCALABLE_SENTINEL);
+    CHECK_STATUS(ccf_scalable_new(100, 0.0, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_new_with_options(100, 0.0, 1, 0, NULL, &f), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_new_with_options(100, 0.0, 0, 65, NULL, &f), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_new_with_options(100, 0.0, 0, 0, NULL, NULL), CCF_INVALID_ARGUMENT);
+    CHECK(f == SCALABLE_SENTINEL);
+    /* 1e-8 is too low for the reserve of 32 levels (32 * 8 / 2^32), but
+     * fits 4 levels'. */
+    f = NULL;
+    CHECK_STATUS(ccf_scalable_new_with_options(100, 1e-8, 4, 4, NULL, &f), CCF_OK);
+    CHECK(ccf_scalable_false_positive_bound(f) <= 1e-8);
+    ccf_scalable_free(f);
+    ccf_status s;
+#if SIZE_MAX > 0xFFFFFFFFu
+    /* A first level of 62 GiB (as in test_allocation_failure). */
+    f = SCALABLE_SENTINEL;
+    s = ccf_scalable_new(15000000000ull, 1e-7, &f);
+    if (big_allocation_must_fail(62ull << 30)) {
+        CHECK_STATUS(s, CCF_ALLOCATION_FAILED);
+        CHECK(f == SCALABLE_SENTINEL);
+    } else {
+        CHECK(s == CCF_OK || s == CCF_ALLOCATION_FAILED);
+        if (s == CCF_OK) ccf_scalable_free(f);
+    }
+#endif
+
+    /* A fixed seed: identical filters save identical files. */
+    ccf_scalable *a = scalable_seeded(50, 0.0, 0), *b = scalable_seeded(50, 0.0, 0);
+    for (uint64_t i = 0; i < 500; i++) {
+        char key[32];
+        key_text(key, sizeof key, "seeded", (unsigned)i);
+        CHECK_STATUS(ccf_scalable_insert(a, key, strlen(key)), CCF_OK);
+        CHECK_STATUS(ccf_scalable_insert(b, key, strlen(key)), CCF_OK);
+    }
+    char *pa = path_in(tmp_dir, "scalable-seed-a.ccf"), *pb = path_in(tmp_dir, "scalable-seed-b.ccf");
+    size_t la, lb;
+    unsigned char *ba = scalable_save_and_read(a, pa, &la), *bb = scalable_save_and_read(b, pb, &lb);
+    CHECK(la == lb && memcmp(ba, bb, la) == 0);
+    free(ba), free(bb), free(pa), free(pb);
+    ccf_scalable_free(a), ccf_scalable_free(b);
+
+    /* CCF_FULL: only when max_levels levels are full. */
+    f = scalable_seeded(100, 0.0, 2);
+    uint64_t n = 0;
+    while ((s = ccf_scalable_insert_hash(f, fmix64(n + 5))) == CCF_OK) n++;
+    CHECK_STATUS(s, CCF_FULL);
+    CHECK(ccf_scalable_levels(f) == 2);
+    CHECK(ccf_scalable_len(f) == n && n > 0.85 * ccf_scalable_capacity(f));
+    for (uint64_t i = 0; i < n; i++) CHECK(ccf_scalable_contains_hash(f, fmix64(i + 5)));
+    unsigned full = 0;
+    for (unsigned i = 0; i < 50; i++) {
+        char key[32];
+        key_text(key, sizeof key, "unique-more", i);
+        bool added = true;
+        ccf_status u = ccf_scalable_insert_unique(f, key, strlen(key), &added);
+        CHECK(u == CCF_FULL || u == CCF_OK);
+        if (u == CCF_FULL) {
+            CHECK(!added);
+            full++;
+        }
+    }
+    CHECK(full > 0);
+    CHECK(ccf_scalable_levels(f) == 2);
+    ccf_scalable_free(f);
+
+    /* CCF_TOO_MANY_DUPLICATES: 8 copies in the newest level. */
+    f = scalable_seeded(100, 0.0, 0);
+    for (int i = 0; i < 8; i++) {
+        CHECK_STATUS(ccf_scalable_insert(f, "dup", 3), CCF_OK);
+        CHECK_STATUS(ccf_scalable_insert_hash(f, 99), CCF_OK);
+    }
+    CHECK_STATUS(ccf_scalable_insert(f, "dup", 3), CCF_TOO_MANY_DUPLICATES);
+    CHECK_STATUS(ccf_scalable_insert_hash(f, 99), CCF_TOO_MANY_DUPLICATES);
+    CHECK(ccf_scalable_len(f) == 16 && ccf_scalable_levels(f) == 1);
+    CHECK(ccf_scalable_count(f, "dup", 3) == 8 && ccf_scalable_count_hash(f, 99) == 8);
+    for (size_t k = 8; k-- > 0;) {
+        CHECK(ccf_scalable_remove(f, "dup", 3) && ccf_scalable_remove_hash(f, 99));
+        CHECK(ccf_scalable_count(f, "dup", 3) == k && ccf_scalable_count_hash(f, 99) == k);
+    }
+    CHECK(!ccf_scalable_remove(f, "dup", 3) && !ccf_scalable_remove_hash(f, 99));
+    CHECK(!ccf_scalable_contains(f, "dup", 3) && !ccf_scalable_contains_hash(f, 99));
+
+    /* The empty key, NULL or not; a NULL key with a length is refused. */
+    CHECK_STATUS(ccf_scalable_insert(f, NULL, 0), CCF_OK);
+    CHECK(ccf_scalable_contains(f, "", 0) && ccf_scalable_contains(f, "ignored", 0));
+    CHECK(ccf_scalable_count(f, NULL, 0) == 1);
+    CHECK_STATUS(ccf_scalable_insert(f, NULL, 1), CCF_INVALID_ARGUMENT);
+    bool added = true;
+    CHECK_STATUS(ccf_scalable_insert_unique(f, NULL, 1, &added), CCF_INVALID_ARGUMENT);
+    CHECK(!added);
+    CHECK(!ccf_scalable_contains(f, NULL, 5));
+    CHECK(!ccf_scalable_remove(f, NULL, 5));
+    CHECK(ccf_scalable_count(f, NULL, 5) == 0);
+    CHECK(ccf_scalable_len(f) == 1);
+
+    /* clear: empty, one level, usable. */
+    for (uint64_t i = 0; i < 2000; i++) CHECK_STATUS(ccf_scalable_insert_hash(f, fmix64(i)), CCF_OK);
+    CHECK(ccf_scalable_levels(f) > 1);
+    CHECK_STATUS(ccf_scalable_clear(f), CCF_OK);
+    CHECK(ccf_scalable_is_empty(f) && ccf_scalable_levels(f) == 1);
+    CHECK(!ccf_scalable_contains(f, "", 0) && !ccf_scalable_contains_hash(f, fmix64(1)));
+    for (uint64_t i = 0; i < 2000; i++) CHECK_STATUS(ccf_scalable_insert_hash(f, fmix64(i)), CCF_OK);
+    for (uint64_t i = 0; i < 2000; i++) CHECK(ccf_scalable_contains_hash(f, fmix64(i)));
+    ccf_scalable_free(f);
+
+    /* A NULL filter: an error or the documented value from every function. */
+    ccf_scalable_free(NULL);
+    CHECK_STATUS(ccf_scalable_insert(NULL, "k", 1), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_insert(NULL, NULL, 0), CCF_INVALID_ARGUMENT);
+    added = true;
+    CHECK_STATUS(ccf_scalable_insert_unique(NULL, "k", 1, &added), CCF_INVALID_ARGUMENT);
+    CHECK(!added);
+    CHECK_STATUS(ccf_scalable_insert_unique(NULL, "k", 1, NULL), CCF_INVALID_ARGUMENT);
+    CHECK(!ccf_scalable_contains(NULL, "k", 1));
+    CHECK(!ccf_scalable_remove(NULL, "k", 1));
+    CHECK_STATUS(ccf_scalable_insert_hash(NULL, 1), CCF_INVALID_ARGUMENT);
+    added = true;
+    CHECK_STATUS(ccf_scalable_insert_unique_hash(NULL, 1, &added), CCF_INVALID_ARGUMENT);
+    CHECK(!added);
+    CHECK(!ccf_scalable_contains_hash(NULL, 1));
+    CHECK(!ccf_scalable_remove_hash(NULL, 1));
+    CHECK(ccf_scalable_count(NULL, "k", 1) == 0);
+    CHECK(ccf_scalable_count_hash(NULL, 1) == 0);
+    CHECK(ccf_scalable_len(NULL) == 0);
+    CHECK(ccf_scalable_is_empty(NULL));
+    CHECK(ccf_scalable_capacity(NULL) == 0);
+    CHECK(ccf_scalable_load_factor(NULL) == 0.0);
+    CHECK(ccf_scalable_levels(NULL) == 0);
+    CHECK(ccf_scalable_memory_usage(NULL) == 0);
+    CHECK(ccf_scalable_false_positive_bound(NULL) == 0.0);
+    CHECK_STATUS(ccf_scalable_clear(NULL), CCF_INVALID_ARGUMENT);
+    const void *key = "k";
+    size_t len = 1, inserted = 7;
+    uint64_t hash = 1;
+    bool flag = true;
+    CHECK_STATUS(ccf_scalable_insert_batch(NULL, &key, &len, 1, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    inserted = 7;
+    CHECK_STATUS(ccf_scalable_insert_hash_batch(NULL, &hash, 1, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_scalable_remove_batch(NULL, &key, &len, 1, &flag), CCF_INVALID_ARGUMENT);
+    CHECK(!flag);
+    flag = true;
+    CHECK_STATUS(ccf_scalable_remove_hash_batch(NULL, &hash, 1, &flag), CCF_INVALID_ARGUMENT);
+    CHECK(!flag);
+    flag = true;
+    ccf_scalable_contains_batch(NULL, &key, &len, 1, &flag);
+    CHECK(!flag);
+    flag = true;
+    ccf_scalable_contains_hash_batch(NULL, &hash, 1, &flag);
+    CHECK(!flag);
+    char *p = path_in(tmp_dir, "scalable-null.ccf");
+    CHECK_STATUS(ccf_scalable_save(NULL, p), CCF_INVALID_ARGUMENT);
+    CHECK(access(p, F_OK) != 0); /* nothing was created */
+    free(p);
+}
+
+/* insert_unique: each key goes in once, singly or racing nothing, across
+ * growth; a second call reports it present. */
+static void test_scalable_insert_unique(void) {
+    enum { N = 5000 };
+    /* 32-bit levels (rate 1e-7): no key here is mistaken for another. */
+    ccf_scalable *f = scalable_seeded(64, 1e-7, 0);
+    char key[32];
+    for (unsigned i = 0; i < N; i++) {
+        key_text(key, sizeof key, "once", i);
+        bool added = false;
+        CHECK_STATUS(ccf_scalable_insert_unique(f, key, strlen(key), &added), CCF_OK);
+        CHECK(added);
+        added = true;
+        CHECK_STATUS(ccf_scalable_insert_unique(f, key, strlen(key), &added), CCF_OK);
+        CHECK(!added);
+        CHECK_STATUS(ccf_scalable_insert_unique(f, key, strlen(key), NULL), CCF_OK);
+    }
+    CHECK(ccf_scalable_levels(f) > 1);
+    CHECK(ccf_scalable_len(f) == N);
+    /* Keys added in old levels are still seen as present from the newest. */
+    for (unsigned i = 0; i < N; i++) {
+        key_text(key, sizeof key, "once", i);
+        bool added = true;
+        CHECK_STATUS(ccf_scalable_insert_unique(f, key, strlen(key), &added), CCF_OK);
+        CHECK(!added);
+        CHECK(ccf_scalable_count(f, key, strlen(key)) == 1);
+    }
+    /* Hashes. */
+    for (uint64_t i = 0; i < N; i++) {
+        bool added = false;
+        CHECK_STATUS(ccf_scalable_insert_unique_hash(f, fmix64(i + 777), &added), CCF_OK);
+        CHECK(added);
+        CHECK_STATUS(ccf_scalable_insert_unique_hash(f, fmix64(i + 777), &added), CCF_OK);
+        CHECK(!added);
+    }
+    CHECK(ccf_scalable_len(f) == 2 * N);
+    /* A key inserted 8 times with ccf_scalable_insert is present. */
+    for (int i = 0; i < 8; i++) CHECK_STATUS(ccf_scalable_insert(f, "multi", 5), CCF_OK);
+    bool added = true;
+    CHECK_STATUS(ccf_scalable_insert_unique(f, "multi", 5, &added), CCF_OK);
+    CHECK(!added && ccf_scalable_count(f, "multi", 5) == 8);
+    ccf_scalable_free(f);
+}
+
+/* Batches: insert reports how many went in (stopping at the first
+ * refusal, growing on the way), remove flags exactly which keys had a copy. */
+static void test_scalable_batches(void) {
+    enum { N = 200 };
+    static char text[N][KEY_TEXT];
+    const void *keys[2 * N];
+    size_t lens[2 * N];
+    uint64_t hashes[2 * N];
+    make_keys(text, keys, lens, N, "scalable-batch", 0);
+    keys[70] = NULL, lens[70] = 0; /* the empty key */
+    for (unsigned i = 0; i < N; i++) hashes[i] = fmix64(i + 31000);
+
+    /* Into a first level of 8 items: all go in, the filter grows, and
+     * batch lookups answer as single ones (an invalid key: false). */
+    ccf_scalable *f = scalable_seeded(8, 0.0, 0);
+    size_t inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_batch(f, keys, lens, N, &inserted), CCF_OK);
+    CHECK(inserted == N && ccf_scalable_len(f) == N && ccf_scalable_levels(f) > 1);
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_hash_batch(f, hashes, N, &inserted), CCF_OK);
+    CHECK(inserted == N && ccf_scalable_len(f) == 2 * N);
+    bool out[2 * N];
+    memset(out, 0xAA, sizeof out);
+    ccf_scalable_contains_batch(f, keys, lens, N, out);
+    for (unsigned i = 0; i < N; i++) CHECK(out[i] && ccf_scalable_contains(f, keys[i], lens[i]));
+    memset(out, 0xAA, sizeof out);
+    ccf_scalable_contains_hash_batch(f, hashes, N, out);
+    for (unsigned i = 0; i < N; i++) CHECK(out[i]);
+    const void *saved = keys[129];
+    keys[129] = NULL, lens[129] = 3;
+    memset(out, 0xAA, sizeof out);
+    ccf_scalable_contains_batch(f, keys, lens, N, out);
+    CHECK(!out[129] && out[128] && out[130] && out[70]);
+    /* The same invalid key refuses a whole insert batch, and a remove batch. */
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_batch(f, keys, lens, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0 && ccf_scalable_len(f) == 2 * N);
+    memset(out, 1, sizeof out);
+    CHECK_STATUS(ccf_scalable_remove_batch(f, keys, lens, N, out), CCF_INVALID_ARGUMENT);
+    for (unsigned i = 0; i < N; i++) CHECK(!out[i]);
+    CHECK(ccf_scalable_len(f) == 2 * N);
+    keys[129] = saved, lens[129] = strlen(saved);
+    /* Other NULL arguments; n == 0 takes NULL arrays and writes nothing. */
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_batch(f, NULL, lens, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_scalable_insert_batch(f, keys, NULL, N, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_insert_hash_batch(f, NULL, N, &inserted), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_remove_batch(f, NULL, lens, N, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_remove_hash_batch(f, NULL, N, NULL), CCF_INVALID_ARGUMENT);
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_batch(f, NULL, NULL, 0, &inserted), CCF_OK);
+    CHECK(inserted == 0);
+    CHECK_STATUS(ccf_scalable_insert_hash_batch(f, NULL, 0, NULL), CCF_OK);
+    CHECK_STATUS(ccf_scalable_remove_batch(f, NULL, NULL, 0, NULL), CCF_OK);
+    CHECK_STATUS(ccf_scalable_remove_hash_batch(f, NULL, 0, NULL), CCF_OK);
+    memset(out, 1, sizeof out);
+    ccf_scalable_contains_batch(f, NULL, lens, N, out);
+    for (unsigned i = 0; i < N; i++) CHECK(!out[i]);
+    memset(out, 1, sizeof out);
+    ccf_scalable_contains_batch(f, keys, NULL, N, out);
+    for (unsigned i = 0; i < N; i++) CHECK(!out[i]);
+    memset(out, 1, sizeof out);
+    ccf_scalable_contains_hash_batch(f, NULL, N, out);
+    for (unsigned i = 0; i < N; i++) CHECK(!out[i]);
+    ccf_scalable_contains_batch(f, keys, lens, N, NULL);
+    ccf_scalable_contains_hash_batch(f, hashes, N, NULL);
+    out[0] = true;
+    ccf_scalable_contains_batch(f, keys, lens, 0, out);
+    ccf_scalable_contains_hash_batch(f, hashes, 0, out);
+    CHECK_STATUS(ccf_scalable_remove_batch(f, keys, lens, 0, out), CCF_OK);
+    CHECK(out[0]); /* n == 0 writes nothing */
+    CHECK(ccf_scalable_len(f) == 2 * N);
+    ccf_scalable_free(f);
+
+    /* A refusal in a later chunk: 60 distinct keys, then 12 copies of one
+     * key; the ninth copy (index 68) stops the batch. */
+    static char mixed_text[60][KEY_TEXT];
+    const void *mixed[72];
+    size_t mixed_lens[72];
+    uint64_t dup_hashes[72];
+    make_keys(mixed_text, mixed, mixed_lens, 60, "scalable-mixed", 0);
+    for (unsigned i = 0; i < 72; i++) dup_hashes[i] = i < 60 ? fmix64(i + 1) : fmix64(77);
+    for (unsigned i = 60; i < 72; i++) mixed[i] = "dup", mixed_lens[i] = 3;
+    f = scalable_seeded(1000, 0.0, 0); /* one level: all 8 copies in it */
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_batch(f, mixed, mixed_lens, 72, &inserted),
+                 CCF_TOO_MANY_DUPLICATES);
+    CHECK(inserted == 68 && ccf_scalable_len(f) == 68 && ccf_scalable_levels(f) == 1);
+    for (unsigned i = 0; i < 60; i++) CHECK(ccf_scalable_contains(f, mixed[i], mixed_lens[i]));
+    inserted = 12345;
+    CHECK_STATUS(ccf_scalable_insert_hash_batch(f, dup_hashes, 72, &inserted),
+                 CCF_TOO_MANY_DUPLICATES);
+    CHECK(inserted == 68 && ccf_scalable_len(f) == 136 && ccf_scalable_levels(f) == 1);
+    ccf_scalable_free(f);
+
+    /* CCF_FULL in a batch: max 2 levels; the batch stops exactly where the
+     * same inserts one at a time into a twin stop, keeping the keys before. */
+    for (int kind = 0; kind < 2; kind++) {
+        ccf_scalable *a = scalable_seeded(20, 0.0, 2), *b = scalable_seeded(20, 0.0, 2);
+        size_t first_refused = 0;
+        ccf_status want = CCF_OK;
+        for (unsigned i = 0; i < N && want == CCF_OK; i++) {
+            want = kind ? ccf_scalable_insert_hash(b, hashes[i])
+                        : ccf_scalable_insert(b, keys[i], lens[i]);
+            if (want == CCF_OK) first_refused = i + 1;
+        }
+        CHECK_STATUS(want, CCF_FULL);
+        inserted = 12345;
+        ccf_status got = kind ? ccf_scalable_insert_hash_batch(a, hashes, N, &inserted)
+                              : ccf_scalable_insert_batch(a, keys, lens, N, &inserted);
+        CHECK_STATUS(got, CCF_FULL);
+        CHECK(inserted == first_refused && inserted > 20 && inserted < N);
+        CHECK(ccf_scalable_len(a) == inserted && ccf_scalable_levels(a) == 2);
+        for (size_t i = 0; i < inserted; i++)
+            CHECK(kind ? ccf_scalable_contains_hash(a, hashes[i])
+                       : ccf_scalable_contains(a, keys[i], lens[i]));
+        char *pa = path_in(tmp_dir, "scalable-full-a.ccf"), *pb = path_in(tmp_dir, "scalable-full-b.ccf");
+        size_t la, lb;
+        unsigned char *ba = scalable_save_and_read(a, pa, &la);
+        unsigned char *bb = scalable_save_and_read(b, pb, &lb);
+        CHECK(la == lb && memcmp(ba, bb, la) == 0);
+        free(ba), free(bb), free(pa), free(pb);
+        ccf_scalable_free(a), ccf_scalable_free(b);
+    }
+
+    /* Remove batches, in a filter grown from 16 items: key i has i % 4
+     * copies; the batch lists every key twice, so the first listing needs
+     * one copy and the second two. 32-bit levels: no absent key here is a
+     * false positive (checked). */
+    memcpy(keys + N, keys, N * sizeof keys[0]);
+    memcpy(lens + N, lens, N * sizeof lens[0]);
+    memcpy(hashes + N, hashes, N * sizeof hashes[0]);
+    for (int kind = 0; kind < 2; kind++) {
+        f = scalable_seeded(16, 1e-7, 0);
+        size_t total = 0, left = 0;
+        for (unsigned c = 0; c < 3; c++)
+            for (unsigned i = 0; i < N; i++)
+                if (i % 4 > c)
+                    CHECK_STATUS(kind ? ccf_scalable_insert_hash(f, hashes[i])
+                                      : ccf_scalable_insert(f, keys[i], lens[i]),
+                                 CCF_OK);
+        for (unsigned i = 0; i < N; i++) {
+            total += i % 4;
+            left += i % 4 == 3;
+            if (i % 4 == 0)
+                CHECK(!(kind ? ccf_scalable_contains_hash(f, hashes[i])
+                             : ccf_scalable_contains(f, keys[i], lens[i])));
+        }
+        CHECK(ccf_scalable_len(f) == total && ccf_scalable_levels(f) > 2);
+        bool removed[2 * N];
+        memset(removed, 0xAA, sizeof removed); /* not valid bools: all overwritten */
+        CHECK_STATUS(kind ? ccf_scalable_remove_hash_batch(f, hashes, 2 * N, removed)
+                          : ccf_scalable_remove_batch(f, keys, lens, 2 * N, removed),
+                     CCF_OK);
+        size_t removed_count = 0;
+        for (unsigned i = 0; i < N; i++) {
+            CHECK(removed[i] == (i % 4 >= 1));
+            CHECK(removed[N + i] == (i % 4 >= 2));
+            removed_count += removed[i] + removed[N + i];
+            size_t copies = kind ? ccf_scalable_count_hash(f, hashes[i])
+                                 : ccf_scalable_count(f, keys[i], lens[i]);
+            CHECK(copies == (i % 4 == 3));
+        }
+        CHECK(ccf_scalable_len(f) == left && total - removed_count == left);
+        /* `removed` NULL: only the removes. */
+        CHECK_STATUS(kind ? ccf_scalable_insert_hash_batch(f, hashes, N, NULL)
+                          : ccf_scalable_insert_batch(f, keys, lens, N, NULL),
+                     CCF_OK);
+        CHECK(ccf_scalable_len(f) == left + N);
+        CHECK_STATUS(kind ? ccf_scalable_remove_hash_batch(f, hashes, N, NULL)
+                          : ccf_scalable_remove_batch(f, keys, lens, N, NULL),
+                     CCF_OK);
+        CHECK(ccf_scalable_len(f) == left);
+        ccf_scalable_free(f);
+    }
+}
+
+/* Save and load: the loaded filter answers exactly as the saved one, and
+ * grows on; files of the other kind are refused with CCF_CORRUPT. */
+static void test_scalable_save_load(void) {
+    /* 32-bit levels (rate 1e-7): the removes below take no other key's
+     * copy, so every key not removed must be found (the golden file below
+     * has 16-bit levels). */
+    ccf_scalable *f = scalable_seeded(200, 1e-7, 0);
+    char key[32];
+    for (unsigned i = 0; i < 6000; i++) {
+        key_text(key, sizeof key, "scalable-saved", i);
+        CHECK_STATUS(ccf_scalable_insert(f, key, strlen(key)), CCF_OK);
+    }
+    for (uint64_t i = 0; i < 1000; i++) CHECK_STATUS(ccf_scalable_insert_hash(f, fmix64(i)), CCF_OK);
+    for (unsigned i = 0; i < 6000; i += 7) {
+        key_text(key, sizeof key, "scalable-saved", i);
+        CHECK(ccf_scalable_remove(f, key, strlen(key)));
+    }
+    CHECK(ccf_scalable_levels(f) > 1);
+    char *path = path_in(tmp_dir, "scalable-round-trip.ccf");
+    size_t len;
+    unsigned char *bytes = scalable_save_and_read(f, path, &len);
+
+    ccf_scalable *g = NULL;
+    CHECK_STATUS(ccf_scalable_load(path, &g), CCF_OK);
+    CHECK(g != NULL && g != f);
+    CHECK(ccf_scalable_len(g) == ccf_scalable_len(f));
+    CHECK(ccf_scalable_levels(g) == ccf_scalable_levels(f));
+    CHECK(ccf_scalable_capacity(g) == ccf_scalable_capacity(f));
+    CHECK(ccf_scalable_false_positive_bound(g) == ccf_scalable_false_positive_bound(f));
+    /* Identical answers, present and absent, single and batch, counts. */
+    for (unsigned i = 0; i < 12000; i++) {
+        key_text(key, sizeof key, "scalable-saved", i);
+        bool want = ccf_scalable_contains(f, key, strlen(key));
+        CHECK(ccf_scalable_contains(g, key, strlen(key)) == want);
+        CHECK(ccf_scalable_count(g, key, strlen(key)) == ccf_scalable_count(f, key, strlen(key)));
+        if (i < 6000 && i % 7) CHECK(want);
+    }
+    static uint64_t hashes[4000];
+    static bool out_f[4000], out_g[4000];
+    for (unsigned i = 0; i < 4000; i++) hashes[i] = fmix64(i);
+    ccf_scalable_contains_hash_batch(f, hashes, 4000, out_f);
+    ccf_scalable_contains_hash_batch(g, hashes, 4000, out_g);
+    CHECK(memcmp(out_f, out_g, sizeof out_f) == 0);
+    for (unsigned i = 0; i < 1000; i++) CHECK(out_g[i]);
+    /* It saves to the same bytes, and takes writes, growing on. */
+    char *again = path_in(tmp_dir, "scalable-round-trip-again.ccf");
+    size_t len2;
+    unsigned char *bytes2 = scalable_save_and_read(g, again, &len2);
+    CHECK(len2 == len && memcmp(bytes, bytes2, len) == 0);
+    free(bytes2);
+    size_t levels = ccf_scalable_levels(g);
+    for (uint64_t i = 0; i < 20000; i++)
+        CHECK_STATUS(ccf_scalable_insert_hash(g, fmix64(i + 50000)), CCF_OK);
+    CHECK(ccf_scalable_levels(g) > levels);
+    CHECK(ccf_scalable_false_positive_bound(g) <= 1e-7);
+    ccf_scalable_free(g);
+
+    /* The golden file written by Rust (tests/golden_scalable.rs): its
+     * first level retired, four 16-bit levels left. */
+    char *golden = path_in(golden_dir, "v3-scalable.bin");
+    g = NULL;
+    CHECK_STATUS(ccf_scalable_load(golden, &g), CCF_OK);
+    CHECK(ccf_scalable_len(g) == 1955 && ccf_scalable_levels(g) == 4);
+    CHECK(ccf_scalable_false_positive_bound(g) == 4 * 8.0 / 65536.0);
+    ccf_scalable_free(g);
+
+    /* Each kind of file is refused by the other kind's loader (and by the
+     * frozen opener): CCF_CORRUPT, *out untouched. */
+    check_scalable_load_refused(rust_file, CCF_CORRUPT); /* a single filter, saved by Rust */
+    char *golden_single = path_in(golden_dir, "v2-fp16.bin");
+    check_scalable_load_refused(golden_single, CCF_CORRUPT);
+    ccf_filter *single = NULL;
+    CHECK_STATUS(ccf_new(100, 0.0, &single), CCF_OK);
+    char *single_path = path_in(tmp_dir, "scalable-single.ccf");
+    CHECK_STATUS(ccf_save(single, single_path), CCF_OK);
+    check_scalable_load_refused(single_path, CCF_CORRUPT);
+    ccf_free(single);
+    check_load_refused(path, CCF_CORRUPT);
+    check_load_refused(golden, CCF_CORRUPT);
+    check_frozen_refused(path, CCF_CORRUPT);
+
+    /* I/O and argument errors. */
+    char *missing = path_in(tmp_dir, "no-such-scalable.ccf");
+    check_scalable_load_refused(missing, CCF_IO_ERROR);
+    check_scalable_load_refused(tmp_dir, CCF_IO_ERROR); /* a directory */
+    char *no_dir = path_in(tmp_dir, "no-such-dir/s.ccf");
+    CHECK_STATUS(ccf_scalable_save(f, no_dir), CCF_IO_ERROR);
+    CHECK_STATUS(ccf_scalable_save(f, tmp_dir), CCF_IO_ERROR);
+    CHECK_STATUS(ccf_scalable_save(f, NULL), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_save(f, ""), CCF_INVALID_ARGUMENT);
+    check_scalable_load_refused(NULL, CCF_INVALID_ARGUMENT);
+    check_scalable_load_refused("", CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_scalable_load(path, NULL), CCF_INVALID_ARGUMENT);
+
+    /* Damaged files. */
+    char *bad = path_in(tmp_dir, "bad-scalable.ccf");
+    unsigned char *copy = malloc(len + 1);
+    CHECK(copy != NULL);
+    write_file(bad, (const unsigned char *)"", 0);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* empty */
+    write_file(bad, (const unsigned char *)"not a filter at all, just some text\n", 36);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* bad magic */
+    write_file(bad, bytes, 40);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* truncated header */
+    write_file(bad, bytes, len - 1);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* truncated last level */
+    memcpy(copy, bytes, len);
+    copy[len] = 0;
+    write_file(bad, copy, len + 1);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* a byte after the end */
+    copy[len / 2] ^= 0x10;
+    write_file(bad, copy, len);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* a flipped bit in a level */
+    memcpy(copy, bytes, len);
+    copy[20] = 1;
+    write_file(bad, copy, len);
+    check_scalable_load_refused(bad, CCF_CORRUPT); /* growth factor 1 (header checksum) */
+    write_file(bad, bytes, len);
+    g = NULL;
+    CHECK_STATUS(ccf_scalable_load(bad, &g), CCF_OK); /* the intact bytes load */
+    ccf_scalable_free(g);
+
+    free(copy), free(bad), free(no_dir), free(missing), free(single_path), free(golden_single);
+    free(golden), free(again), free(bytes), free(path);
+    ccf_scalable_free(f);
+}
+
+/* Threads: writers grow a filter from a first level of 64 items while
+ * readers check keys inserted before the threads started, one thread
+ * saves it, and two race insert_unique on one key set. Exact
+ * expectations: zero misses, the exact final length. */
+enum {
+    SC_BASE_KEYS = 5000,
+    SC_WRITERS = 2,
+    SC_WRITER_KEYS = 40000,
+    SC_READERS = 2,
+    SC_UNIQUE_THREADS = 2,
+    SC_UNIQUE_KEYS = 5000
+};
+
+struct scalable_shared {
+    ccf_scalable *f;
+    pthread_barrier_t start;
+    atomic_int writers_left;
+    atomic_ulong misses;
+    atomic_ulong reader_passes;
+    atomic_ulong overlapping_passes;
+    const char *snapshot;
+    bool unique_added[SC_UNIQUE_THREADS][SC_UNIQUE_KEYS];
+};
+
+struct scalable_worker {
+    struct scalable_shared *s;
+    unsigned id;
+};
+
+static void *scalable_reader(void *arg) {
+    struct scalable_worker *w = arg;
+    struct scalable_shared *s = w->s;
+    pthread_barrier_wait(&s->start);
+    char text[32][32];
+    const void *keys[32];
+    size_t lens[32];
+    bool out[32];
+    unsigned long misses = 0;
+    int last = 0;
+    while (!last) {
+        last = atomic_load(&s->writers_left) == 0;
+        if (!last) atomic_fetch_add(&s->overlapping_passes, 1);
+        for (unsigned i = 0; i < SC_BASE_KEYS; i += 32) {
+            unsigned n = SC_BASE_KEYS - i < 32 ? SC_BASE_KEYS - i : 32;
+            for (unsigned j = 0; j < n; j++) {
+                base_key(text[j], sizeof text[j], i + j);
+                keys[j] = text[j];
+                lens[j] = strlen(text[j]);
+            }
+            if ((i / 32 + w->id) % 2) {
+                ccf_scalable_contains_batch(s->f, keys, lens, n, out);
+                for (unsigned j = 0; j < n; j++) misses += !out[j];
+            } else {
+                for (unsigned j = 0; j < n; j++)
+                    misses += !ccf_scalable_contains(s->f, keys[j], lens[j]);
+            }
+        }
+        atomic_fetch_add(&s->reader_passes, 1);
+    }
+    atomic_fetch_add(&s->misses, misses);
+    return NULL;
+}
+
+static void *scalable_writer(void *arg) {
+    struct scalable_worker *w = arg;
+    struct scalable_shared *s = w->s;
+    pthread_barrier_wait(&s->start);
+    char key[32];
+    unsigned long misses = 0;
+    for (unsigned i = 0; i < SC_WRITER_KEYS; i++) {
+        writer_key(key, sizeof key, w->id, i);
+        CHECK_STATUS(ccf_scalable_insert(s->f, key, strlen(key)), CCF_OK);
+        misses += !ccf_scalable_contains(s->f, key, strlen(key));
+        /* Remove every other key some time after inserting it. */
+        if (i >= 100 && i % 2 == 0) {
+            writer_key(key, sizeof key, w->id, i - 100);
+            CHECK(ccf_scalable_remove(s->f, key, strlen(key)));
+        }
+    }
+    for (unsigned i = SC_WRITER_KEYS - 100; i < SC_WRITER_KEYS; i += 2) {
+        writer_key(key, sizeof key, w->id, i);
+        CHECK(ccf_scalable_remove(s->f, key, strlen(key)));
+    }
+    for (unsigned i = 1; i < SC_WRITER_KEYS; i += 2) {
+        writer_key(key, sizeof key, w->id, i);
+        misses += !ccf_scalable_contains(s->f, key, strlen(key));
+    }
+    atomic_fetch_add(&s->misses, misses);
+    atomic_fetch_sub(&s->writers_left, 1);
+    return NULL;
+}
+
+static void *scalable_saver(void *arg) {
+    struct scalable_worker *w = arg;
+    struct scalable_shared *s = w->s;
+    pthread_barrier_wait(&s->start);
+    CHECK_STATUS(ccf_scalable_save(s->f, s->snapshot), CCF_OK);
+    return NULL;
+}
+
+static void *scalable_unique_inserter(void *arg) {
+    struct scalable_worker *w = arg;
+    struct scalable_shared *s = w->s;
+    pthread_barrier_wait(&s->start);
+    char key[32];
+    for (unsigned i = 0; i < SC_UNIQUE_KEYS; i++) {
+        key_text(key, sizeof key, "scalable-unique", i);
+        bool added = false;
+        CHECK_STATUS(ccf_scalable_insert_unique(s->f, key, strlen(key), &added), CCF_OK);
+        s->unique_added[w->id][i] = added;
+    }
+    return NULL;
+}
+
+static void test_scalable_threads(void) {
+    static struct scalable_shared s;
+    memset(&s, 0, sizeof s);
+    /* 32-bit levels (rate 1e-7): a remove taking a colliding key's copy in
+     * a newer level, the growing filter's one source of misses, is
+     * negligible, so the expectation of zero misses is exact. */
+    s.f = scalable_seeded(64, 1e-7, 0);
+    char key[32];
+    for (unsigned i = 0; i < SC_BASE_KEYS; i++) {
+        base_key(key, sizeof key, i);
+        CHECK_STATUS(ccf_scalable_insert(s.f, key, strlen(key)), CCF_OK);
+    }
+    size_t levels_before = ccf_scalable_levels(s.f);
+    atomic_init(&s.writers_left, SC_WRITERS);
+    atomic_init(&s.misses, 0);
+    atomic_init(&s.reader_passes, 0);
+    atomic_init(&s.overlapping_passes, 0);
+    char *snapshot = path_in(tmp_dir, "scalable-snapshot.ccf");
+    s.snapshot = snapshot;
+
+    enum { THREADS = SC_READERS + SC_WRITERS + 1 + SC_UNIQUE_THREADS };
+    pthread_t threads[THREADS];
+    struct scalable_worker workers[THREADS];
+    CHECK(pthread_barrier_init(&s.start, NULL, THREADS) == 0);
+    unsigned t = 0;
+    for (unsigned i = 0; i < SC_READERS; i++, t++) {
+        workers[t] = (struct scalable_worker){&s, i};
+        CHECK(pthread_create(&threads[t], NULL, scalable_reader, &workers[t]) == 0);
+    }
+    for (unsigned i = 0; i < SC_WRITERS; i++, t++) {
+        workers[t] = (struct scalable_worker){&s, i};
+        CHECK(pthread_create(&threads[t], NULL, scalable_writer, &workers[t]) == 0);
+    }
+    workers[t] = (struct scalable_worker){&s, 0};
+    CHECK(pthread_create(&threads[t], NULL, scalable_saver, &workers[t]) == 0);
+    t++;
+    for (unsigned i = 0; i < SC_UNIQUE_THREADS; i++, t++) {
+        workers[t] = (struct scalable_worker){&s, i};
+        CHECK(pthread_create(&threads[t], NULL, scalable_unique_inserter, &workers[t]) == 0);
+    }
+    for (t = 0; t < THREADS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
+    pthread_barrier_destroy(&s.start);
+
+    CHECK(atomic_load(&s.misses) == 0);
+    CHECK(atomic_load(&s.reader_passes) >= 2 * SC_READERS);
+    CHECK(ccf_scalable_levels(s.f) > levels_before); /* it grew while the threads ran */
+    printf("  scalable threads: %zu -> %zu levels; %lu reader passes over the %d base keys, "
+           "%lu of them begun while writers ran\n",
+           levels_before, ccf_scalable_levels(s.f), atomic_load(&s.reader_passes), SC_BASE_KEYS,
+           atomic_load(&s.overlapping_passes));
+
+    /* insert_unique: never both threads for one key. */
+    size_t unique = 0;
+    for (unsigned i = 0; i < SC_UNIQUE_KEYS; i++) {
+        CHECK(!(s.unique_added[0][i] && s.unique_added[1][i]));
+        unique += s.unique_added[0][i] || s.unique_added[1][i];
+    }
+    CHECK(unique >= SC_UNIQUE_KEYS - 2);
+
+    /* Exact length: base keys, the writers' odd keys, the unique adds. */
+    CHECK(ccf_scalable_len(s.f) == SC_BASE_KEYS + SC_WRITERS * (SC_WRITER_KEYS / 2) + unique);
+    for (unsigned i = 0; i < SC_BASE_KEYS; i++) {
+        base_key(key, sizeof key, i);
+        CHECK(ccf_scalable_contains(s.f, key, strlen(key)));
+    }
+    for (unsigned w = 0; w < SC_WRITERS; w++)
+        for (unsigned i = 1; i < SC_WRITER_KEYS; i += 2) {
+            writer_key(key, sizeof key, w, i);
+            CHECK(ccf_scalable_contains(s.f, key, strlen(key)));
+        }
+
+    /* The snapshot saved while writers ran holds every base key. */
+    ccf_scalable *snap = NULL;
+    CHECK_STATUS(ccf_scalable_load(snapshot, &snap), CCF_OK);
+    CHECK(ccf_scalable_len(snap) >= SC_BASE_KEYS);
+    for (unsigned i = 0; i < SC_BASE_KEYS; i++) {
+        base_key(key, sizeof key, i);
+        CHECK(ccf_scalable_contains(snap, key, strlen(key)));
+    }
+    ccf_scalable_free(snap);
+    free(snapshot);
+    ccf_scalable_free(s.f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s RUST_FILE C_FILE GOLDEN_DIR TMP_DIR\n", argv[0]);
@@ -1857,6 +2679,12 @@ int main(int argc, char **argv) {
         {"frozen", test_frozen},
         {"threads", test_threads},
         {"frozen_threads", test_frozen_threads},
+        {"scalable_growth", test_scalable_growth},
+        {"scalable_statuses", test_scalable_statuses},
+        {"scalable_insert_unique", test_scalable_insert_unique},
+        {"scalable_batches", test_scalable_batches},
+        {"scalable_save_load", test_scalable_save_load},
+        {"scalable_threads", test_scalable_threads},
     };
     const size_t count = sizeof tests / sizeof tests[0];
     for (size_t i = 0; i < count; i++) {
