@@ -6,7 +6,7 @@ use std::path::Path;
 
 /// Writes a file through `write` into a fresh temporary file next to
 /// `path`, syncs it, and renames it over `path`; removes the temporary file
-/// if anything fails. See [`CuckooFilter::write_to_path`].
+/// if anything fails. See [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path).
 pub(crate) fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<()>,
