@@ -202,8 +202,7 @@ impl<F: Fingerprint> RawTable<F> {
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Location<F>) -> Option<bool> {
         let (b1, b2) = (&self.buckets[loc.i1], &self.buckets[loc.i2]);
-        let v1 = self.stripes.version(loc.i1);
-        let v2 = self.stripes.version(loc.i2);
+        let versions = self.stripes.read_versions(loc.i1, loc.i2);
         // Both loads are issued before either is compared, so their misses
         // overlap.
         let (w1, w2) = (F::load(b1), F::load(b2));
@@ -211,9 +210,7 @@ impl<F: Fingerprint> RawTable<F> {
             return Some(true);
         }
         fence(Ordering::Acquire);
-        let unchanged = self.stripes.version_recheck(loc.i1) == v1
-            && self.stripes.version_recheck(loc.i2) == v2;
-        unchanged.then_some(false)
+        versions.unchanged().then_some(false)
     }
 
     /// The rest of a lookup whose first attempt raced a move: a few more

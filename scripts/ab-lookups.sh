@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Before/after lookup benchmark: the same program (scripts/ab-lookups/main.rs)
+# built against an older commit of the library and against the working tree,
+# run alternately, round after round, so a slow spell of a shared machine
+# hits both sides alike.
+#
+#   scripts/ab-lookups.sh OLD_COMMIT [ROUNDS] [BITS MIB]...
+#   scripts/ab-lookups.sh 818fd9c 7 16 1 16 256     # in cache, and 256 MiB
+#
+# Prints, for each configuration, each side's median ns per lookup and the
+# median over rounds of the paired ratio new/old (each round's new run
+# divided by the old run next to it). Builds in target/ab-lookups; the old
+# commit is checked out into a temporary git worktree, removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+old=${1:?usage: scripts/ab-lookups.sh OLD_COMMIT [ROUNDS] [BITS MIB]...}
+rounds=${2:-7}
+shift $(( $# >= 2 ? 2 : 1 ))
+configs=("$@")
+(( ${#configs[@]} )) || configs=(16 1 16 256)
+
+root=$(pwd)
+work="$root/target/ab-lookups"
+mkdir -p "$work"
+tree="$work/old-tree"
+git worktree remove --force "$tree" 2>/dev/null || true
+git worktree add --detach --force "$tree" "$old" >/dev/null
+trap 'git -C "$root" worktree remove --force "$tree" 2>/dev/null || true' EXIT
+
+# One tiny crate per side, sharing the program and the lock file.
+build() { # name library-path
+    local dir="$work/$1"
+    mkdir -p "$dir/src"
+    cp scripts/ab-lookups/main.rs "$dir/src/main.rs"
+    cat >"$dir/Cargo.toml" <<EOF
+[package]
+name = "ab-lookups-$1"
+version = "0.0.0"
+edition = "2021"
+publish = false
+[workspace]
+[dependencies]
+concurrent-cuckoo = { path = "$2" }
+libc = "0.2"
+[profile.release]
+debug = 1
+EOF
+    (cd "$dir" && cargo build --release --quiet)
+    echo "$dir/target/release/ab-lookups-$1"
+}
+old_bin=$(build old "$tree")
+new_bin=$(build new "$root")
+echo "ab-lookups: old = $(git rev-parse --short "$old"), new = working tree at $(git rev-parse --short HEAD)$(git diff --quiet || echo ' (modified)'), $rounds rounds"
+
+set -- "${configs[@]}"
+while (( $# >= 2 )); do
+    bits=$1 mib=$2
+    shift 2
+    : >"$work/old.txt"
+    : >"$work/new.txt"
+    for _ in $(seq "$rounds"); do
+        "$old_bin" "$bits" "$mib" 5 >>"$work/old.txt"
+        "$new_bin" "$bits" "$mib" 5 >>"$work/new.txt"
+    done
+    python3 - "$work/old.txt" "$work/new.txt" "$bits" "$mib" <<'PY'
+import re, statistics, sys
+def rows(path):
+    pat = r'contains ([\d.]+) contains_hash ([\d.]+) batch32 ([\d.]+) hash_batch32 ([\d.]+)'
+    return [list(map(float, re.search(pat, line).groups())) for line in open(path)]
+old, new = rows(sys.argv[1]), rows(sys.argv[2])
+print(f"\n{sys.argv[3]}-bit fingerprints, {sys.argv[4]} MiB, absent keys, ns per lookup (median of {len(old)} rounds)\n")
+print("| lookup | old | new | new / old (median of paired rounds) |")
+print("|---|---:|---:|---:|")
+for i, name in enumerate(["contains", "contains_hash", "contains_batch (32)", "contains_hash_batch (32)"]):
+    ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
+    print(f"| `{name}` | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
+PY
+done
