@@ -181,6 +181,20 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     /// advised for 2 MiB pages (taken where the kernel and file system
     /// give them to file mappings) and read-ahead.
     ///
+    /// # Page size
+    /// Lookups in a large table are as fast as the live filter's only on
+    /// 2 MiB pages: on 4 KiB pages each one also misses the TLB (measured
+    /// on a 1 GiB filter: bursts of 32 took 1.9x as long; see
+    /// `docs/benchmarks.md`). Linux maps file pages with 2 MiB entries for
+    /// a file on a tmpfs mounted with `huge=always` (with `within_size`, a
+    /// file written by appending, as [`CuckooFilter::write_to_path`]
+    /// does, got none in our tests), or on a kernel built with
+    /// `CONFIG_READ_ONLY_THP_FOR_FS`; elsewhere it takes 4 KiB pages
+    /// whatever this advice says. When sharing between
+    /// processes does not matter, copying the file into memory on 2 MiB
+    /// pages and using [`from_bytes`](FrozenFilter::from_bytes) on it
+    /// avoids the question.
+    ///
     /// ```
     /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
     /// let filter = CuckooFilter::with_capacity(1000);

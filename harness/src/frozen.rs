@@ -14,6 +14,7 @@
 //! round, after a warm-up pass over each; CPU ns per key, the median.
 
 use crate::keys::{key, queries};
+use crate::memlimit::Buffer;
 use crate::report::{bar, f1, f2, machine, Table};
 use crate::timing::time_ns;
 use crate::Options;
@@ -47,19 +48,18 @@ fn wall<T>(f: impl FnOnce() -> T) -> (f64, T) {
     (start.elapsed().as_secs_f64(), r)
 }
 
-/// `FilePmdMapped` of this process (kB): file pages mapped with 2 MiB
-/// entries, i.e. whether the kernel gave the mapping huge pages.
-fn file_pmd_mapped_kb() -> Option<u64> {
+/// A `kB` field of this process's `/proc/self/smaps_rollup`.
+fn smaps_rollup_kb(field: &str) -> Option<u64> {
     std::fs::read_to_string("/proc/self/smaps_rollup")
         .ok()?
         .lines()
-        .find_map(|l| l.strip_prefix("FilePmdMapped:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 pub fn run(opts: &Options) -> String {
     let buckets: usize = if opts.quick { 1 << 23 } else { 1 << 27 };
-    let rounds = if opts.quick { 3 } else { 7 };
+    let rounds = if opts.quick { 3 } else { 11 };
     let live = CuckooFilter::builder()
         .capacity(0)
         .bucket_count(buckets)
@@ -77,8 +77,11 @@ pub fn run(opts: &Options) -> String {
         pb.inc(1);
     }
     pb.finish_and_clear();
-    let path =
-        std::env::temp_dir().join(format!("cuckoo-harness-frozen-{}.ccf", std::process::id()));
+    let dir = opts
+        .dir
+        .as_ref()
+        .map_or_else(std::env::temp_dir, std::path::PathBuf::from);
+    let path = dir.join(format!("cuckoo-harness-frozen-{}.ccf", std::process::id()));
     let (save_s, saved) = wall(|| live.write_to_path(&path));
     saved.expect("save the filter");
     let file_len = std::fs::metadata(&path).map_or(0, |m| m.len());
@@ -113,33 +116,65 @@ pub fn run(opts: &Options) -> String {
     }
     pb.finish_and_clear();
 
-    // Lookups, live against frozen on the mapped file.
+    // Lookups: the live filter, the frozen view of the mapped file, and a
+    // frozen view of the same bytes copied into anonymous memory on 2 MiB
+    // pages. The third separates the cost of the frozen lookup code from
+    // the cost of the file mapping's page size (4 KiB pages, unless the
+    // kernel maps file pages with 2 MiB entries: `FilePmdMapped`).
+    let live_huge_kb = smaps_rollup_kb("AnonHugePages");
     let frozen = FrozenFilter::open(&path).expect("open frozen");
+    let mut copy = Buffer::new(file_len as usize, true);
+    copy.bytes_mut()[..file_len as usize].copy_from_slice(frozen.as_bytes());
+    let on_heap = FrozenFilter::from_bytes(&copy.bytes()[..file_len as usize])
+        .expect("a frozen view of the copy");
+    let copy_huge = copy.huge_page_share();
     let q = queries(n, QUERIES, 0.5, 7);
     let (_, warm_live) = batched(|b, o| live.contains_hash_batch(b, o), &q);
     let (_, warm_frozen) = batched(|b, o| frozen.contains_hash_batch(b, o), &q);
+    let (_, warm_heap) = batched(|b, o| on_heap.contains_hash_batch(b, o), &q);
     assert_eq!(warm_live, warm_frozen, "frozen and live answer differently");
-    let huge_kb = file_pmd_mapped_kb();
+    assert_eq!(warm_live, warm_heap, "frozen and live answer differently");
+    // Page-cache files count as FilePmdMapped, tmpfs files as ShmemPmdMapped.
+    let huge_kb = smaps_rollup_kb("FilePmdMapped")
+        .into_iter()
+        .chain(smaps_rollup_kb("ShmemPmdMapped"))
+        .reduce(|a, b| a + b);
     let pb = bar(rounds as u64, "frozen: lookups");
-    let (mut lb, mut fb, mut ls, mut fs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..rounds {
-        lb.push(batched(|b, o| live.contains_hash_batch(b, o), &q).0);
-        fb.push(batched(|b, o| frozen.contains_hash_batch(b, o), &q).0);
-        ls.push(
-            time_ns(q.len(), || {
-                q.iter().filter(|&&h| live.contains_hash(h)).count()
-            })
-            .0,
-        );
-        fs.push(
-            time_ns(q.len(), || {
-                q.iter().filter(|&&h| frozen.contains_hash(h)).count()
-            })
-            .0,
-        );
+    // [live, frozen file, frozen heap] x [batch, one at a time]: samples.
+    let mut samples: [[Vec<f64>; 2]; 3] = Default::default();
+    for round in 0..rounds {
+        // Take turns, starting with a different subject each round.
+        for i in (0..3).map(|i| (i + round) % 3) {
+            let (batch, single) = match i {
+                0 => (
+                    batched(|b, o| live.contains_hash_batch(b, o), &q).0,
+                    time_ns(q.len(), || {
+                        q.iter().filter(|&&h| live.contains_hash(h)).count()
+                    })
+                    .0,
+                ),
+                1 => (
+                    batched(|b, o| frozen.contains_hash_batch(b, o), &q).0,
+                    time_ns(q.len(), || {
+                        q.iter().filter(|&&h| frozen.contains_hash(h)).count()
+                    })
+                    .0,
+                ),
+                _ => (
+                    batched(|b, o| on_heap.contains_hash_batch(b, o), &q).0,
+                    time_ns(q.len(), || {
+                        q.iter().filter(|&&h| on_heap.contains_hash(h)).count()
+                    })
+                    .0,
+                ),
+            };
+            samples[i][0].push(batch);
+            samples[i][1].push(single);
+        }
         pb.inc(1);
     }
     pb.finish_and_clear();
+    drop(copy);
     drop(frozen);
     let _ = std::fs::remove_file(&path);
 
@@ -168,34 +203,44 @@ pub fn run(opts: &Options) -> String {
     let mut lookups = Table::new(&[
         "lookup (50% present)",
         "live ns",
-        "frozen ns",
-        "frozen / live",
+        "frozen, mapped file ns",
+        "frozen, 2 MiB-page copy ns",
+        "mapped / live",
+        "copy / live",
     ]);
-    let (lb, fb, ls, fs) = (
-        median(&mut lb),
-        median(&mut fb),
-        median(&mut ls),
-        median(&mut fs),
-    );
-    lookups.row(vec![
-        "bursts of 32: `contains_hash_batch`".into(),
-        f1(lb),
-        f1(fb),
-        format!("{}x", f2(fb / lb)),
-    ]);
-    lookups.row(vec![
-        "one at a time: `contains_hash`".into(),
-        f1(ls),
-        f1(fs),
-        format!("{}x", f2(fs / ls)),
-    ]);
+    let med = |v: &mut Vec<f64>| median(v);
+    for (row, name) in [
+        "bursts of 32: `contains_hash_batch`",
+        "one at a time: `contains_hash`",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (l, f, h) = (
+            med(&mut samples[0][row]),
+            med(&mut samples[1][row]),
+            med(&mut samples[2][row]),
+        );
+        lookups.row(vec![
+            name.into(),
+            f1(l),
+            f1(f),
+            f1(h),
+            format!("{}x", f2(f / l)),
+            format!("{}x", f2(h / l)),
+        ]);
+    }
+    let kb = |v: Option<u64>| v.map_or("unknown".to_string(), |kb| format!("{} MiB", kb / 1024));
     format!(
-        "## Frozen filters: opening and querying a saved filter in place\n\n`cargo run --release -p cuckoo-harness -- frozen{}`: a {:.2} GiB saved filter (16-bit fingerprints, {} items, 90% load), saved in {save_s:.2} s with `write_to_path`. Opening: wall clock, median of 3, file in the page cache. Lookups: CPU ns per key, median of {rounds} rounds, {QUERIES} queries. See `harness/src/frozen.rs`.\n\n### Machine\n\n{}- the mapping's file pages on 2 MiB entries (`FilePmdMapped`): {}\n\n### Opening\n\n{}\n### Lookups\n\n{}",
+        "## Frozen filters: opening and querying a saved filter in place\n\n`cargo run --release -p cuckoo-harness -- frozen{}`: a {:.2} GiB saved filter (16-bit fingerprints, {} items, 90% load), saved in {save_s:.2} s with `write_to_path`. Opening: wall clock, median of 3, file in the page cache. Lookups: CPU ns per key, median of {rounds} rounds (the three subjects take turns), {QUERIES} queries. See `harness/src/frozen.rs`.\n\n### Machine\n\n{}- the file: `{}`; its pages mapped with 2 MiB entries (`FilePmdMapped` + `ShmemPmdMapped`): {}\n- anonymous memory on 2 MiB pages before the copy (`AnonHugePages`, the live table is most of it): {}\n- the copy's share on 2 MiB pages: {}\n\n### Opening\n\n{}\n### Lookups\n\n{}",
         if opts.quick { " --quick" } else { "" },
         gib,
         n,
         machine(),
-        huge_kb.map_or("unknown".to_string(), |kb| format!("{kb} kB")),
+        dir.display(),
+        kb(huge_kb),
+        kb(live_huge_kb),
+        copy_huge.map_or("unknown".to_string(), |s| format!("{:.0}%", s * 100.0)),
         opening.render(),
         lookups.render()
     )

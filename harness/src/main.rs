@@ -7,7 +7,7 @@
 //! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- writes [--quick]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
-//! cargo run --release -p cuckoo-harness -- frozen [--quick]
+//! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -36,6 +36,8 @@ pub struct Options {
     pub svg_dir: Option<String>,
     pub threads: Vec<usize>,
     pub only: Option<String>,
+    /// Where `frozen` saves its file (default: the system's temporary directory).
+    pub dir: Option<String>,
 }
 
 impl Options {
@@ -50,13 +52,14 @@ impl Options {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: cuckoo-harness [paper] [--quick] [--n ITEMS] [--out FILE] [--svg-dir DIR] [--only NAME]\n\
+        "usage: cuckoo-harness [paper] [--quick] [--n ITEMS] [--out FILE] [--svg-dir DIR] [--only NAME] [--dir DIR]\n\
          \n  (default)  side-by-side comparison on a 1 GiB table (--quick: 64 MiB)\
          \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
          \n  retries    lookup retries per lookup against lock stripe and version counts\
          \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers\
          \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size\
-         \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups"
+         \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
+         \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)"
     );
     std::process::exit(2)
 }
@@ -71,6 +74,7 @@ fn main() {
         svg_dir: None,
         threads: vec![1, 2],
         only: None,
+        dir: None,
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -85,6 +89,7 @@ fn main() {
             "--out" => opts.out = Some(args.next().unwrap_or_else(|| usage())),
             "--svg-dir" => opts.svg_dir = Some(args.next().unwrap_or_else(|| usage())),
             "--only" => opts.only = Some(args.next().unwrap_or_else(|| usage())),
+            "--dir" => opts.dir = Some(args.next().unwrap_or_else(|| usage())),
             "--threads" => {
                 opts.threads = args
                     .next()
