@@ -48,8 +48,13 @@ for bug in "${bugs[@]}"; do
         --skip two_displacing_inserters_and_a_reader >/dev/null; then
         echo "CANARY NOT CAUGHT: with bug '${bug}' every loom model passed"
     elif grep -q "LOST FINGERPRINT" "$log"; then
-        echo "canary '${bug}' caught: $(grep -c '^test .* FAILED$' "$log") model(s) failed with LOST FINGERPRINT:"
-        grep '^test .* FAILED$' "$log" | sed 's/^test /    /; s/ \.\.\. FAILED$//'
+        # Model names from the panic lines ("thread 'NAME' (id) panicked"):
+        # libtest's "test NAME ... FAILED" lines can be garbled by the
+        # panicking threads' output, which runs concurrently.
+        failed=$( (grep -oE "^thread '[a-z0-9_]+'( \([0-9]+\))? panicked" "$log" || true) |
+            sed -E "s/^thread '([a-z0-9_]+)'.*/\1/" | sort -u)
+        echo "canary '${bug}' caught: $(grep -c . <<<"$failed") model(s) failed with LOST FINGERPRINT:"
+        sed 's/^/    /' <<<"$failed"
         caught=$((caught + 1))
     else
         echo "CANARY NOT CAUGHT: with bug '${bug}' the models failed, but not by losing a fingerprint:"
