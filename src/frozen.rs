@@ -235,11 +235,10 @@ impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
     /// As [`open`](FrozenFilter::open).
     pub fn open_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
         let file = std::fs::File::open(path).map_err(DecodeError::Io)?;
-        // SAFETY: the map is read-only and this crate never writes through
-        // it. Its soundness relies on no one truncating or rewriting the
-        // file while it is mapped (documented on `FrozenFilter`): files
-        // saved with `write_to_path` are replaced by rename, which leaves
-        // an existing mapping on the old inode intact.
+        // Files saved with `write_to_path` are replaced by rename, which
+        // leaves an existing mapping on the old inode intact.
+        // SAFETY: read-only map, never written through; sound as long as no
+        // one truncates or rewrites the file in place (documented on the type).
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(DecodeError::Io)?;
         #[cfg(target_os = "linux")]
         {

@@ -204,10 +204,10 @@ impl Config {
     }
 }
 
-// SAFETY: the raw pointers in `slots` point to `Level`s owned by the filter
-// (created with `Box::into_raw`, freed only in `drop`); `Level` is `Send +
-// Sync` (its tables are atomics and locks), so sharing or sending the
-// filter shares or sends them safely.
+// The pointers in `slots` come from `Box::into_raw` and are freed only in
+// `drop`: the filter owns its `Level`s.
+// SAFETY: it owns them, and `Level` is `Send + Sync` (atomics and locks),
+// so sending the filter sends them safely.
 unsafe impl<S: Send> Send for ScalableCuckooFilter<S> {}
 // SAFETY: as above; every method takes `&self` and synchronizes through
 // the levels' atomics and locks.

@@ -141,11 +141,11 @@ mod raw {
             match self.backing {
                 Backing::Heap(_) => false,
                 #[cfg(target_os = "linux")]
+                // MADV_DONTNEED replaces the pages by zero-fill pages; the
+                // caller guarantees they hold zeros and that no thread writes
+                // them meanwhile, so every read sees the same value after.
                 // SAFETY: the range is the private anonymous mapping this
-                // array owns. MADV_DONTNEED replaces its pages by zero-fill
-                // pages; the caller guarantees they hold zeros and that no
-                // thread writes them meanwhile, so every read (of atomics,
-                // through `&B`) sees the same value before and after.
+                // array owns, and its contents stay as they were (above).
                 Backing::Mmap { len } => unsafe {
                     libc::madvise(self.ptr.as_ptr().cast(), len, libc::MADV_DONTNEED) == 0
                 },

@@ -169,10 +169,9 @@ impl Stripes {
     fn version_word(&self, bucket: usize) -> &AtomicU64 {
         let index = bucket & self.version_mask;
         debug_assert!(index < self.versions.len());
-        // SAFETY: `new` sets `version_mask = versions.len() - 1` with a
-        // power-of-two length, and neither field changes afterwards, so
-        // `index <= version_mask < versions.len()`. (Unchecked because
-        // this runs four times in every lookup.)
+        // Unchecked because this runs twice in every lookup.
+        // SAFETY: `new` sets `version_mask = versions.len() - 1` (a power of
+        // two) and neither changes, so `index <= version_mask < len`.
         unsafe { self.versions.get_unchecked(index) }
     }
 

@@ -119,10 +119,9 @@ pub(crate) struct RawLock {
     inner: loom::sync::Mutex<()>,
 }
 
-// SAFETY: `held` is only touched by the thread holding `inner` (between
-// `lock` and `unlock`), so it is never accessed concurrently; everything
-// else is loom's `Sync` mutex. Loom builds only.
 #[cfg(concurrent_cuckoo_loom)]
+// SAFETY: `held` is touched only by the thread holding `inner` (between
+// `lock` and `unlock`); the rest is loom's `Sync` mutex. Loom builds only.
 unsafe impl Sync for RawLock {}
 
 #[cfg(concurrent_cuckoo_loom)]
