@@ -22,6 +22,16 @@ use core::mem::MaybeUninit;
 /// deep, `2 * (1 + 4 + ... + 4^MAX_PATH_LIMIT)`.
 const QUEUE_CAP: usize = 2 * ((SLOTS.pow(MAX_PATH_LIMIT as u32 + 1) - 1) / (SLOTS - 1));
 
+/// Nodes of the widest level a search ever expands (depth
+/// `MAX_PATH_LIMIT - 1`; the deepest level is only scanned).
+const EXPAND_CAP: usize = 2 * SLOTS.pow(MAX_PATH_LIMIT as u32 - 1);
+
+/// How many buckets ahead of its scan a search loads: a level's first
+/// free bucket is usually among its first few (about one in five buckets
+/// has a free slot at 90% load), and more loads in flight only queue
+/// behind each other.
+const SCAN_AHEAD: usize = 8;
+
 /// A bucket reached by the search.
 #[derive(Clone, Copy, Default)]
 struct Node {
@@ -102,44 +112,76 @@ impl<F: Fingerprint> RawTable<F> {
     /// Shortest path (at most `self.max_path` moves) that frees a slot in
     /// bucket `i1` or `i2`, found without locks; `None` if there is none.
     /// A path of no moves means a root already has a free slot again.
+    ///
+    /// Breadth-first, one level at a time: every bucket of a level is
+    /// looked at (in queue order) before any child of the level is even
+    /// computed, and the first with a free slot ends the search. That is
+    /// the node a node-by-node BFS would stop at too, but the children of
+    /// a level are fetched only if the whole level is full. Near full,
+    /// most buckets are, and fetching the children of each full node as it
+    /// was seen (up to 32 lines for a path of one move) kept the CPU's miss
+    /// buffers so busy that the prefetches themselves stalled. Within a
+    /// level, loads run [`SCAN_AHEAD`] buckets ahead of the scan, which is
+    /// about as far as the first free bucket usually is.
     pub(crate) fn search_path(&self, i1: usize, i2: usize) -> Option<Path<F>> {
         let mut queue = Queue::new();
         let cap = 2 * ((SLOTS.pow(self.max_path as u32 + 1) - 1) / (SLOTS - 1));
-        queue.push(Node {
-            bucket: i1 as u32,
-            ..Node::default()
-        });
-        queue.push(Node {
-            bucket: i2 as u32,
-            ..Node::default()
-        });
-        let mut head = 0usize;
-        while head < queue.len {
-            let node = queue.get(head);
-            let word = F::load(&self.buckets[node.bucket as usize]);
-            if F::free_slot(word).is_some() {
-                return Some(self.trace(&queue, head));
+        // The loaded words of the level being scanned, kept to expand it
+        // from the same loads the scan judged full.
+        let mut words = [const { MaybeUninit::<F::Word>::uninit() }; EXPAND_CAP];
+        for root in [i1, i2] {
+            queue.push(Node {
+                bucket: root as u32,
+                ..Node::default()
+            });
+        }
+        let mut level = 0..queue.len;
+        let mut depth = 0u8;
+        loop {
+            for at in level.clone() {
+                if let Some(ahead) = at.checked_add(SCAN_AHEAD).filter(|&a| a < level.end) {
+                    prefetch(&self.buckets[queue.get(ahead).bucket as usize]);
+                }
+                let word = F::load(&self.buckets[queue.get(at).bucket as usize]);
+                if F::free_slot(word).is_some() {
+                    return Some(self.trace(&queue, at));
+                }
+                if usize::from(depth) < self.max_path {
+                    words[at - level.start].write(word);
+                }
             }
-            if usize::from(node.depth) < self.max_path {
+            if usize::from(depth) >= self.max_path {
+                return None;
+            }
+            let children = queue.len;
+            for parent in level.clone() {
+                // SAFETY: the scan above wrote `words[parent - level.start]`
+                // for every node of the level (it returned otherwise), and
+                // the level fits: its depth is below `max_path`, so it has
+                // at most `2 * SLOTS^(MAX_PATH_LIMIT - 1)` nodes.
+                let word = unsafe { words[parent - level.start].assume_init() };
+                let bucket = queue.get(parent).bucket as usize;
                 for slot in 0..SLOTS {
                     if queue.len >= cap {
                         break;
                     }
                     let fp = F::slot(word, slot);
-                    let child = self.index.alternate(node.bucket as usize, fp.to_u64());
-                    prefetch(&self.buckets[child]);
+                    let child = self.index.alternate(bucket, fp.to_u64());
+                    if queue.len - children < SCAN_AHEAD {
+                        prefetch(&self.buckets[child]);
+                    }
                     queue.push(Node {
                         bucket: child as u32,
                         fp: fp.to_u64() as u32,
-                        parent: head as u16,
+                        parent: parent as u16,
                         parent_slot: slot as u8,
-                        depth: node.depth + 1,
+                        depth: depth + 1,
                     });
                 }
             }
-            head += 1;
+            level = children..queue.len;
+            depth += 1;
         }
-        None
     }
 
     /// Rebuilds the hops leading to entry `leaf` of the queue, free end first.
