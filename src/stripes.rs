@@ -25,7 +25,7 @@
 //! removes no shared-counter contention.
 
 use crate::storage::prefetch;
-use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
+use crate::sync::{AtomicI64, AtomicU64, AtomicUsize, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
 /// Upper bound on lock stripes by default: 4096 padded locks are 512 KiB.
@@ -93,6 +93,12 @@ fn bump(counter: &AtomicU64) {
 
 pub(crate) struct Stripes {
     stripes: Box<[CachePadded<Stripe>]>,
+    /// Threads waiting for a stripe lock right now. Written only by a
+    /// thread whose first attempt found its lock taken; a batch holding
+    /// every stripe polls it to let go as soon as anyone waits (see
+    /// `RawTable::pipelined`). A hint for liveness: nothing depends on
+    /// reading it exactly.
+    waiting: CachePadded<AtomicUsize>,
     versions: Box<[AtomicU64]>,
     lock_mask: usize,
     version_mask: usize,
@@ -145,6 +151,7 @@ impl Stripes {
                 .map(|_| CachePadded::new(Stripe::default()))
                 .collect(),
             versions: (0..versions).map(|_| AtomicU64::new(0)).collect(),
+            waiting: CachePadded::new(AtomicUsize::new(0)),
             lock_mask: stripes - 1,
             version_mask: versions - 1,
         }
@@ -213,9 +220,9 @@ impl Stripes {
     #[inline]
     pub(crate) fn lock_pair(&self, a: usize, b: usize) -> StripeGuard<'_> {
         let (lo, hi) = self.pair_of(a, b);
-        self.stripes[lo].lock.lock();
+        self.lock_stripe(lo);
         if hi != lo {
-            self.stripes[hi].lock.lock();
+            self.lock_stripe(hi);
         }
         StripeGuard {
             stripes: self,
@@ -226,13 +233,37 @@ impl Stripes {
     /// Locks every stripe in ascending order: `clear`, consistent
     /// snapshots, and inserts that must search a table no writer changes.
     pub(crate) fn lock_all(&self) -> StripeGuard<'_> {
-        for s in self.stripes.iter() {
-            s.lock.lock();
+        for stripe in 0..self.stripes.len() {
+            self.lock_stripe(stripe);
         }
         StripeGuard {
             stripes: self,
             held: Held::All,
         }
+    }
+
+    /// Takes the lock of `stripe`, counted in `waiting` while it waits.
+    #[inline]
+    fn lock_stripe(&self, stripe: usize) {
+        let lock = &self.stripes[stripe].lock;
+        if !lock.try_lock() {
+            self.lock_waiting(lock);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_waiting(&self, lock: &RawLock) {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        lock.lock();
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Whether some thread is waiting for a stripe lock (a hint: it may
+    /// have just got it, or start waiting just after).
+    #[inline]
+    pub(crate) fn has_waiters(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed) != 0
     }
 
     /// Items stored, summed over stripes. Exact when no writer is running.
@@ -451,6 +482,32 @@ mod tests {
             64,
             "never fewer than stripes"
         );
+    }
+
+    #[test]
+    fn a_thread_waiting_for_a_stripe_is_visible_until_it_gets_the_lock() {
+        let s = Stripes::new(4, 4);
+        assert!(!s.has_waiters());
+        let all = s.lock_all();
+        assert!(!s.has_waiters(), "taking free locks is not waiting");
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let g = s.lock_pair(2, 3);
+                g.add_len(2, 1);
+            });
+            // What a batch holding every stripe polls before each key.
+            while !s.has_waiters() {
+                assert!(!waiter.is_finished(), "got a lock that is held");
+                std::thread::yield_now();
+            }
+            drop(all);
+            waiter.join().unwrap();
+        });
+        assert!(
+            !s.has_waiters(),
+            "the waiter is counted out once it holds the lock"
+        );
+        assert_eq!(s.len(), 1);
     }
 
     #[test]

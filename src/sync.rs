@@ -61,7 +61,7 @@ impl RawLock {
 
     /// Takes the lock if it is free.
     #[inline]
-    fn try_lock(&self) -> bool {
+    pub(crate) fn try_lock(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
@@ -136,6 +136,20 @@ impl RawLock {
         unsafe {
             let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
             *self.held.get() = Some(guard);
+        }
+    }
+
+    pub(crate) fn try_lock(&self) -> bool {
+        match self.inner.try_lock() {
+            Ok(guard) => {
+                // SAFETY: as in `lock`.
+                unsafe {
+                    let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
+                    *self.held.get() = Some(guard);
+                }
+                true
+            }
+            Err(_) => false,
         }
     }
 

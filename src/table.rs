@@ -90,13 +90,25 @@ const OPTIMISTIC_ATTEMPTS: u32 = 4;
 #[cfg(concurrent_cuckoo_loom)]
 const OPTIMISTIC_ATTEMPTS: u32 = 1;
 
-/// Keys per block of a batch: the next block is hashed and prefetched
-/// while this one is written.
+/// Fewest keys per chunk of a batch (see `RawTable::pipelined`); a batch
+/// of at most this many keys (a dataplane burst) needs no allocation.
 const BLOCK: usize = 64;
 
-/// A batch on a table of at most this many stripes locks them all per
-/// block: at most one acquisition per key, against two for a pair.
-const WHOLE_TABLE_STRIPES: usize = BLOCK;
+/// Keys per chunk of a batch, per lock stripe: a chunk that takes every
+/// stripe pays one acquisition per this many keys.
+const CHUNK_PER_STRIPE: usize = 8;
+
+/// How many keys ahead of its write a batch prefetches a key's buckets:
+/// enough misses in flight to cover the memory latency (about 160 ns
+/// here, against 25-50 ns of work per key), few enough that the CPU's miss
+/// buffers do not fill and stall the prefetches themselves.
+const PREFETCH_DISTANCE: usize = 24;
+
+/// How many keys ahead of its write an insert batch looks at a key's
+/// buckets (prefetched `PREFETCH_DISTANCE - PATH_LOOKAHEAD` keys earlier,
+/// so usually in cache by then) and, if both are full, prefetches the
+/// first level of its displacement search.
+const PATH_LOOKAHEAD: usize = 8;
 
 /// What a batch operation did with one key (see `RawTable::pipelined`).
 enum Step<E> {
@@ -364,7 +376,7 @@ impl<F: Fingerprint> RawTable<F> {
         n: usize,
         hash_at: impl Fn(usize) -> u64,
     ) -> Result<(), (usize, InsertError)> {
-        self.pipelined(n, &hash_at, |k, loc, guard| {
+        self.pipelined(n, &hash_at, true, |k, loc, guard| {
             let done = match guard {
                 Guard::All(all) => self.insert_under_all(loc, Mode::Multi, all),
                 Guard::Pair(pair) => match self.try_place(loc, Mode::Multi, pair, 0) {
@@ -384,7 +396,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// order, each exactly as by [`remove`](Self::remove); `out[i]` tells
     /// whether a copy was removed. Pipelined: see [`pipelined`](Self::pipelined).
     pub(crate) fn remove_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        let result: Result<(), ()> = self.pipelined(out.len(), &hash_at, |k, loc, guard| {
+        let result: Result<(), ()> = self.pipelined(out.len(), &hash_at, false, |k, loc, guard| {
             out[k] = match guard {
                 Guard::All(g) | Guard::Pair(g) => self.remove_locked(loc, g),
                 Guard::None => self.remove(loc),
@@ -398,26 +410,35 @@ impl<F: Fingerprint> RawTable<F> {
     /// and [`remove_batch`](Self::remove_batch): calls `op(k, location,
     /// guard)` for `k` in `0..n`, in order.
     ///
-    /// Keys go in blocks of [`BLOCK`]: the hashes of the next block are
-    /// computed and their buckets and lock lines prefetched before the
-    /// current block is written, so the writes find their lines in cache (a
-    /// lone insert waits for four misses in a row). No lock is held while
-    /// `hash_at` runs (it may be a user's `Hash` impl).
+    /// Keys go in chunks of up to [`CHUNK_PER_STRIPE`] keys per stripe
+    /// (at least [`BLOCK`]). A chunk's hashes are all computed first, with
+    /// no lock held (`hash_at` may be a user's `Hash` impl, which must not
+    /// run under the filter's locks); then its keys are written in order,
+    /// each key's buckets (and lock lines) prefetched [`PREFETCH_DISTANCE`]
+    /// keys ahead, so a write finds its lines in cache while the misses of
+    /// the keys behind it overlap.
     ///
-    /// Locking depends on the table. With at most [`WHOLE_TABLE_STRIPES`]
-    /// stripes (a table of up to 64k buckets), each block takes every
-    /// stripe once ([`Guard::All`]): at most one acquisition per key
-    /// instead of two, and a key that needs a
-    /// displacement path runs it under the same locks, in a table no other
-    /// writer changes. Larger tables lock each key's two stripes
-    /// ([`Guard::Pair`]); an op that needs a path answers
+    /// Locking: a chunk of at least half as many keys as the table has
+    /// stripes takes every stripe once ([`Guard::All`]): at most two
+    /// acquisitions per key and usually far fewer (one per eight keys for
+    /// a long batch), against two per key for a pair, and a key that needs
+    /// a displacement path runs it under the same locks, in a table no
+    /// other writer changes. The batch keeps them only while no one else
+    /// wants one: before each key it checks [`Stripes::has_waiters`], and
+    /// if another thread (a writer, a `count`, a lookup's locked fallback)
+    /// is waiting for a stripe, it releases them all at once and writes
+    /// the rest of the chunk under pair locks, so nobody waits for more
+    /// than the key in progress. Shorter chunks lock each key's two
+    /// stripes ([`Guard::Pair`]); an op that needs a path answers
     /// [`Step::Unlocked`] and is called again with [`Guard::None`], to
-    /// search and move as a lone insert does.
+    /// search and move as a lone insert does. Either way each key is one
+    /// ordinary write under the locks of its buckets.
     #[inline]
     fn pipelined<E>(
         &self,
         n: usize,
         hash_at: &impl Fn(usize) -> u64,
+        inserting: bool,
         mut op: impl FnMut(usize, &Location<F>, Guard<'_, '_>) -> Step<E>,
     ) -> Result<(), E> {
         let empty = Location {
@@ -425,62 +446,117 @@ impl<F: Fingerprint> RawTable<F> {
             i2: 0,
             fp: F::EMPTY,
         };
-        let whole_table = self.stripes.count() <= WHOLE_TABLE_STRIPES;
-        // Two blocks, used in turn: the one being written and the next.
-        let mut blocks = [[empty; BLOCK]; 2];
-        let fill = |block: &mut [Location<F>; BLOCK], start: usize| {
-            for (j, loc) in block.iter_mut().enumerate().take(n.saturating_sub(start)) {
-                *loc = self.locate(hash_at(start + j));
-                self.prefetch(loc);
-                if !whole_table {
-                    self.stripes.prefetch_locks(loc.i1, loc.i2);
-                }
-            }
+        let chunk = (CHUNK_PER_STRIPE * self.stripes.count()).max(BLOCK).min(n);
+        // Short batches (a dataplane burst) stay on the stack.
+        let mut on_stack = [empty; BLOCK];
+        let mut on_heap = Vec::new();
+        let buffer: &mut [Location<F>] = if chunk <= BLOCK {
+            &mut on_stack[..chunk]
+        } else {
+            on_heap.resize(chunk, empty);
+            &mut on_heap
         };
-        fill(&mut blocks[0], 0);
         let mut start = 0;
         while start < n {
-            let (now, later) = blocks.split_at_mut(1);
-            let (current, next) = if (start / BLOCK).is_multiple_of(2) {
-                (&now[0], &mut later[0])
-            } else {
-                (&later[0], &mut now[0])
-            };
-            if start + BLOCK < n {
-                fill(next, start + BLOCK);
+            let locs = &mut buffer[..chunk.min(n - start)];
+            for (j, loc) in locs.iter_mut().enumerate() {
+                *loc = self.locate(hash_at(start + j));
             }
-            let block = &current[..BLOCK.min(n - start)];
-            if whole_table {
-                let all = self.stripes.lock_all();
-                for (j, loc) in block.iter().enumerate() {
-                    match op(start + j, loc, Guard::All(&all)) {
-                        Step::Done => {}
-                        Step::Stop(e) => return Err(e),
-                        Step::Unlocked => unreachable!("every path runs under all locks"),
-                    }
+            self.write_chunk(start, locs, inserting, &mut op)?;
+            start += locs.len();
+        }
+        Ok(())
+    }
+
+    /// Writes one chunk of a batch whose first key is number `start` (see
+    /// [`pipelined`](Self::pipelined)).
+    #[inline]
+    fn write_chunk<E>(
+        &self,
+        start: usize,
+        locs: &[Location<F>],
+        inserting: bool,
+        op: &mut impl FnMut(usize, &Location<F>, Guard<'_, '_>) -> Step<E>,
+    ) -> Result<(), E> {
+        let mut all = (self.stripes.count() <= 2 * locs.len()).then(|| self.stripes.lock_all());
+        let prefetch = |loc: &Location<F>, locks: bool| {
+            self.prefetch(loc);
+            if locks {
+                self.stripes.prefetch_locks(loc.i1, loc.i2);
+            }
+        };
+        for loc in &locs[..PREFETCH_DISTANCE.min(locs.len())] {
+            prefetch(loc, all.is_none());
+        }
+        for (j, loc) in locs.iter().enumerate() {
+            if let Some(ahead) = locs.get(j + PREFETCH_DISTANCE) {
+                prefetch(ahead, all.is_none());
+            }
+            if inserting {
+                if let Some(soon) = locs.get(j + PATH_LOOKAHEAD) {
+                    self.prefetch_first_hops(soon);
                 }
-            } else {
-                for (j, loc) in block.iter().enumerate() {
+            }
+            if all.is_some() && self.stripes.has_waiters() {
+                // Someone wants a stripe: release them all now rather than
+                // after the chunk (dropping the guard unlocks every stripe).
+                all = None;
+            }
+            let step = match &all {
+                Some(all) => match op(start + j, loc, Guard::All(all)) {
+                    Step::Unlocked => unreachable!("every path runs under all locks"),
+                    step => step,
+                },
+                None => {
                     // The pair guard must be gone before a retry without
                     // it: the retry takes these locks again.
                     let step = {
                         let pair = self.stripes.lock_pair(loc.i1, loc.i2);
                         op(start + j, loc, Guard::Pair(&pair))
                     };
-                    let step = match step {
+                    match step {
                         Step::Unlocked => op(start + j, loc, Guard::None),
                         step => step,
-                    };
-                    match step {
-                        Step::Done => {}
-                        Step::Stop(e) => return Err(e),
-                        Step::Unlocked => unreachable!("an op without a guard must decide"),
                     }
                 }
+            };
+            match step {
+                Step::Done => {}
+                Step::Stop(e) => return Err(e),
+                Step::Unlocked => unreachable!("an op without a guard must decide"),
             }
-            start += BLOCK;
         }
         Ok(())
+    }
+
+    /// If both buckets of `loc` (fetched a few keys ago) look full, starts
+    /// fetching the buckets their fingerprints would move to: the first
+    /// level of the displacement search the insert of `loc` will run a few
+    /// keys from now. Near full, half the keys need that search, and
+    /// its first level then costs no wait. A hint from a racy look: the
+    /// search itself reads the table again. Not under loom, where
+    /// prefetches do nothing and the extra loads would only add
+    /// interleavings.
+    #[inline(always)]
+    fn prefetch_first_hops(&self, loc: &Location<F>) {
+        #[cfg(not(concurrent_cuckoo_loom))]
+        {
+            let (w1, w2) = (
+                F::load(&self.buckets[loc.i1]),
+                F::load(&self.buckets[loc.i2]),
+            );
+            if F::free_slot(w1).is_some() || F::free_slot(w2).is_some() {
+                return;
+            }
+            for (bucket, word) in [(loc.i1, w1), (loc.i2, w2)] {
+                for slot in 0..SLOTS {
+                    let fp = F::slot(word, slot).to_u64();
+                    prefetch(&self.buckets[self.index.alternate(bucket, fp)]);
+                }
+            }
+        }
+        #[cfg(concurrent_cuckoo_loom)]
+        let _ = loc;
     }
 
     /// Removes one copy of `loc.fp`, if present.

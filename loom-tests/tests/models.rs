@@ -717,12 +717,12 @@ fn insert_unique_against_remove_of_the_same_key() {
 
 // ---------------------------------------------------------------------------
 // Batches: the same protocols through insert_batch / remove_batch, under
-// both of their locking modes (every stripe per block on small tables, the
-// key's pair on tables of more than 64 stripes).
+// both of their locking modes (every stripe, for a batch of at least half
+// as many keys as the table has stripes; otherwise each key's pair).
 // ---------------------------------------------------------------------------
 
-/// [`tiny`] with `stripes` lock stripes: 2 makes a batch lock the whole
-/// table per block; 128 (more than 64) makes it lock each key's pair.
+/// [`tiny`] with `stripes` lock stripes: 2 makes a batch of one or more
+/// keys lock the whole table; 128 makes a short batch lock each key's pair.
 fn tiny_striped(buckets: usize, max_path: usize, stripes: usize) -> Filter {
     CuckooFilter::builder()
         .bucket_count(buckets)
@@ -806,4 +806,30 @@ fn batch_remove_of_a_second_copy_under_the_whole_table_lock_against_a_reader() {
 #[test]
 fn batch_remove_of_a_second_copy_under_pair_locks_against_a_reader() {
     batch_remove_of_a_second_copy_against_a_reader(128);
+}
+
+/// A batch that holds every stripe lets go as soon as another writer
+/// waits for one (it checks before each key), then writes its remaining
+/// keys under pair locks: the lone insert is not shut out for the rest of
+/// the batch, nobody deadlocks, and every key of both is stored once.
+#[test]
+fn a_writer_waiting_on_a_batch_that_holds_every_stripe_gets_its_lock() {
+    model(|| {
+        let f = Arc::new(tiny_striped(4, 1, 2));
+        let mut keys = Keys::new();
+        let batch = [keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 2, 3)];
+        let lone = keys.with_buckets(&f, 1, 0);
+        let writer = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&lone).unwrap())
+        };
+        f.insert_batch(&batch).unwrap();
+        writer.join().unwrap();
+        assert!(
+            batch.iter().chain([&lone]).all(|k| f.contains(k)),
+            "LOST FINGERPRINT: a key of the batch or the lone insert is missing"
+        );
+        assert_eq!(f.len(), 3);
+        assert_eq!(f.occupied_slots(), 3);
+    });
 }
