@@ -142,7 +142,10 @@ impl RawLock {
     pub(crate) fn try_lock(&self) -> bool {
         match self.inner.try_lock() {
             Ok(guard) => {
-                // SAFETY: as in `lock`.
+                // SAFETY: the guard borrows `self.inner`, which lives as
+                // long as `self`; it is stored in `self` and dropped by
+                // `unlock` (or with `self`), never used past either. We
+                // now hold the lock, so only we reach `held`.
                 unsafe {
                     let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
                     *self.held.get() = Some(guard);
