@@ -26,10 +26,10 @@ const QUEUE_CAP: usize = 2 * ((SLOTS.pow(MAX_PATH_LIMIT as u32 + 1) - 1) / (SLOT
 /// `MAX_PATH_LIMIT - 1`; the deepest level is only scanned).
 const EXPAND_CAP: usize = 2 * SLOTS.pow(MAX_PATH_LIMIT as u32 - 1);
 
-/// How many buckets ahead of its scan a search loads: a level's first
-/// free bucket is usually among its first few (about one in five buckets
-/// has a free slot at 90% load), and more loads in flight only queue
-/// behind each other.
+/// How many nodes ahead of its scan a search generates (and prefetches)
+/// the next ones: a level's first free bucket is usually among its first
+/// few (about one in five buckets has a free slot at 90% load), and more
+/// loads in flight only queue behind each other.
 const SCAN_AHEAD: usize = 8;
 
 /// A bucket reached by the search.
@@ -113,75 +113,86 @@ impl<F: Fingerprint> RawTable<F> {
     /// bucket `i1` or `i2`, found without locks; `None` if there is none.
     /// A path of no moves means a root already has a free slot again.
     ///
-    /// Breadth-first, one level at a time: every bucket of a level is
-    /// looked at (in queue order) before any child of the level is even
-    /// computed, and the first with a free slot ends the search. That is
-    /// the node a node-by-node BFS would stop at too, but the children of
-    /// a level are fetched only if the whole level is full. Near full,
-    /// most buckets are, and fetching the children of each full node as it
-    /// was seen (up to 32 lines for a path of one move) kept the CPU's miss
-    /// buffers so busy that the prefetches themselves stalled. Within a
-    /// level, loads run [`SCAN_AHEAD`] buckets ahead of the scan, which is
-    /// about as far as the first free bucket usually is.
+    /// Breadth-first, one level at a time, and lazily: a level's nodes
+    /// (the alternate buckets of every fingerprint of the level above, in
+    /// queue order) are generated only [`SCAN_AHEAD`] nodes ahead of the
+    /// scan that loads them, and the first bucket with a free slot ends
+    /// the search. That is the node a node-by-node BFS stops at too, so
+    /// placement does not depend on the scheme, but near full, where most
+    /// buckets are full, it fetches and computes what the scan reaches plus
+    /// a few: generating each full node's children as it was seen (up to
+    /// 32 prefetched lines and 32 queue entries for a path of one move)
+    /// cost 800 instructions per search in cache and, out of cache, kept
+    /// the miss buffers so busy that the prefetches themselves stalled.
     pub(crate) fn search_path(&self, i1: usize, i2: usize) -> Option<Path<F>> {
         let mut queue = Queue::new();
-        let cap = 2 * ((SLOTS.pow(self.max_path as u32 + 1) - 1) / (SLOTS - 1));
-        // The loaded words of the level being scanned, kept to expand it
-        // from the same loads the scan judged full.
-        let mut words = [const { MaybeUninit::<F::Word>::uninit() }; EXPAND_CAP];
+        // The loaded words of the level being scanned and of the level
+        // above it (whose fingerprints generate the scanned level), in turn.
+        let mut words = [[const { MaybeUninit::<F::Word>::uninit() }; EXPAND_CAP]; 2];
         for root in [i1, i2] {
             queue.push(Node {
                 bucket: root as u32,
                 ..Node::default()
             });
         }
-        let mut level = 0..queue.len;
-        let mut depth = 0u8;
-        loop {
-            for at in level.clone() {
-                if let Some(ahead) = at.checked_add(SCAN_AHEAD).filter(|&a| a < level.end) {
-                    prefetch(&self.buckets[queue.get(ahead).bucket as usize]);
+        // Scan the roots: they were just found full under the locks, but
+        // the search holds none, and a slot may have been freed since.
+        for (at, root) in [i1, i2].into_iter().enumerate() {
+            let word = F::load(&self.buckets[root]);
+            if F::free_slot(word).is_some() {
+                return Some(self.trace(&queue, at));
+            }
+            words[0][at].write(word);
+        }
+        let mut parents = 0..2;
+        for depth in 1..=self.max_path {
+            let (above, this) = if depth % 2 == 1 {
+                let (a, b) = words.split_at_mut(1);
+                (&a[0], &mut b[0])
+            } else {
+                let (a, b) = words.split_at_mut(1);
+                (&b[0], &mut a[0])
+            };
+            let start = queue.len;
+            let end = start + parents.len() * SLOTS;
+            // The next parent whose children to generate.
+            let mut parent = parents.start;
+            for at in start..end {
+                // Keep the children of whole parents generated (and their
+                // buckets prefetched) up to `SCAN_AHEAD` nodes past `at`.
+                while queue.len <= at + SCAN_AHEAD && parent < parents.end {
+                    // SAFETY: the previous level's scan wrote `above[i]`
+                    // for every node `i` of it before this level began (it
+                    // returned otherwise), and that level fits: its depth
+                    // is below `max_path <= MAX_PATH_LIMIT`, so it has at
+                    // most `2 * SLOTS^(MAX_PATH_LIMIT - 1)` nodes.
+                    let word = unsafe { above[parent - parents.start].assume_init() };
+                    let bucket = queue.get(parent).bucket as usize;
+                    for slot in 0..SLOTS {
+                        let fp = F::slot(word, slot);
+                        let child = self.index.alternate(bucket, fp.to_u64());
+                        prefetch(&self.buckets[child]);
+                        queue.push(Node {
+                            bucket: child as u32,
+                            fp: fp.to_u64() as u32,
+                            parent: parent as u16,
+                            parent_slot: slot as u8,
+                            depth: depth as u8,
+                        });
+                    }
+                    parent += 1;
                 }
                 let word = F::load(&self.buckets[queue.get(at).bucket as usize]);
                 if F::free_slot(word).is_some() {
                     return Some(self.trace(&queue, at));
                 }
-                if usize::from(depth) < self.max_path {
-                    words[at - level.start].write(word);
+                if depth < self.max_path {
+                    this[at - start].write(word);
                 }
             }
-            if usize::from(depth) >= self.max_path {
-                return None;
-            }
-            let children = queue.len;
-            for parent in level.clone() {
-                // SAFETY: the scan above wrote `words[parent - level.start]`
-                // for every node of the level (it returned otherwise), and
-                // the level fits: its depth is below `max_path`, so it has
-                // at most `2 * SLOTS^(MAX_PATH_LIMIT - 1)` nodes.
-                let word = unsafe { words[parent - level.start].assume_init() };
-                let bucket = queue.get(parent).bucket as usize;
-                for slot in 0..SLOTS {
-                    if queue.len >= cap {
-                        break;
-                    }
-                    let fp = F::slot(word, slot);
-                    let child = self.index.alternate(bucket, fp.to_u64());
-                    if queue.len - children < SCAN_AHEAD {
-                        prefetch(&self.buckets[child]);
-                    }
-                    queue.push(Node {
-                        bucket: child as u32,
-                        fp: fp.to_u64() as u32,
-                        parent: parent as u16,
-                        parent_slot: slot as u8,
-                        depth: depth + 1,
-                    });
-                }
-            }
-            level = children..queue.len;
-            depth += 1;
+            parents = start..end;
         }
+        None
     }
 
     /// Rebuilds the hops leading to entry `leaf` of the queue, free end first.

@@ -61,15 +61,15 @@ pub(crate) struct Stripe {
     len: AtomicI64,
     /// Fingerprints moved out of this stripe's buckets.
     moves: AtomicU64,
-    /// Successful inserts whose primary bucket is in this stripe.
-    inserts: AtomicU64,
     /// Successful removes whose primary bucket is in this stripe.
     removes: AtomicU64,
     /// Inserts refused with `Full`.
     full: AtomicU64,
     /// Inserts refused with `TooManyDuplicates`.
     duplicates: AtomicU64,
-    /// Successful inserts by the length of the path that freed their slot.
+    /// Successful inserts whose primary bucket is in this stripe, by the
+    /// length of the path that freed their slot (their sum is the insert
+    /// count: one counter fewer to bump per insert).
     path_lengths: [AtomicU64; PATH_LENGTHS],
 }
 
@@ -294,7 +294,6 @@ impl Stripes {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         for s in self.stripes.iter() {
             c.moves += load(&s.moves);
-            c.inserts += load(&s.inserts);
             c.removes += load(&s.removes);
             c.full += load(&s.full);
             c.duplicates += load(&s.duplicates);
@@ -302,6 +301,7 @@ impl Stripes {
                 *total += load(n);
             }
         }
+        c.inserts = c.path_lengths.iter().sum();
         c
     }
 
@@ -377,7 +377,12 @@ impl StripeGuard<'_> {
             self.holds(bucket),
             "bucket {bucket} is not under this guard"
         );
-        &self.stripes.stripes[self.stripes.stripe_of(bucket)]
+        let index = self.stripes.stripe_of(bucket);
+        debug_assert!(index < self.stripes.stripes.len());
+        // Unchecked because every insert and remove comes here twice.
+        // SAFETY: `Stripes::new` sets `lock_mask = stripes.len() - 1` (a
+        // power of two) and neither changes, so `index <= lock_mask < len`.
+        unsafe { self.stripes.stripes.get_unchecked(index) }
     }
 
     /// Adds `delta` to the item count of `bucket`'s stripe.
@@ -414,9 +419,7 @@ impl StripeGuard<'_> {
     /// whose slot was freed by a path of `path_len` moves.
     #[inline]
     pub(crate) fn record_insert(&self, bucket: usize, path_len: usize) {
-        let stripe = self.stripe(bucket);
-        bump(&stripe.inserts);
-        bump(&stripe.path_lengths[path_len.min(PATH_LENGTHS - 1)]);
+        bump(&self.stripe(bucket).path_lengths[path_len.min(PATH_LENGTHS - 1)]);
     }
 
     /// Counts a successful remove from the pair of primary `bucket`.

@@ -110,6 +110,13 @@ const PREFETCH_DISTANCE: usize = 24;
 /// first level of its displacement search.
 const PATH_LOOKAHEAD: usize = 8;
 
+/// Buckets of at least this many bytes get [`PATH_LOOKAHEAD`]: a table
+/// larger than the last-level cache (32 MiB here), where the search's
+/// misses go to memory. Measured (`docs/benchmarks.md`): 5-10% faster
+/// fills at 64 MiB, no difference at 8-32 MiB, 10% slower at 2 MiB and
+/// below, where the look costs instructions and saves no miss.
+const LOOK_AHEAD_MIN_BYTES: usize = 32 << 20;
+
 /// What a batch operation did with one key (see `RawTable::pipelined`).
 enum Step<E> {
     /// Done; on to the next key.
@@ -299,7 +306,10 @@ impl<F: Fingerprint> RawTable<F> {
     /// stripes): `Some` result if it is decided (stored, already present
     /// for `Unique`, or too many copies), `None` if both buckets are full.
     /// `path_len` is recorded with a successful insert (statistics).
-    #[inline]
+    ///
+    /// Inlined into each caller, where `mode` and usually `path_len` are
+    /// constants: this is most of an insert's work in cache.
+    #[inline(always)]
     fn try_place(
         &self,
         loc: &Location<F>,
@@ -318,15 +328,32 @@ impl<F: Fingerprint> RawTable<F> {
         if mode == Mode::Unique && F::probe_pair(w1, w2, fp) {
             return Some(Ok(false));
         }
-        for (i, b, w) in [(i1, b1, w1), (i2, b2, w2)] {
-            if let Some(slot) = F::free_slot(w) {
-                // A free slot means fewer than 8 copies: no need to count.
-                F::store_slot(b, w, slot, fp);
-                guard.add_len(i, 1);
-                guard.record_insert(i1, path_len);
-                return Some(Ok(true));
-            }
-        }
+        // A free slot means fewer than 8 copies: no need to count.
+        let (i, bucket, word, slot) = if let Some(slot) = F::free_slot(w1) {
+            (i1, b1, w1, slot)
+        } else if let Some(slot) = F::free_slot(w2) {
+            (i2, b2, w2, slot)
+        } else {
+            return self.both_full(w1, w2, fp, i1, guard);
+        };
+        F::store_slot(bucket, word, slot, fp);
+        guard.add_len(i, 1);
+        guard.record_insert(i1, path_len);
+        Some(Ok(true))
+    }
+
+    /// [`try_place`](Self::try_place) when both buckets are full: refused
+    /// if they hold `2 * SLOTS` copies of `fp`, otherwise undecided (a
+    /// displacement path may free a slot).
+    #[inline(never)]
+    fn both_full(
+        &self,
+        w1: F::Word,
+        w2: F::Word,
+        fp: F,
+        i1: usize,
+        guard: &StripeGuard<'_>,
+    ) -> Option<Result<bool, InsertError>> {
         if F::count(w1, fp) + F::count(w2, fp) >= 2 * SLOTS {
             guard.record_duplicate(i1);
             return Some(Err(InsertError::TooManyDuplicates));
@@ -347,15 +374,28 @@ impl<F: Fingerprint> RawTable<F> {
     /// An insert under `all`, which holds every stripe: the fast path, and
     /// if both buckets are full, a search and its moves in a table no other
     /// writer can change, so its answer is exact.
+    #[inline(always)]
     fn insert_under_all(
         &self,
         loc: &Location<F>,
         mode: Mode,
         all: &StripeGuard<'_>,
     ) -> Result<bool, InsertError> {
-        if let Some(done) = self.try_place(loc, mode, all, 0) {
-            return done;
+        match self.try_place(loc, mode, all, 0) {
+            Some(done) => done,
+            None => self.displace_under_all(loc, mode, all),
         }
+    }
+
+    /// The rest of [`insert_under_all`](Self::insert_under_all) when both
+    /// buckets are full (out of line: most inserts never get here).
+    #[inline(never)]
+    fn displace_under_all(
+        &self,
+        loc: &Location<F>,
+        mode: Mode,
+        all: &StripeGuard<'_>,
+    ) -> Result<bool, InsertError> {
         let Some(path) = self.search_path(loc.i1, loc.i2) else {
             all.record_full(loc.i1);
             return Err(InsertError::Full);
@@ -447,6 +487,8 @@ impl<F: Fingerprint> RawTable<F> {
             fp: F::EMPTY,
         };
         let chunk = (CHUNK_PER_STRIPE * self.stripes.count()).max(BLOCK).min(n);
+        let look_ahead =
+            inserting && core::mem::size_of_val(&*self.buckets) >= LOOK_AHEAD_MIN_BYTES;
         // Short batches (a dataplane burst) stay on the stack.
         let mut on_stack = [empty; BLOCK];
         let mut on_heap = Vec::new();
@@ -462,7 +504,7 @@ impl<F: Fingerprint> RawTable<F> {
             for (j, loc) in locs.iter_mut().enumerate() {
                 *loc = self.locate(hash_at(start + j));
             }
-            self.write_chunk(start, locs, inserting, &mut op)?;
+            self.write_chunk(start, locs, look_ahead, &mut op)?;
             start += locs.len();
         }
         Ok(())
@@ -475,7 +517,7 @@ impl<F: Fingerprint> RawTable<F> {
         &self,
         start: usize,
         locs: &[Location<F>],
-        inserting: bool,
+        look_ahead: bool,
         op: &mut impl FnMut(usize, &Location<F>, Guard<'_, '_>) -> Step<E>,
     ) -> Result<(), E> {
         let mut all = (self.stripes.count() <= 2 * locs.len()).then(|| self.stripes.lock_all());
@@ -492,7 +534,7 @@ impl<F: Fingerprint> RawTable<F> {
             if let Some(ahead) = locs.get(j + PREFETCH_DISTANCE) {
                 prefetch(ahead, all.is_none());
             }
-            if inserting {
+            if look_ahead {
                 if let Some(soon) = locs.get(j + PATH_LOOKAHEAD) {
                     self.prefetch_first_hops(soon);
                 }

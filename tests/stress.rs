@@ -438,3 +438,75 @@ fn concurrent_batches_keep_exact_counts() {
     assert_eq!((s.inserts, s.removes, s.len), (inserts, removes, expected));
     assert_eq!(s.path_lengths.iter().sum::<u64>(), s.inserts);
 }
+
+/// A long batch takes every stripe of the table for each chunk and must
+/// let go whenever another thread waits for one. Lone writers insert and
+/// remove their own keys (each checked right after its write) and readers
+/// look up keys stored before the run while the batch fills the table to
+/// about 85%, with displacement paths; every key is where it should be at
+/// every step and at the end. (That a waiter is let in before the batch's
+/// next key is the loom model
+/// `a_writer_waiting_on_a_batch_that_holds_every_stripe_gets_its_lock`.)
+#[test]
+fn lone_writers_and_readers_alongside_a_batch_that_holds_every_stripe() {
+    const LONE: u64 = 2;
+    let f = Arc::new(
+        CuckooFilter::builder()
+            .capacity(0)
+            .bucket_count(1 << 14) // 16 stripes: a chunk of 128 keys takes them all
+            .seed(33)
+            .build()
+            .unwrap(),
+    );
+    let capacity = f.capacity() as u64;
+    let stable: Vec<u64> = (0..capacity / 10).map(|i| i * 7 + 1_000_000_000).collect();
+    f.insert_hash_batch(&stable).unwrap();
+    let batch: Vec<u64> = (0..capacity * 3 / 4)
+        .map(|i| i * 7 + 3_000_000_000)
+        .collect();
+    let batch_done = AtomicBool::new(false);
+    let misses = AtomicUsize::new(0);
+    let per_lone = scaled(4000, 400) as u64;
+    thread::scope(|s| {
+        let (f, batch_done, misses) = (&f, &batch_done, &misses);
+        let stable = &stable;
+        s.spawn(move || {
+            let mut found = vec![false; stable.len()];
+            while !batch_done.load(Ordering::Acquire) {
+                f.contains_hash_batch(stable, &mut found);
+                misses.fetch_add(found.iter().filter(|&&x| !x).count(), Ordering::Relaxed);
+            }
+        });
+        for t in 0..LONE {
+            s.spawn(move || {
+                for i in 0..per_lone {
+                    let k = (i * LONE + t) * 7 + 5_000_000_000;
+                    f.insert_hash(k).unwrap();
+                    assert!(f.contains_hash(k), "lone writer {t}: own key missing");
+                    if i % 2 == 0 {
+                        assert!(f.remove_hash(k), "lone writer {t}: own key not removed");
+                    }
+                }
+            });
+        }
+        f.insert_hash_batch(&batch).unwrap();
+        batch_done.store(true, Ordering::Release);
+    });
+    assert_eq!(misses.load(Ordering::Relaxed), 0, "a stable key was missed");
+    let lone_kept: Vec<u64> = (0..per_lone)
+        .filter(|i| i % 2 == 1)
+        .flat_map(|i| (0..LONE).map(move |t| (i * LONE + t) * 7 + 5_000_000_000))
+        .collect();
+    for keys in [&stable, &batch, &lone_kept] {
+        let mut found = vec![false; keys.len()];
+        f.contains_hash_batch(keys, &mut found);
+        assert!(found.iter().all(|&x| x), "a key is missing at the end");
+    }
+    let expected = stable.len() + batch.len() + lone_kept.len();
+    assert_eq!(f.len(), expected);
+    assert_eq!(f.occupied_slots(), expected);
+    assert!(
+        f.stats().relocations > 0,
+        "the batch must have displaced keys"
+    );
+}
