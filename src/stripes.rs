@@ -25,7 +25,7 @@
 //! removes no shared-counter contention.
 
 use crate::storage::prefetch;
-use crate::sync::{AtomicI64, AtomicU64, AtomicUsize, Ordering, RawLock};
+use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
 /// Upper bound on lock stripes by default: 4096 padded locks are 512 KiB.
@@ -97,8 +97,10 @@ pub(crate) struct Stripes {
     /// thread whose first attempt found its lock taken; a batch holding
     /// every stripe polls it to let go as soon as anyone waits (see
     /// `RawTable::pipelined`). A hint for liveness: nothing depends on
-    /// reading it exactly.
-    waiting: CachePadded<AtomicUsize>,
+    /// reading it exactly. So it is a `core` atomic even under loom: the
+    /// models need not explore its orderings, and as a loom atomic it made
+    /// every contended acquisition three scheduling points more.
+    waiting: CachePadded<core::sync::atomic::AtomicUsize>,
     versions: Box<[AtomicU64]>,
     lock_mask: usize,
     version_mask: usize,
@@ -151,7 +153,7 @@ impl Stripes {
                 .map(|_| CachePadded::new(Stripe::default()))
                 .collect(),
             versions: (0..versions).map(|_| AtomicU64::new(0)).collect(),
-            waiting: CachePadded::new(AtomicUsize::new(0)),
+            waiting: CachePadded::new(core::sync::atomic::AtomicUsize::new(0)),
             lock_mask: stripes - 1,
             version_mask: versions - 1,
         }
@@ -245,18 +247,7 @@ impl Stripes {
     /// Takes the lock of `stripe`, counted in `waiting` while it waits.
     #[inline]
     fn lock_stripe(&self, stripe: usize) {
-        let lock = &self.stripes[stripe].lock;
-        if !lock.try_lock() {
-            self.lock_waiting(lock);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn lock_waiting(&self, lock: &RawLock) {
-        self.waiting.fetch_add(1, Ordering::Relaxed);
-        lock.lock();
-        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        self.stripes[stripe].lock.lock_counting(&self.waiting);
     }
 
     /// Whether some thread is waiting for a stripe lock (a hint: it may
@@ -341,6 +332,7 @@ pub(crate) struct StripeGuard<'a> {
 }
 
 impl Drop for StripeGuard<'_> {
+    #[inline]
     fn drop(&mut self) {
         let unlock = |s: usize| self.stripes.stripes[s].lock.unlock();
         match self.held {

@@ -59,9 +59,26 @@ impl RawLock {
         }
     }
 
+    /// [`lock`](Self::lock), counting the caller in `waiting` while it
+    /// waits if the first attempt finds the lock taken.
+    #[inline]
+    pub(crate) fn lock_counting(&self, waiting: &core::sync::atomic::AtomicUsize) {
+        if !self.try_lock() {
+            self.lock_counted(waiting);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_counted(&self, waiting: &core::sync::atomic::AtomicUsize) {
+        waiting.fetch_add(1, Ordering::Relaxed);
+        self.lock_contended();
+        waiting.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// Takes the lock if it is free.
     #[inline]
-    pub(crate) fn try_lock(&self) -> bool {
+    fn try_lock(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
@@ -117,6 +134,8 @@ pub(crate) struct RawLock {
     // Declared (so dropped) before `inner`, which its guard borrows.
     held: std::cell::UnsafeCell<Option<loom::sync::MutexGuard<'static, ()>>>,
     inner: loom::sync::Mutex<()>,
+    /// Whether someone holds `inner` (see `lock_counting`).
+    taken: core::sync::atomic::AtomicBool,
 }
 
 #[cfg(concurrent_cuckoo_loom)]
@@ -137,22 +156,27 @@ impl RawLock {
             let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
             *self.held.get() = Some(guard);
         }
+        self.taken
+            .store(true, core::sync::atomic::Ordering::Relaxed);
     }
 
-    pub(crate) fn try_lock(&self) -> bool {
-        match self.inner.try_lock() {
-            Ok(guard) => {
-                // SAFETY: the guard borrows `self.inner`, which lives as
-                // long as `self`; it is stored in `self` and dropped by
-                // `unlock` (or with `self`), never used past either. We
-                // now hold the lock, so only we reach `held`.
-                unsafe {
-                    let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
-                    *self.held.get() = Some(guard);
-                }
-                true
-            }
-            Err(_) => false,
+    /// [`lock`](Self::lock), counting the caller in `waiting` while it
+    /// waits if the lock looked taken. The look is a `core` atomic that
+    /// `lock` and `unlock` keep up to date, not a loom operation: a loom
+    /// `try_lock` before the `lock` made every contended acquisition one
+    /// scheduling point more, which doubled the interleavings of the
+    /// three-thread model. Loom switches threads only at its own
+    /// operations, so the look is as fresh as the last one; `waiting` is a
+    /// liveness hint either way.
+    pub(crate) fn lock_counting(&self, waiting: &core::sync::atomic::AtomicUsize) {
+        use core::sync::atomic::Ordering::Relaxed;
+        let busy = self.taken.load(Relaxed);
+        if busy {
+            waiting.fetch_add(1, Relaxed);
+        }
+        self.lock();
+        if busy {
+            waiting.fetch_sub(1, Relaxed);
         }
     }
 
@@ -160,6 +184,8 @@ impl RawLock {
         // SAFETY: only the holder calls `unlock`, so no one else touches
         // `held`; dropping the guard releases `inner`.
         let guard = unsafe { (*self.held.get()).take() };
+        self.taken
+            .store(false, core::sync::atomic::Ordering::Relaxed);
         drop(guard.expect("unlock of a free lock"));
     }
 }
