@@ -6,12 +6,14 @@
 //! cargo run --release -p cuckoo-harness -- paper [--quick] [--out FILE] [--svg-dir DIR]
 //! cargo run --release -p cuckoo-harness -- retries [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- writes [--quick]
+//! cargo run --release -p cuckoo-harness -- bands [--quick] [--n SLOTS]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
 
+mod bands;
 mod compare;
 mod filters;
 mod frozen;
@@ -57,6 +59,7 @@ fn usage() -> ! {
          \n  paper      the paper's Table 3 and Figures 5, 7, 8 (SVG plots into --svg-dir)\
          \n  retries    lookup retries per lookup against lock stripe and version counts\
          \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers\
+         \n  bands      where a fill's time goes: ns per key and path lengths by occupancy band (--n: slots)\
          \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size\
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
          \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)"
@@ -98,7 +101,9 @@ fn main() {
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
                     .collect()
             }
-            "paper" | "compare" | "retries" | "writes" | "levels" | "frozen" => mode = arg,
+            "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen" => {
+                mode = arg
+            }
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -107,6 +112,7 @@ fn main() {
         "paper" => paper::run(&opts),
         "retries" => retries::run(&opts),
         "writes" => writes::run(&opts),
+        "bands" => bands::run(&opts),
         "levels" => levels::run(&opts),
         "frozen" => frozen::run(&opts),
         _ => compare::run(&opts),
