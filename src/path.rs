@@ -126,33 +126,26 @@ impl<F: Fingerprint> RawTable<F> {
     /// the miss buffers so busy that the prefetches themselves stalled.
     pub(crate) fn search_path(&self, i1: usize, i2: usize) -> Option<Path<F>> {
         let mut queue = Queue::new();
-        // The loaded words of the level being scanned and of the level
-        // above it (whose fingerprints generate the scanned level), in turn.
+        // The loaded words of the level above (whose fingerprints generate
+        // the level being scanned) and of the level being scanned.
         let mut words = [[const { MaybeUninit::<F::Word>::uninit() }; EXPAND_CAP]; 2];
-        for root in [i1, i2] {
+        let [above, this] = &mut words;
+        let (mut above, mut this) = (above, this);
+        // The roots were just found full under the locks, but the search
+        // holds none, and a slot may have been freed since.
+        for (at, root) in [i1, i2].into_iter().enumerate() {
             queue.push(Node {
                 bucket: root as u32,
                 ..Node::default()
             });
-        }
-        // Scan the roots: they were just found full under the locks, but
-        // the search holds none, and a slot may have been freed since.
-        for (at, root) in [i1, i2].into_iter().enumerate() {
             let word = F::load(&self.buckets[root]);
             if F::free_slot(word).is_some() {
                 return Some(self.trace(&queue, at));
             }
-            words[0][at].write(word);
+            above[at].write(word);
         }
         let mut parents = 0..2;
         for depth in 1..=self.max_path {
-            let (above, this) = if depth % 2 == 1 {
-                let (a, b) = words.split_at_mut(1);
-                (&a[0], &mut b[0])
-            } else {
-                let (a, b) = words.split_at_mut(1);
-                (&b[0], &mut a[0])
-            };
             let start = queue.len;
             let end = start + parents.len() * SLOTS;
             // The next parent whose children to generate.
@@ -161,25 +154,10 @@ impl<F: Fingerprint> RawTable<F> {
                 // Keep the children of whole parents generated (and their
                 // buckets prefetched) up to `SCAN_AHEAD` nodes past `at`.
                 while queue.len <= at + SCAN_AHEAD && parent < parents.end {
-                    // SAFETY: the previous level's scan wrote `above[i]`
-                    // for every node `i` of it before this level began (it
-                    // returned otherwise), and that level fits: its depth
-                    // is below `max_path <= MAX_PATH_LIMIT`, so it has at
-                    // most `2 * SLOTS^(MAX_PATH_LIMIT - 1)` nodes.
+                    // SAFETY: the scan of the level above wrote `above[i]`
+                    // for each of its nodes (or returned before this level).
                     let word = unsafe { above[parent - parents.start].assume_init() };
-                    let bucket = queue.get(parent).bucket as usize;
-                    for slot in 0..SLOTS {
-                        let fp = F::slot(word, slot);
-                        let child = self.index.alternate(bucket, fp.to_u64());
-                        prefetch(&self.buckets[child]);
-                        queue.push(Node {
-                            bucket: child as u32,
-                            fp: fp.to_u64() as u32,
-                            parent: parent as u16,
-                            parent_slot: slot as u8,
-                            depth: depth as u8,
-                        });
-                    }
+                    self.push_children(&mut queue, parent, word, depth as u8);
                     parent += 1;
                 }
                 let word = F::load(&self.buckets[queue.get(at).bucket as usize]);
@@ -187,12 +165,36 @@ impl<F: Fingerprint> RawTable<F> {
                     return Some(self.trace(&queue, at));
                 }
                 if depth < self.max_path {
+                    // A level less than `max_path` deep has at most
+                    // `2 * SLOTS^(MAX_PATH_LIMIT - 1) = EXPAND_CAP` nodes.
                     this[at - start].write(word);
                 }
             }
+            // The level just scanned generates the next (swaps references).
+            core::mem::swap(&mut above, &mut this);
             parents = start..end;
         }
         None
+    }
+
+    /// Queues (and prefetches) the alternate bucket of each fingerprint of
+    /// `word`, the loaded bucket of queue entry `parent`: its children, at
+    /// `depth` moves from a root.
+    #[inline(always)]
+    fn push_children(&self, queue: &mut Queue, parent: usize, word: F::Word, depth: u8) {
+        let bucket = queue.get(parent).bucket as usize;
+        for slot in 0..SLOTS {
+            let fp = F::slot(word, slot);
+            let child = self.index.alternate(bucket, fp.to_u64());
+            prefetch(&self.buckets[child]);
+            queue.push(Node {
+                bucket: child as u32,
+                fp: fp.to_u64() as u32,
+                parent: parent as u16,
+                parent_slot: slot as u8,
+                depth,
+            });
+        }
     }
 
     /// Rebuilds the hops leading to entry `leaf` of the queue, free end first.

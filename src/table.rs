@@ -330,44 +330,24 @@ impl<F: Fingerprint> RawTable<F> {
         // reads nor waits for the alternate (whose miss is in flight too:
         // the later of two misses is on average slower than one).
         let primary_slot = F::free_slot(w1);
-        if let (Mode::Multi, Some(slot)) = (mode, primary_slot) {
-            return Some(Ok(self.store_new(b1, w1, slot, i1, guard, loc, path_len)));
-        }
-        let w2 = F::load(b2);
-        if mode == Mode::Unique && F::probe_pair(w1, w2, fp) {
-            return Some(Ok(false));
-        }
-        let (i, bucket, word, slot) = if let Some(slot) = primary_slot {
-            (i1, b1, w1, slot)
-        } else if let Some(slot) = F::free_slot(w2) {
-            (i2, b2, w2, slot)
-        } else {
-            return self.both_full(w1, w2, fp, i1, guard);
+        let (i, bucket, word, slot) = match (mode, primary_slot) {
+            (Mode::Multi, Some(slot)) => (i1, b1, w1, slot),
+            _ => {
+                let w2 = F::load(b2);
+                if mode == Mode::Unique && F::probe_pair(w1, w2, fp) {
+                    return Some(Ok(false));
+                }
+                match (primary_slot, F::free_slot(w2)) {
+                    (Some(slot), _) => (i1, b1, w1, slot),
+                    (None, Some(slot)) => (i2, b2, w2, slot),
+                    (None, None) => return self.both_full(w1, w2, fp, i1, guard),
+                }
+            }
         };
-        Some(Ok(
-            self.store_new(bucket, word, slot, i, guard, loc, path_len)
-        ))
-    }
-
-    /// Stores `loc.fp` into free `slot` of `bucket` (index `i`, loaded as
-    /// `word`) and counts the insert: the end of a successful
-    /// [`try_place`](Self::try_place). Always `true`.
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    fn store_new(
-        &self,
-        bucket: &F::Bucket,
-        word: F::Word,
-        slot: usize,
-        i: usize,
-        guard: &StripeGuard<'_>,
-        loc: &Location<F>,
-        path_len: usize,
-    ) -> bool {
-        F::store_slot(bucket, word, slot, loc.fp);
+        F::store_slot(bucket, word, slot, fp);
         guard.add_len(i, 1);
-        guard.record_insert(loc.i1, path_len);
-        true
+        guard.record_insert(i1, path_len);
+        Some(Ok(true))
     }
 
     /// [`try_place`](Self::try_place) when both buckets are full: refused
