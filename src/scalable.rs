@@ -175,7 +175,9 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated; never changes afterwards until drop.
     slots: Box<[AtomicPtr<Level>]>,
-    /// The level that takes inserts; every level below it is allocated.
+    /// The level that takes inserts; it is allocated, and so is every level
+    /// between it and the oldest level the filter holds (level 0, unless
+    /// the filter was decoded after its oldest levels were retired).
     newest: AtomicUsize,
     /// Held while a level is added, retired or cleared.
     growth: RawLock,
@@ -429,9 +431,15 @@ impl<S> ScalableCuckooFilter<S> {
         bits
     }
 
-    /// Removes every item from every level. The first level is emptied and
-    /// kept; the others are retired (their memory given back) and reopened
-    /// if the filter grows again. Writers wait meanwhile; lookups do not.
+    /// Removes every item from every level. The first level in use is
+    /// emptied and keeps taking inserts; the others are retired (their
+    /// memory given back) and reopened if the filter grows again. Writers
+    /// wait meanwhile; lookups do not.
+    ///
+    /// The first level in use is level 0, except in a filter decoded after
+    /// its oldest levels were retired (an encoding keeps only the levels in
+    /// use): there it is the oldest level the filter holds, so a cleared
+    /// filter always has room, whatever levels it has.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -442,24 +450,27 @@ impl<S> ScalableCuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
     /// ```
     pub fn clear(&self) {
-        self.growth.lock();
+        let _growth = self.growth.guard();
         let newest = self.newest.load(Ordering::Acquire);
-        for i in 0..=newest {
+        // `newest` is allocated, so some level up to it is.
+        let first = (0..=newest)
+            .find(|&i| self.level(i).is_some())
+            .unwrap_or(newest);
+        for i in first..=newest {
             if let Some(level) = self.level(i) {
                 with_table!(&level.table, t => {
                     let all = t.stripes.lock_all();
                     t.clear_locked(&all);
-                    if i > 0 {
+                    if i != first {
                         t.close(&all);
                     }
                 });
             }
         }
-        if let Some(first) = self.level(0) {
-            with_table!(&first.table, t => t.reopen());
+        if let Some(level) = self.level(first) {
+            with_table!(&level.table, t => t.reopen());
         }
-        self.newest.store(0, Ordering::Release);
-        self.growth.unlock();
+        self.newest.store(first, Ordering::Release);
     }
 
     /// Adds the level after `seen` (or reopens it) unless another thread
@@ -467,13 +478,13 @@ impl<S> ScalableCuckooFilter<S> {
     /// or an allocation failure).
     #[cold]
     fn grow(&self, seen: usize) -> bool {
-        self.growth.lock();
-        let grown = self.grow_locked(seen);
-        self.growth.unlock();
-        grown
+        let _growth = self.growth.guard();
+        self.grow_locked(seen)
     }
 
     fn grow_locked(&self, seen: usize) -> bool {
+        #[cfg(all(test, not(concurrent_cuckoo_loom)))]
+        tests::panic_if_armed();
         let newest = self.newest.load(Ordering::Acquire);
         if newest != seen {
             return true; // someone else grew it: retry there
@@ -513,7 +524,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// inserts and gives its table's memory back.
     #[cold]
     fn retire_if_empty(&self, i: usize) {
-        self.growth.lock();
+        let _growth = self.growth.guard();
         if i != self.newest.load(Ordering::Acquire) {
             if let Some(level) = self.level(i) {
                 with_table!(&level.table, t => {
@@ -524,7 +535,6 @@ impl<S> ScalableCuckooFilter<S> {
                 });
             }
         }
-        self.growth.unlock();
     }
 
     /// The key lock of a (finalized) hash.
@@ -630,18 +640,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// As [`insert`](Self::insert).
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
-        let lock = self.key_lock(hash);
-        lock.lock();
+        let _key = self.key_lock(hash).guard();
         // Under the key lock no other `insert_unique` of this key runs: if
         // no level holds it now, adding it (to whichever level is newest
         // by then) cannot race another thread adding it elsewhere.
-        let result = if self.contains_hash(hash) {
+        if self.contains_hash(hash) {
             Ok(false)
         } else {
             self.insert_prepared(hash, Mode::Unique)
-        };
-        lock.unlock();
-        result
+        }
     }
 
     /// Is `key` (probably) present in any level? Never a false negative.
@@ -1094,7 +1101,7 @@ impl<S> ScalableBuilder<S> {
     }
 
     /// Each new level holds `factor` times the items of the previous one
-    /// (2 or more; default 2).
+    /// (2 to `u32::MAX`, the most the saved format records; default 2).
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
@@ -1163,12 +1170,15 @@ impl<S> ScalableBuilder<S> {
     ///
     /// # Errors
     /// A [`BuildError`] for a missing initial capacity, a growth factor
-    /// under 2, a level count outside 1..=64, a false-positive rate outside
+    /// under 2 or over `u32::MAX`, a level count outside 1..=64, a false-positive rate outside
     /// (0, 1) or too small for the levels' 32-bit reserve, or a failed
     /// allocation.
     pub fn build(self) -> Result<ScalableCuckooFilter<S>, BuildError> {
         let initial = self.initial_capacity.ok_or(BuildError::MissingCapacity)?;
-        if self.growth_factor < 2 {
+        // The saved format records the factor in 32 bits: a larger one
+        // would be truncated on save (and is absurd: the second level of a
+        // one-item filter would hold 2^32 items).
+        if self.growth_factor < 2 || u32::try_from(self.growth_factor).is_err() {
             return Err(BuildError::InvalidGrowthFactor(self.growth_factor));
         }
         if !(1..=LEVEL_LIMIT).contains(&self.max_levels) {
@@ -1199,6 +1209,62 @@ impl<S> ScalableBuilder<S> {
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]
 mod tests {
     use super::*;
+    use std::cell::Cell;
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    std::thread_local! {
+        /// Makes the next growth on this thread panic while it holds the
+        /// growth lock (and, in `insert_unique`, a key lock).
+        static PANIC_IN_GROWTH: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(super) fn panic_if_armed() {
+        if PANIC_IN_GROWTH.with(|armed| armed.replace(false)) {
+            panic!("injected: a panic while the growth lock is held");
+        }
+    }
+
+    /// A panic under the growth lock and a key lock (an internal assertion,
+    /// caught by the caller as the C ABI's guard does) must release both:
+    /// every later call used to wait forever.
+    #[test]
+    fn a_panic_under_the_growth_and_key_locks_releases_both() {
+        let f = Arc::new(
+            ScalableCuckooFilter::builder()
+                .initial_capacity(10)
+                .seed(3)
+                .build()
+                .unwrap(),
+        );
+        let mut panicked_at = None;
+        PANIC_IN_GROWTH.with(|armed| armed.set(true));
+        for k in 0..1000u64 {
+            let insert = std::panic::AssertUnwindSafe(|| f.insert_unique_hash(k));
+            if std::panic::catch_unwind(insert).is_err() {
+                panicked_at = Some(k);
+                break;
+            }
+        }
+        let k = panicked_at.expect("the first growth panicked");
+        assert_eq!(f.levels(), 1, "the panicking growth added nothing");
+        // The same key (its key lock) and the growth lock, from another
+        // thread, with a deadline instead of a hang.
+        let (done, finished) = mpsc::channel();
+        let g = Arc::clone(&f);
+        std::thread::spawn(move || {
+            let added = g.insert_unique_hash(k).unwrap();
+            let more: Vec<u64> = (k + 1..k + 1000).collect();
+            g.insert_hash_batch(&more).unwrap();
+            g.clear();
+            done.send((added, g.levels(), g.len())).unwrap();
+        });
+        let (added, levels, len) = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a lock stayed held after the panic: later calls hang");
+        assert!(added);
+        assert_eq!((levels, len), (1, 0));
+    }
 
     #[test]
     fn widths_keep_the_total_within_the_budget() {

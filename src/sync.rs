@@ -110,6 +110,32 @@ impl RawLock {
     }
 }
 
+/// Holds a [`RawLock`] until dropped. Locks that are not stripes (a
+/// growing filter's growth and key locks) are held through one, so that a
+/// panic while one is held (an internal assertion, unwinding to a caller
+/// that catches it, as the C ABI does) releases it instead of leaving
+/// every later call waiting forever.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub(crate) struct RawLockGuard<'a> {
+    lock: &'a RawLock,
+}
+
+impl RawLock {
+    /// Takes the lock until the returned guard is dropped.
+    #[inline]
+    pub(crate) fn guard(&self) -> RawLockGuard<'_> {
+        self.lock();
+        RawLockGuard { lock: self }
+    }
+}
+
+impl Drop for RawLockGuard<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.lock.unlock();
+    }
+}
+
 /// One step of waiting for a lock, the `n`-th in a row.
 #[cfg(not(concurrent_cuckoo_loom))]
 #[inline]

@@ -27,6 +27,12 @@ enum Op {
     ContainsBatch(Vec<u16>),
     RemoveBatch(Vec<u16>),
     Clear,
+    /// Remove every copy the model holds, one `remove` at a time: empties
+    /// (and so retires) every level but the newest.
+    RemoveAll,
+    /// Save and load: the rest of the sequence runs on the decoded copy
+    /// (which keeps only the levels in use, so may lack level 0).
+    Reload,
 }
 
 fn op(universe: u16) -> impl Strategy<Value = Op> {
@@ -40,6 +46,8 @@ fn op(universe: u16) -> impl Strategy<Value = Op> {
         1 => proptest::collection::vec(0..universe, 0..60).prop_map(Op::ContainsBatch),
         1 => proptest::collection::vec(0..universe, 0..60).prop_map(Op::RemoveBatch),
         1 => Just(Op::Clear),
+        1 => Just(Op::RemoveAll),
+        1 => Just(Op::Reload),
     ]
 }
 
@@ -61,7 +69,7 @@ fn distinct_keys(universe: u16, seed: u64) -> Vec<u16> {
 }
 
 fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(), TestCaseError> {
-    let f = ScalableCuckooFilter::builder()
+    let mut f = ScalableCuckooFilter::builder()
         .initial_capacity(initial)
         .growth_factor(factor)
         .false_positive_rate(1e-7) // every level 32-bit
@@ -140,6 +148,21 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
                 f.clear();
                 model.clear();
                 prop_assert_eq!(f.levels(), 1);
+                prop_assert!(f.capacity() > 0, "a cleared filter has room");
+            }
+            Op::RemoveAll => {
+                for (k, count) in model.iter_mut() {
+                    while *count > 0 {
+                        prop_assert!(f.remove(k));
+                        *count -= 1;
+                    }
+                }
+                prop_assert_eq!(f.levels(), 1, "only the newest level is left");
+            }
+            Op::Reload => {
+                let bytes = f.to_bytes();
+                f = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+                prop_assert_eq!(f.to_bytes(), bytes, "re-encoding is byte-identical");
             }
         }
         prop_assert_eq!(f.len(), model.values().sum::<usize>());
@@ -283,6 +306,56 @@ fn clear_keeps_one_level_and_the_filter_grows_again() {
     assert_eq!(f.len(), keys.len());
 }
 
+/// A decoded filter holds only the levels in use: after its first level
+/// was emptied and retired, level 0 is absent. `clear` must still leave a
+/// filter that takes inserts, reports its capacity, and saves what it
+/// loads (it used to keep "level 0" as the newest: no capacity, `NaN` load
+/// factor, `Full` forever, and an encoding of zero levels).
+#[test]
+fn a_reloaded_filter_without_its_first_level_clears_into_a_usable_filter() {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity(100)
+        .false_positive_rate(1e-7) // 32-bit levels: removes take their own key
+        .seed(11)
+        .build()
+        .unwrap();
+    let mut first = Vec::new();
+    let mut k = 0u64;
+    while f.levels() == 1 {
+        f.insert_hash(k).unwrap();
+        if f.levels() == 1 {
+            first.push(k); // went into level 0
+        }
+        k += 1;
+    }
+    for h in &first {
+        assert!(f.remove_hash(*h));
+    }
+    assert_eq!(f.levels(), 1, "the emptied first level is retired");
+    let copy = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert!(copy.contains_hash(k - 1));
+    copy.clear();
+    assert_eq!((copy.len(), copy.levels()), (0, 1));
+    assert!(copy.capacity() > 0);
+    assert!(
+        copy.load_factor() == 0.0,
+        "load factor {}",
+        copy.load_factor()
+    );
+    let keys: Vec<u64> = (1_000_000..1_002_000).collect();
+    copy.insert_hash_batch(&keys).unwrap();
+    assert!(keys.iter().all(|h| copy.contains_hash(*h)));
+    let again = ScalableCuckooFilter::from_bytes(&copy.to_bytes()).unwrap();
+    assert_eq!(again.len(), keys.len());
+    assert!(keys.iter().all(|h| again.contains_hash(*h)));
+    // And cleared right after loading, before any insert.
+    let loaded = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    loaded.clear();
+    loaded.insert_hash(7).unwrap();
+    assert!(loaded.contains_hash(7));
+    assert!(ScalableCuckooFilter::from_bytes(&loaded.to_bytes()).is_ok());
+}
+
 #[test]
 fn max_levels_bounds_growth_with_full() {
     let f = ScalableCuckooFilter::builder()
@@ -319,6 +392,19 @@ fn builder_refuses_bad_configurations() {
         b().growth_factor(1).build().unwrap_err(),
         BuildError::InvalidGrowthFactor(1)
     );
+    // The format stores the factor in 32 bits: a wider one used to be
+    // accepted and truncated on save.
+    #[cfg(target_pointer_width = "64")]
+    {
+        let wide = u32::MAX as usize + 1;
+        assert_eq!(
+            b().growth_factor(wide).build().unwrap_err(),
+            BuildError::InvalidGrowthFactor(wide)
+        );
+        let widest = b().growth_factor(u32::MAX as usize).build().unwrap();
+        let copy = ScalableCuckooFilter::from_bytes(&widest.to_bytes()).unwrap();
+        assert_eq!(copy.to_bytes(), widest.to_bytes());
+    }
     assert_eq!(
         b().max_levels(0).build().unwrap_err(),
         BuildError::InvalidMaxLevels(0)
@@ -387,6 +473,56 @@ fn encodings_round_trip_and_hostile_input_is_refused() {
         CuckooFilter::from_bytes(&bytes),
         Err(DecodeError::InvalidHeader(_))
     ));
+}
+
+/// `read_from` must reserve each table a level's header claims before it
+/// knows whether the stream holds it: `read_from_limited` refuses a claim
+/// past its limit first, and every decoder refuses a level larger than the
+/// configuration gives it before allocating it.
+#[test]
+fn untrusted_streams_are_bounded_before_any_table_is_allocated() {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity(1000)
+        .seed(12)
+        .build()
+        .unwrap();
+    f.insert_batch(&(0..5000u32).collect::<Vec<_>>()).unwrap();
+    assert!(f.levels() >= 2);
+    let bytes = f.to_bytes();
+    let n = bytes.len() as u64;
+    let copy = ScalableCuckooFilter::read_from_limited(&bytes[..], n).unwrap();
+    assert_eq!(copy.to_bytes(), bytes);
+    assert_eq!(
+        ScalableCuckooFilter::read_from_limited(&bytes[..], n - 1).unwrap_err(),
+        DecodeError::ExceedsLimit {
+            claimed: n,
+            limit: n - 1
+        }
+    );
+    let tiny = ScalableCuckooFilter::read_from_limited(&bytes[..], 100).unwrap_err();
+    assert!(
+        matches!(tiny, DecodeError::ExceedsLimit { limit: 100, .. }),
+        "{tiny:?}"
+    );
+    // The first level's header claims 2^32 buckets (64 GiB at 32 bits),
+    // its container unchanged: refused by its size against the
+    // configuration, before its table is allocated, limit or not.
+    let first = 8 + bytes[8..]
+        .windows(8)
+        .position(|w| w == &bytes[..8])
+        .expect("the first level's magic");
+    let mut lying = bytes.clone();
+    lying[first + 16..first + 24].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    for err in [
+        ScalableCuckooFilter::from_bytes(&lying).unwrap_err(),
+        ScalableCuckooFilter::read_from(&lying[..]).unwrap_err(),
+        ScalableCuckooFilter::read_from_limited(&lying[..], u64::MAX).unwrap_err(),
+    ] {
+        assert_eq!(
+            err,
+            DecodeError::InvalidHeader("a level's size does not match the configuration")
+        );
+    }
 }
 
 /// Writers grow a filter from 1,000 items to millions while readers check
