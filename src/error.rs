@@ -234,7 +234,8 @@ pub enum BuildError {
     /// An exact version count must be a power of two, at least the stripe
     /// count, at most 2^20.
     InvalidVersionCount(usize),
-    /// A scalable filter's growth factor must be at least 2.
+    /// A scalable filter's growth factor must be at least 2 and at most
+    /// `u32::MAX` (the saved format records it in 32 bits).
     InvalidGrowthFactor(usize),
     /// A scalable filter may have 1 to 64 levels.
     InvalidMaxLevels(usize),
@@ -273,7 +274,7 @@ impl fmt::Display for BuildError {
                 "invalid version count {n}: must be a power of two, at least the stripe count, at most 2^20"
             ),
             Self::InvalidGrowthFactor(n) => {
-                write!(f, "invalid growth factor {n}: must be at least 2")
+                write!(f, "invalid growth factor {n}: must be 2 to 4294967295")
             }
             Self::InvalidMaxLevels(n) => write!(f, "invalid max levels {n}: must be in 1..=64"),
             Self::AllocationFailed(e) => write!(f, "{e}"),

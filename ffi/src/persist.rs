@@ -74,7 +74,7 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match load_file(path, |file| CuckooFilter::read_from(file)) {
+        match load_file(path, |file, len| CuckooFilter::read_from_limited(file, len)) {
             Ok(inner) => {
                 let handle = Box::into_raw(Box::new(ccf_filter { inner }));
                 // SAFETY: `out` is non-null (checked) and valid for writing a
@@ -88,17 +88,29 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
 }
 
 /// Decodes the one filter the file at `path` holds with `decode` (a
-/// streaming decoder, which reads the encoding's bytes and no more):
+/// streaming decoder, which reads the encoding's bytes and no more, and
+/// refuses a header claiming more than its limit before allocating):
 /// `CCF_IO_ERROR` if the file cannot be opened or read, the decoder's
 /// error as a status, and `CCF_CORRUPT` if bytes follow the encoding.
+///
+/// The limit is the file's length: a header that claims a table larger
+/// than the file (a 72-byte file claiming 2^32 buckets) is `CCF_CORRUPT`
+/// before any memory is reserved for it, not an allocation of up to
+/// 64 GiB that fails (strict overcommit, a container's memory limit, a
+/// 32-bit target) or succeeds only to find the body missing.
 pub(crate) fn load_file<T>(
     path: &Path,
-    decode: impl FnOnce(&mut File) -> Result<T, DecodeError>,
+    decode: impl FnOnce(&mut File, u64) -> Result<T, DecodeError>,
 ) -> Result<T, ccf_status> {
     let mut file = File::open(path).map_err(|_| CCF_IO_ERROR)?;
+    let len = file.metadata().map_err(|_| CCF_IO_ERROR)?.len();
     // The decoders stream the body into the table in 64 KiB chunks: no
     // second copy of a large filter in memory.
-    let filter = decode(&mut file).map_err(ccf_status::from)?;
+    let filter = decode(&mut file, len).map_err(|e| match e {
+        // Claims more than the file holds: the file is cut short or lies.
+        DecodeError::ExceedsLimit { .. } => CCF_CORRUPT,
+        e => ccf_status::from(e),
+    })?;
     // The decoder stops at the end of the encoding; a file is one filter,
     // so anything after it means the file is not what was saved.
     let mut byte = [0u8; 1];

@@ -131,13 +131,13 @@ pub unsafe extern "C" fn ccf_scalable_new(
 }
 
 /// `ccf_scalable_new` with every option: `growth_factor`, how many times
-/// more items each new level holds than the one before (2 or more; 0 = the
-/// default, 2); `max_levels`, the most levels the filter may have (1 to
+/// more items each new level holds than the one before (2 to 4294967295,
+/// the most a saved file records; 0 = the default, 2); `max_levels`, the most levels the filter may have (1 to
 /// 64; 0 = the default, 32); and `seed`, a pointer to the hash seed to use
 /// (NULL = a fresh random seed), as for `ccf_new_with_options`.
 ///
 /// Returns as `ccf_scalable_new`, plus `CCF_INVALID_ARGUMENT` for a growth
-/// factor of 1, a level count above 64, or a rate below the reserve of
+/// factor of 1 or above 4294967295, a level count above 64, or a rate below the reserve of
 /// `max_levels` levels. `*out` is left unchanged on any error.
 ///
 /// # Safety
@@ -855,7 +855,9 @@ pub unsafe extern "C" fn ccf_scalable_load(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match load_file(path, |file| ScalableCuckooFilter::read_from(file)) {
+        match load_file(path, |file, len| {
+            ScalableCuckooFilter::read_from_limited(file, len)
+        }) {
             // SAFETY: `out` is non-null (checked) and valid for writing a
             // pointer (caller's contract).
             Ok(inner) => unsafe { store(out, inner) },

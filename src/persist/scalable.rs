@@ -28,7 +28,7 @@
 //! configuration (every level's bucket count is the one the configuration
 //! gives its index).
 
-use super::format::{any_version, MAGIC, PREFIX_LEN, V2, V3_SCALABLE};
+use super::format::{any_version, header_len, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE};
 use super::{decode_one, encode, read_exact, read_full, write_atomically};
 use crate::error::DecodeError;
 use crate::filter::with_table;
@@ -148,7 +148,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// with a hasher of the same ID. Never panics, whatever the input.
     pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut reader = bytes;
-        let filter = decode_container(&mut reader, Some(bytes.len()))?;
+        let filter = decode_container(&mut reader, Input::Exact(bytes.len() as u64))?;
         if !reader.is_empty() {
             return Err(DecodeError::TrailingBytes);
         }
@@ -167,7 +167,30 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// As [`decode`](Self::decode), plus [`DecodeError::Io`].
     pub fn decode_from<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
-        decode_container(&mut reader, None)
+        decode_container(&mut reader, Input::Stream(None))
+    }
+
+    /// [`decode_from`](Self::decode_from) that refuses, before allocating
+    /// it, any level whose header would take the encoding past `max_bytes`
+    /// ([`DecodeError::ExceedsLimit`], with the bytes claimed up to the end
+    /// of that level): the generic form of
+    /// [`ScalableCuckooFilter::read_from_limited`].
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ScalableCuckooFilter};
+    /// let bytes = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
+    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::decode_from_limited(&bytes[..], 4096);
+    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode_from`](Self::decode_from), plus
+    /// [`DecodeError::ExceedsLimit`].
+    pub fn decode_from_limited<R: Read>(
+        mut reader: R,
+        max_bytes: u64,
+    ) -> Result<Self, DecodeError> {
+        decode_container(&mut reader, Input::Stream(Some(max_bytes)))
     }
 }
 
@@ -205,13 +228,49 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
         Self::decode_from(reader)
     }
+
+    /// [`read_from`](Self::read_from) for untrusted streams, as
+    /// [`CuckooFilter::read_from_limited`](crate::CuckooFilter::read_from_limited):
+    /// a level whose header would take the encoding past `max_bytes` bytes
+    /// is refused with [`DecodeError::ExceedsLimit`] before its table is
+    /// allocated. `read_from` must reserve each table a header declares
+    /// (up to 64 GiB of address space per level) before it can know whether
+    /// the stream really holds that much; for a file, its length is the
+    /// natural limit.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DecodeError, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::with_capacity(1_000_000); // ~2.2 MB
+    /// let bytes = filter.to_bytes();
+    /// assert!(matches!(
+    ///     ScalableCuckooFilter::read_from_limited(&bytes[..], 1 << 20),
+    ///     Err(DecodeError::ExceedsLimit { .. })
+    /// ));
+    /// assert!(ScalableCuckooFilter::read_from_limited(&bytes[..], bytes.len() as u64).is_ok());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_from`](Self::read_from), plus [`DecodeError::ExceedsLimit`].
+    pub fn read_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
+        Self::decode_from_limited(reader, max_bytes)
+    }
 }
 
-/// Decodes a container from `r`; `total` is the input's whole length when
-/// known, checked against each level's header before it is allocated.
+/// What is known of the input's length before a container is decoded.
+#[derive(Clone, Copy)]
+enum Input {
+    /// A whole input of exactly this many bytes (`from_bytes`): a level
+    /// claiming more than what is left is truncated.
+    Exact(u64),
+    /// A stream, with the caller's bound on the encoding's length, if any.
+    Stream(Option<u64>),
+}
+
+/// Decodes a container from `r`; what is known of `input`'s length is
+/// checked against each level's header before the level is allocated.
 fn decode_container<S: PersistentHasher>(
     r: &mut impl Read,
-    total: Option<usize>,
+    input: Input,
 ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
     let mut fixed = [0u8; FIXED];
     let got = read_full(r, &mut fixed[..PREFIX_LEN])?;
@@ -286,7 +345,19 @@ fn decode_container<S: PersistentHasher>(
         growth_factor: factor as usize,
         max_levels,
     };
-    let mut consumed = len + 8;
+    let mut consumed = (len + 8) as u64;
+    let bound = match input {
+        Input::Exact(total) => Some(total),
+        Input::Stream(limit) => limit,
+    };
+    if let Input::Stream(Some(limit)) = input {
+        if consumed > limit {
+            return Err(DecodeError::ExceedsLimit {
+                claimed: consumed,
+                limit,
+            });
+        }
+    }
     let mut levels = Vec::with_capacity(stored);
     for &i in &indices {
         let items = config.items(i).ok_or(DecodeError::InvalidHeader(
@@ -294,12 +365,27 @@ fn decode_container<S: PersistentHasher>(
         ))?;
         let want_buckets = crate::filter::buckets_for_capacity(items)
             .map_err(|_| DecodeError::InvalidHeader("a level past the addressable size"))?;
-        // The level's length is unknown until its header is read; the
-        // input's remaining length bounds it when known.
-        let limit = total.map(|t| t.saturating_sub(consumed) as u64);
-        let (header, table) = decode_one(&mut *r, S::ID, None, limit).map_err(|e| match e {
-            // Longer than what is left of a whole input: it is cut short.
-            DecodeError::ExceedsLimit { .. } => DecodeError::Truncated,
+        // The level's length is unknown until its header is read. The
+        // configuration bounds it (the size it gives this level, at the
+        // widest fingerprints), and so does what is left of the input's
+        // length or of the caller's limit: a header claiming more is
+        // refused before its table is allocated.
+        let most = (header_len(V2) + CHECKSUM_LEN) as u64
+            + want_buckets as u64 * (crate::fingerprint::SLOTS * 4) as u64;
+        let left = bound.map(|b| b.saturating_sub(consumed));
+        let cap = left.map_or(most, |left| left.min(most));
+        let (header, table) = decode_one(&mut *r, S::ID, None, Some(cap)).map_err(|e| match e {
+            DecodeError::ExceedsLimit { claimed, .. } if claimed > most => {
+                DecodeError::InvalidHeader("a level's size does not match the configuration")
+            }
+            DecodeError::ExceedsLimit { claimed, .. } => match input {
+                // Longer than what is left of a whole input: cut short.
+                Input::Exact(_) => DecodeError::Truncated,
+                Input::Stream(limit) => DecodeError::ExceedsLimit {
+                    claimed: consumed.saturating_add(claimed),
+                    limit: limit.unwrap_or(u64::MAX),
+                },
+            },
             e => e,
         })?;
         if header.version != V2 || header.seed != seed {
@@ -312,7 +398,7 @@ fn decode_container<S: PersistentHasher>(
                 "a level's size does not match the configuration",
             ));
         }
-        consumed += header.encoded_len() as usize;
+        consumed += header.encoded_len();
         levels.push((i, Level { table }));
     }
     let bound: f64 = levels
