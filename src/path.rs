@@ -32,6 +32,23 @@ const EXPAND_CAP: usize = 2 * SLOTS.pow(MAX_PATH_LIMIT as u32 - 1);
 /// loads in flight only queue behind each other.
 const SCAN_AHEAD: usize = 8;
 
+/// Under loom, a point where the model checker may run other threads in
+/// the middle of a search; nothing otherwise. loom's partial-order
+/// reduction keeps one last access per atomic, so a writer's store that
+/// follows its own load of the same bucket (every write path loads a
+/// bucket before storing to it) never makes it reorder the writer before
+/// a search's earlier load of that bucket: on its own it never lets a
+/// writer's critical section fall between two levels of a search, which
+/// is where a search can miss a free slot that moves (the model
+/// `a_search_that_misses_a_moving_free_slot_does_not_answer_full`). A
+/// yield is such a point, and costs nothing to searches of one level,
+/// which most models use.
+#[inline(always)]
+fn loom_yield() {
+    #[cfg(concurrent_cuckoo_loom)]
+    loom::thread::yield_now();
+}
+
 /// A bucket reached by the search.
 #[derive(Clone, Copy, Default)]
 struct Node {
@@ -146,6 +163,10 @@ impl<F: Fingerprint> RawTable<F> {
         }
         let mut parents = 0..2;
         for depth in 1..=self.max_path {
+            // Between levels, let loom run other threads: see `loom_yield`.
+            if depth > 1 {
+                loom_yield();
+            }
             let start = queue.len;
             let end = start + parents.len() * SLOTS;
             // The next parent whose children to generate.

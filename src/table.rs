@@ -259,10 +259,11 @@ impl<F: Fingerprint> RawTable<F> {
     /// Inserts `loc.fp`. Returns `Ok(false)` only in [`Mode::Unique`] when a
     /// copy is already present.
     ///
-    /// [`InsertError::Full`] only after a breadth-first search found no
-    /// path and a final attempt under the key's two stripe locks found no
-    /// free slot; or, for an insert whose paths other writers kept
-    /// invalidating, after a search of the table with every stripe locked.
+    /// [`InsertError::Full`] only after a search of the table with every
+    /// stripe locked found no path: a lock-free search that finds none
+    /// (it may have missed a free slot that other writers moved around)
+    /// or an insert whose paths other writers kept invalidating ends
+    /// there.
     pub(crate) fn insert(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
         self.prefetch(loc);
         self.stripes.prefetch_locks(loc.i1, loc.i2);
@@ -286,16 +287,19 @@ impl<F: Fingerprint> RawTable<F> {
             match self.search_path(i1, i2) {
                 Some(path) => path_len = self.execute_path(&path).unwrap_or(0),
                 None => {
-                    // The search raced no lock: a writer may have freed a
-                    // slot in a root since. Only a last look under the
-                    // locks can say "full".
-                    let guard = self.stripes.lock_pair(i1, i2);
-                    return self
-                        .try_place(loc, mode, &guard, path_len)
-                        .unwrap_or_else(|| {
-                            guard.record_full(i1);
-                            Err(InsertError::Full)
-                        });
+                    // The search held no lock: a writer may have freed a
+                    // slot in a root since, and writers moving around it
+                    // may have hidden a free slot that was reachable at
+                    // every instant (one freed in a bucket it had read
+                    // full, the last one of a bucket it read later taken).
+                    // A look at the roots under their locks settles the
+                    // first; only the exact search under every lock can
+                    // say "full".
+                    let placed = {
+                        let guard = self.stripes.lock_pair(i1, i2);
+                        self.try_place(loc, mode, &guard, path_len)
+                    };
+                    return placed.unwrap_or_else(|| self.insert_exclusive(loc, mode));
                 }
             }
         }
@@ -369,10 +373,13 @@ impl<F: Fingerprint> RawTable<F> {
         None
     }
 
-    /// An insert that lost the race for paths `MAX_PATH_ATTEMPTS` times:
-    /// with every stripe locked nothing changes under the search, so the
-    /// path it finds is valid and "no path" means full. Writers wait
-    /// meanwhile (as for `clear`); lookups do not.
+    /// An insert that lost the race for paths `MAX_PATH_ATTEMPTS` times,
+    /// or whose lock-free search found none: with every stripe locked
+    /// nothing changes under the search, so the path it finds is valid and
+    /// "no path" means full. Writers wait meanwhile (as for `clear`);
+    /// lookups do not. Near full this is what every refused insert costs
+    /// (a lock of every stripe and one search), the price of `Full`
+    /// meaning full.
     #[cold]
     #[inline(never)]
     fn insert_exclusive(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {

@@ -424,6 +424,66 @@ fn a_path_invalidated_by_another_writer_is_retried_or_fails_cleanly() {
     });
 }
 
+/// "`Full` means full" against a search that reads the table without
+/// locks. `newcomer` (pair {0, 1}) finds both buckets full, and its
+/// search scans, one level at a time:
+///
+/// * level 1: bucket 3 (where `v` of bucket 0 would go), full; buckets 1
+///   and 6, full;
+/// * level 2: bucket 2 (where `u` of bucket 3 would go), with one free
+///   slot; buckets 4 and 5, full.
+///
+/// Another thread removes `gone` from bucket 3, then inserts `late` into
+/// bucket 2's last slot. A free slot is reachable from `newcomer` at every
+/// instant (bucket 2 until the insert, bucket 3 from the remove on), yet a
+/// search that scans level 1 before the remove and level 2 after the
+/// insert sees none. Only an exact search under the locks may answer
+/// `Full`, so the insert must succeed.
+#[test]
+fn a_search_that_misses_a_moving_free_slot_does_not_answer_full() {
+    model(|| {
+        let f = Arc::new(tiny(8, 2));
+        let mut keys = Keys::new();
+        let mut stored = Vec::new();
+        let v = keys.with_buckets(&f, 0, 3);
+        f.insert(&v).unwrap();
+        stored.push(v);
+        keys.insert_n(&f, 0, 1, 3, &mut stored);
+        keys.insert_n(&f, 1, 6, 4, &mut stored);
+        let gone = keys.with_buckets(&f, 3, 4);
+        f.insert(&gone).unwrap();
+        let u = keys.with_buckets(&f, 3, 2);
+        f.insert(&u).unwrap();
+        stored.push(u);
+        keys.insert_n(&f, 3, 4, 2, &mut stored);
+        keys.insert_n(&f, 4, 5, 4, &mut stored);
+        keys.insert_n(&f, 5, 6, 4, &mut stored);
+        keys.insert_n(&f, 6, 5, 4, &mut stored);
+        keys.insert_n(&f, 2, 7, 3, &mut stored);
+        let (newcomer, late) = (keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 2, 7));
+        let t = {
+            let f = f.clone();
+            thread::spawn(move || {
+                assert!(f.remove(&gone));
+                // Bucket 2's last slot, or bucket 7 if `newcomer` took it.
+                f.insert(&late).unwrap();
+            })
+        };
+        let mine = f.insert(&newcomer);
+        t.join().unwrap();
+        assert_eq!(
+            mine,
+            Ok(()),
+            "Full while a free slot was reachable throughout"
+        );
+        assert!(f.contains(&newcomer), "LOST FINGERPRINT: newcomer");
+        assert!(f.contains(&late), "LOST FINGERPRINT: late");
+        assert!(stored.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert_eq!(f.len(), stored.len() + 2);
+        assert_eq!(f.occupied_slots(), stored.len() + 2);
+    });
+}
+
 // ---------------------------------------------------------------------------
 // Removes that are moves: the second copy of a fingerprint.
 //
