@@ -15,7 +15,7 @@ pub(crate) const CACHE_LINE: usize = 64;
 pub(crate) use crate::error::AllocationError;
 
 #[cfg(not(concurrent_cuckoo_loom))]
-pub(crate) use raw::BucketArray;
+pub(crate) use raw::{BucketArray, Region};
 
 #[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
@@ -25,18 +25,65 @@ mod raw {
     use core::marker::PhantomData;
     use core::ptr::NonNull;
 
-    /// Tables at least this large are mapped with 2 MiB pages where possible.
+    /// Regions at least this large are mapped with 2 MiB pages where possible.
     #[cfg(target_os = "linux")]
     const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
     #[cfg(target_os = "linux")]
     const HUGE_PAGE: usize = 2 << 20;
 
-    /// A fixed-length array of buckets that starts zeroed (all empty).
-    pub(crate) struct BucketArray<B> {
-        ptr: NonNull<B>,
-        len: usize,
+    /// The system's page size: 4 KiB on most x86-64 kernels, 16 or 64 KiB
+    /// on many aarch64 servers and routers. A mapping's trimmed ends must
+    /// be whole pages, or `munmap` fails and the address space leaks.
+    #[cfg(target_os = "linux")]
+    pub(super) fn page_size() -> usize {
+        use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+        static PAGE: AtomicUsize = AtomicUsize::new(0);
+        let known = PAGE.load(Relaxed);
+        if known != 0 {
+            return known;
+        }
+        // SAFETY: `sysconf` has no preconditions; it returns -1 on error.
+        let asked = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        let page = usize::try_from(asked)
+            .ok()
+            .filter(|p| p.is_power_of_two())
+            .unwrap_or(4096);
+        PAGE.store(page, Relaxed);
+        page
+    }
+
+    /// `(mapped, total)` for a region of `bytes` bytes on pages of `page`
+    /// bytes: the region's length rounded up to whole pages, and what to
+    /// map so that a 2 MiB-aligned range of that length fits inside
+    /// (`None` on overflow). Every length is a multiple of `page` as long
+    /// as `page` divides 2 MiB (every Linux page size does).
+    #[cfg(target_os = "linux")]
+    pub(super) fn mapping_sizes(bytes: usize, page: usize) -> Option<(usize, usize)> {
+        let mapped = bytes.checked_next_multiple_of(page)?;
+        let total = mapped.checked_add(HUGE_PAGE.max(page))?;
+        Some((mapped, total))
+    }
+
+    /// Where the 2 MiB-aligned region of `mapped` bytes starts inside a
+    /// mapping of `total` bytes at `base`, and the lengths of the unused
+    /// head and tail to unmap.
+    #[cfg(target_os = "linux")]
+    pub(super) fn trim(base: usize, mapped: usize, total: usize) -> (usize, usize, usize) {
+        let aligned = base.next_multiple_of(HUGE_PAGE);
+        let head = aligned - base;
+        (aligned, head, total - head - mapped)
+    }
+
+    /// Zeroed, cache-line-aligned memory that this value owns: the storage
+    /// of a bucket array, or of a saved filter read into memory
+    /// (`FrozenBytes`). Regions of 4 MiB and more on Linux are a private
+    /// anonymous mapping aligned to 2 MiB and advised to use huge pages
+    /// (zero-filled lazily by the kernel); smaller ones come from the
+    /// global allocator. It hands out only a raw pointer: the types built
+    /// on it decide how the bytes are shared.
+    pub(crate) struct Region {
+        ptr: NonNull<u8>,
         backing: Backing,
-        _owns: PhantomData<B>,
     }
 
     enum Backing {
@@ -47,44 +94,37 @@ mod raw {
         },
     }
 
-    // SAFETY: the array owns its buckets exclusively; sending it moves
-    // ownership of `B`s, which are `Send`.
-    unsafe impl<B: Send> Send for BucketArray<B> {}
-    // SAFETY: shared access only hands out `&[B]`, sound when `B: Sync`
-    // (bucket types are atomics).
-    unsafe impl<B: Sync> Sync for BucketArray<B> {}
+    // SAFETY: a `Region` is plain memory it owns exclusively, with no
+    // thread affinity; the types built on it (`BucketArray`, `FrozenBytes`)
+    // carry the `Send`/`Sync` reasoning for what they store in it.
+    unsafe impl Send for Region {}
+    // SAFETY: `&Region` only gives out the pointer; every access through
+    // it is argued by the type that makes it.
+    unsafe impl Sync for Region {}
 
-    impl<B: ZeroIsEmpty> BucketArray<B> {
-        pub(crate) fn zeroed(len: usize) -> Result<Self, AllocationError> {
-            let bytes = len
-                .checked_mul(core::mem::size_of::<B>())
-                .ok_or(AllocationError::new(usize::MAX))?;
-            assert!(len > 0 && core::mem::align_of::<B>() <= CACHE_LINE);
+    impl Region {
+        /// `bytes` zeroed bytes (`bytes > 0`), 64-byte aligned.
+        pub(crate) fn zeroed(bytes: usize) -> Result<Self, AllocationError> {
+            assert!(bytes > 0, "a region holds at least one byte");
             #[cfg(target_os = "linux")]
             if bytes >= HUGE_PAGE_THRESHOLD {
-                return Self::mmap(len, bytes);
+                return Self::mmap(bytes);
             }
             let layout = Layout::from_size_align(bytes, CACHE_LINE)
                 .map_err(|_| AllocationError::new(bytes))?;
-            // SAFETY: `layout` has non-zero size (len > 0, buckets are not
-            // zero-sized).
+            // SAFETY: `layout` has non-zero size (asserted above).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
-            let ptr = NonNull::new(raw.cast::<B>()).ok_or(AllocationError::new(bytes))?;
+            let ptr = NonNull::new(raw).ok_or(AllocationError::new(bytes))?;
             Ok(Self {
                 ptr,
-                len,
                 backing: Backing::Heap(layout),
-                _owns: PhantomData,
             })
         }
 
         #[cfg(target_os = "linux")]
-        fn mmap(len: usize, bytes: usize) -> Result<Self, AllocationError> {
-            let page = 4096;
-            let mapped = bytes.div_ceil(page) * page;
-            let total = mapped
-                .checked_add(HUGE_PAGE)
-                .ok_or(AllocationError::new(bytes))?;
+        fn mmap(bytes: usize) -> Result<Self, AllocationError> {
+            let (mapped, total) =
+                mapping_sizes(bytes, page_size()).ok_or(AllocationError::new(bytes))?;
             // SAFETY: an anonymous private mapping with no address hint has no
             // preconditions; failure is reported as MAP_FAILED.
             let base = unsafe {
@@ -100,13 +140,11 @@ mod raw {
             if base == libc::MAP_FAILED {
                 return Err(AllocationError::new(bytes));
             }
-            let base_addr = base as usize;
-            let aligned = base_addr.next_multiple_of(HUGE_PAGE);
-            let head = aligned - base_addr;
-            let tail = total - head - mapped;
+            let (aligned, head, tail) = trim(base as usize, mapped, total);
             // SAFETY: both ranges lie inside the mapping just created, are
-            // page-aligned (mmap returns page-aligned memory and all offsets
-            // are page multiples) and nothing refers to them.
+            // page-aligned (mmap returns page-aligned memory, and `trim`'s
+            // offsets are multiples of the system's page size: see
+            // `mapping_sizes`) and nothing refers to them.
             unsafe {
                 if head > 0 {
                     libc::munmap(base, head);
@@ -117,26 +155,27 @@ mod raw {
                 // Advice only: if THP is disabled the kernel ignores it.
                 libc::madvise(aligned as *mut libc::c_void, mapped, libc::MADV_HUGEPAGE);
             }
-            let ptr = NonNull::new(aligned as *mut B).ok_or(AllocationError::new(bytes))?;
+            let ptr = NonNull::new(aligned as *mut u8).ok_or(AllocationError::new(bytes))?;
             Ok(Self {
                 ptr,
-                len,
                 backing: Backing::Mmap { len: mapped },
-                _owns: PhantomData,
             })
         }
-    }
 
-    impl<B: ZeroIsEmpty> BucketArray<B> {
-        /// Returns the array's physical memory to the operating system if
-        /// it is a mapping (tables of 4 MiB and more on Linux), keeping the
-        /// address range: every page reads as zero again (all empty) and is
-        /// faulted in fresh if written. `false` if the memory is kept (heap
-        /// arrays, other systems).
+        /// The first byte.
+        #[inline(always)]
+        pub(crate) fn as_ptr(&self) -> *mut u8 {
+            self.ptr.as_ptr()
+        }
+
+        /// Returns the region's physical memory to the operating system if
+        /// it is a mapping (4 MiB and more on Linux), keeping the address
+        /// range: every page reads as zero again and is faulted in fresh if
+        /// written. `false` if the memory is kept (heap regions, other
+        /// systems).
         ///
-        /// The caller guarantees every bucket is already zero and stays so
-        /// while this runs (an empty table whose every stripe lock it
-        /// holds): then no value any thread can observe changes.
+        /// The caller guarantees every byte is already zero and stays so
+        /// while this runs: then no value any thread can observe changes.
         pub(crate) fn discard(&self) -> bool {
             match self.backing {
                 Backing::Heap(_) => false,
@@ -145,7 +184,7 @@ mod raw {
                 // caller guarantees they hold zeros and that no thread writes
                 // them meanwhile, so every read sees the same value after.
                 // SAFETY: the range is the private anonymous mapping this
-                // array owns, and its contents stay as they were (above).
+                // region owns, and its contents stay as they were (above).
                 Backing::Mmap { len } => unsafe {
                     libc::madvise(self.ptr.as_ptr().cast(), len, libc::MADV_DONTNEED) == 0
                 },
@@ -153,30 +192,66 @@ mod raw {
         }
     }
 
-    impl<B> core::ops::Deref for BucketArray<B> {
-        type Target = [B];
-        #[inline(always)]
-        fn deref(&self) -> &[B] {
-            // SAFETY: `ptr` points to `len` initialised (zeroed, and
-            // `B: ZeroIsEmpty` makes zero valid) buckets that live as long as
-            // `self`; all later mutation goes through `B`'s atomics.
-            unsafe { core::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-        }
-    }
-
-    impl<B> Drop for BucketArray<B> {
+    impl Drop for Region {
         fn drop(&mut self) {
             match self.backing {
                 // SAFETY: allocated in `zeroed` with exactly this layout.
-                Backing::Heap(layout) => unsafe {
-                    std::alloc::dealloc(self.ptr.as_ptr().cast(), layout)
-                },
+                Backing::Heap(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
                 #[cfg(target_os = "linux")]
                 // SAFETY: this range is what `mmap` left mapped for us.
                 Backing::Mmap { len } => unsafe {
                     libc::munmap(self.ptr.as_ptr().cast(), len);
                 },
             }
+        }
+    }
+
+    /// A fixed-length array of buckets that starts zeroed (all empty).
+    pub(crate) struct BucketArray<B> {
+        region: Region,
+        len: usize,
+        _owns: PhantomData<B>,
+    }
+
+    // SAFETY: the array owns its buckets exclusively; sending it moves
+    // ownership of `B`s, which are `Send`.
+    unsafe impl<B: Send> Send for BucketArray<B> {}
+    // SAFETY: shared access only hands out `&[B]`, sound when `B: Sync`
+    // (bucket types are atomics).
+    unsafe impl<B: Sync> Sync for BucketArray<B> {}
+
+    impl<B: ZeroIsEmpty> BucketArray<B> {
+        pub(crate) fn zeroed(len: usize) -> Result<Self, AllocationError> {
+            let bytes = len
+                .checked_mul(core::mem::size_of::<B>())
+                .ok_or(AllocationError::new(usize::MAX))?;
+            assert!(len > 0 && core::mem::align_of::<B>() <= CACHE_LINE);
+            Ok(Self {
+                region: Region::zeroed(bytes)?,
+                len,
+                _owns: PhantomData,
+            })
+        }
+
+        /// Returns the array's physical memory to the operating system
+        /// ([`Region::discard`]). The caller guarantees every bucket is
+        /// already empty (zero) and stays so while this runs (an empty
+        /// table whose every stripe lock it holds).
+        pub(crate) fn discard(&self) -> bool {
+            self.region.discard()
+        }
+    }
+
+    impl<B> core::ops::Deref for BucketArray<B> {
+        type Target = [B];
+        #[inline(always)]
+        fn deref(&self) -> &[B] {
+            // SAFETY: the region holds `len` buckets' worth of zeroed bytes,
+            // aligned for `B` (64 bytes, asserted in `zeroed`); `B:
+            // ZeroIsEmpty` makes zero a valid (empty) bucket; they live as
+            // long as `self`, and all later mutation goes through `B`'s
+            // atomics.
+            unsafe { core::slice::from_raw_parts(self.region.as_ptr().cast::<B>(), self.len) }
         }
     }
 }
@@ -269,6 +344,39 @@ mod tests {
         assert_eq!(big[7].load(Ordering::Relaxed), 9);
         let small = BucketArray::<AtomicU64>::zeroed(16).unwrap();
         assert!(!small.discard(), "heap memory is kept");
+    }
+
+    /// A table's mapping, trimmed to a 2 MiB-aligned range, leaves a head
+    /// and a tail to unmap that are whole pages of the system's size:
+    /// with 4 KiB assumed, a 64 KiB-page kernel (aarch64) refused the
+    /// tail's `munmap` and the address space leaked.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn trimmed_ends_are_whole_pages_of_every_page_size() {
+        use super::raw::{mapping_sizes, page_size, trim};
+        // SAFETY: `sysconf` has no preconditions.
+        let system = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        assert_eq!(page_size(), system);
+        for page in [4096usize, 16384, 65536] {
+            for bytes in [4 << 20, (4 << 20) + 8, 100_000_003, 1 << 30] {
+                let (mapped, total) = mapping_sizes(bytes, page).unwrap();
+                assert!(mapped >= bytes && mapped % page == 0, "{page} {bytes}");
+                // mmap returns page-aligned addresses.
+                for base in [
+                    0x7f00_0000_0000usize,
+                    0x7f00_0000_0000 + page,
+                    0x7f00_001f_0000,
+                ] {
+                    let base = base / page * page;
+                    let (aligned, head, tail) = trim(base, mapped, total);
+                    assert_eq!(aligned % (2 << 20), 0);
+                    assert_eq!(head % page, 0, "head of {bytes} on {page}-byte pages");
+                    assert_eq!(tail % page, 0, "tail of {bytes} on {page}-byte pages");
+                    assert_eq!((aligned + mapped) % page, 0, "the tail starts a page");
+                    assert_eq!(head + mapped + tail, total);
+                }
+            }
+        }
     }
 
     #[test]
