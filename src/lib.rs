@@ -59,7 +59,7 @@
 //! |---|---|
 //! | [`CuckooFilter`] | you know how many items it must hold: a fixed capacity, the fastest lookups. An insert into a full filter fails with [`InsertError::Full`]. |
 //! | [`ScalableCuckooFilter`] | your capacity estimate may be wrong: it adds a larger level whenever the newest one fills. A lookup that misses searches every level, so it costs more per level; removes across levels have a limit ([removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)); it has no `stats`. |
-//! | [`FrozenFilter`] | a saved `CuckooFilter` queried in place, from bytes or a read-only mmapped file ([`FrozenFilter::open`]): no copy, no locks, shared by any number of threads and processes. Read-only; [`to_filter`](FrozenFilter::to_filter) thaws a writable copy. |
+//! | [`FrozenFilter`] | a saved `CuckooFilter` queried in place, from bytes, a file read into memory ([`FrozenFilter::load`]) or a read-only mmapped file shared by processes (`unsafe` [`FrozenFilter::open`]): no decode, no locks, shared by any number of threads. Read-only; [`to_filter`](FrozenFilter::to_filter) thaws a writable copy. |
 //! | persistence | [`to_bytes`](CuckooFilter::to_bytes) / [`from_bytes`](CuckooFilter::from_bytes), streaming [`write_to`](CuckooFilter::write_to) / [`read_from`](CuckooFilter::read_from) ([`read_from_limited`](CuckooFilter::read_from_limited) for untrusted input), crash-safe [`write_to_path`](CuckooFilter::write_to_path); the same on `ScalableCuckooFilter` (but for `read_from_limited`). With the `serde` feature, both filters implement `Serialize` and `Deserialize`. |
 //! | C | the workspace member `ffi/` (crate `concurrent-cuckoo-ffi`): a C11 header and a static and a shared library; see [From C](#from-c). |
 //!
@@ -213,8 +213,9 @@
 //!   source. A reader that read the source after the clear and the
 //!   destination before the write sees the version change and retries:
 //!   that is why it never misses a present key. [`InsertError::Full`] means
-//!   no path was found *and* a final attempt under the two stripe locks
-//!   found no free slot; nothing is ever evicted.
+//!   a search with every stripe locked found no path (a lock-free search
+//!   can miss a free slot other writers move around, so one that finds
+//!   none is confirmed that way); nothing is ever evicted.
 //!
 //! The longer version, with the memory-ordering argument and measurements,
 //! is `docs/design.md` in the repository.
@@ -261,7 +262,7 @@ mod test_rng;
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
-pub use frozen::FrozenFilter;
+pub use frozen::{FrozenBytes, FrozenFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;

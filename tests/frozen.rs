@@ -190,7 +190,8 @@ fn open_maps_a_saved_file_and_a_second_process_answers_identically() {
     live.insert_batch(&probe_keys[..30_000]).unwrap();
     let path = temp_path("shared");
     live.write_to_path(&path).unwrap();
-    let view = FrozenFilter::open(&path).unwrap();
+    // SAFETY: the file is only ever replaced by rename (below) while mapped.
+    let view = unsafe { FrozenFilter::open(&path) }.unwrap();
     assert_answers_match(&live, &view, &keys);
     let mine = fingerprint_of_answers(&view);
     // The child is this test binary, running only the entry point below.
@@ -240,7 +241,8 @@ fn open_maps_a_saved_file_and_a_second_process_answers_identically() {
         .write_to_path(&path)
         .unwrap();
     assert_eq!(fingerprint_of_answers(&view), mine);
-    assert!(FrozenFilter::open(&path).unwrap().is_empty());
+    // SAFETY: as above.
+    assert!(unsafe { FrozenFilter::open(&path) }.unwrap().is_empty());
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -249,7 +251,8 @@ fn open_maps_a_saved_file_and_a_second_process_answers_identically() {
 #[test]
 fn frozen_child_process_entry() {
     if let Some(path) = std::env::var_os("CCF_FROZEN_CHILD_FILE") {
-        let view = FrozenFilter::open(path).unwrap();
+        // SAFETY: the parent leaves the file alone until this child exits.
+        let view = unsafe { FrozenFilter::open(path) }.unwrap();
         let mut stdout = std::io::stdout();
         writeln!(stdout, "\n{}", fingerprint_of_answers(&view)).unwrap();
         stdout.flush().unwrap();
@@ -257,9 +260,14 @@ fn frozen_child_process_entry() {
 }
 
 #[test]
-fn open_reports_io_errors_and_damaged_files() {
+fn open_and_load_report_io_errors_and_damaged_files() {
     let missing = temp_path("missing");
-    match FrozenFilter::open(&missing).unwrap_err() {
+    // SAFETY: there is no file to change.
+    match unsafe { FrozenFilter::open(&missing) }.unwrap_err() {
+        DecodeError::Io(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
+        other => panic!("{other:?}"),
+    }
+    match FrozenFilter::load(&missing).unwrap_err() {
         DecodeError::Io(e) => assert_eq!(e.kind(), std::io::ErrorKind::NotFound),
         other => panic!("{other:?}"),
     }
@@ -269,8 +277,45 @@ fn open_reports_io_errors_and_damaged_files() {
     bytes[mid] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
     assert_eq!(
-        FrozenFilter::open(&path).unwrap_err(),
+        // SAFETY: nothing changes the file while the (refused) map lives.
+        unsafe { FrozenFilter::open(&path) }.unwrap_err(),
         DecodeError::ChecksumMismatch
     );
+    assert_eq!(
+        FrozenFilter::load(&path).unwrap_err(),
+        DecodeError::ChecksumMismatch
+    );
+    std::fs::write(&path, b"").unwrap();
+    assert!(FrozenFilter::load(&path).is_err());
     std::fs::remove_file(&path).unwrap();
+}
+
+/// `load` reads a private copy, 64-byte aligned (on 2 MiB pages when
+/// large): it answers as the live filter did, and nothing done to the file
+/// afterwards (truncated, rewritten in place: what makes a mapped file
+/// fault or change under its reader) reaches it.
+#[test]
+fn load_reads_a_private_copy_that_the_file_cannot_change() {
+    for (bits, items) in [(8, 3_000), (16, 300_000), (32, 1_000_000)] {
+        let (live, keys) = filled(bits, items, 9);
+        let path = temp_path(&format!("load-{bits}"));
+        live.write_to_path(&path).unwrap();
+        let view = FrozenFilter::load(&path).unwrap();
+        assert_eq!(view.as_bytes().as_ptr() as usize % 64, 0);
+        if view.as_bytes().len() >= 4 << 20 {
+            assert_eq!(view.as_bytes().as_ptr() as usize % (2 << 20), 0);
+        }
+        assert_answers_match(&live, &view, &keys);
+        let before = fingerprint_of_answers(&view);
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(100)
+            .unwrap();
+        std::fs::write(&path, vec![0xAB; 4096]).unwrap();
+        assert_eq!(fingerprint_of_answers(&view), before);
+        assert_eq!(view.to_filter().unwrap().to_bytes(), live.to_bytes());
+        std::fs::remove_file(&path).unwrap();
+    }
 }

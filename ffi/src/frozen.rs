@@ -27,7 +27,9 @@ use core::ffi::{c_char, c_void};
 /// reading the old contents, unchanged, until it opens the new one.
 /// Never truncate, rewrite or append to the file in place while any
 /// process has it open: their lookups would read the changed bytes, or
-/// crash (SIGBUS) on a truncated page.
+/// crash (SIGBUS) on a truncated page. This is the caller's contract (Rust
+/// marks the same map `unsafe`); a program that cannot promise it loads
+/// the file with `ccf_load` instead, a private copy.
 pub struct ccf_frozen {
     inner: FrozenFilter<memmap2::Mmap>,
 }
@@ -75,7 +77,11 @@ pub unsafe extern "C" fn ccf_frozen_open(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match FrozenFilter::open(path) {
+        // SAFETY: `FrozenFilter::open` needs the file left as it is while
+        // the mapping lives: that is this function's documented contract
+        // with C callers (see `ccf_frozen`: replace it only by renaming a
+        // new file over it, never truncate or rewrite it in place).
+        match unsafe { FrozenFilter::open(path) } {
             Ok(inner) => {
                 let handle = Box::into_raw(Box::new(ccf_frozen { inner }));
                 // SAFETY: `out` is non-null (checked) and valid for writing a

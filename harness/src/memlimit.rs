@@ -146,19 +146,6 @@ impl Buffer {
         self.len / 64
     }
 
-    /// The buffer's bytes (2 MiB-aligned, length rounded up to 2 MiB).
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: `base..base+len` is mapped, initialised (every page was
-        // touched; the rest is zero) and lives as long as `self`.
-        unsafe { core::slice::from_raw_parts(self.base, self.len) }
-    }
-
-    /// The buffer's bytes, writable.
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `bytes`, and `&mut self` makes this the only access.
-        unsafe { core::slice::from_raw_parts_mut(self.base, self.len) }
-    }
-
     /// Fetches `count` random lines with `ahead` lines in flight; returns
     /// nanoseconds of this thread's CPU time per line.
     pub fn random_lines(&self, count: usize, ahead: usize, seed: u64) -> f64 {

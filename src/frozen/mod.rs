@@ -1,6 +1,10 @@
 //! Frozen filters: a saved filter queried where its bytes lie. Documented
 //! on [`FrozenFilter`], where users can read it.
 
+mod bytes;
+
+pub use bytes::FrozenBytes;
+
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, CuckooFilter};
 use crate::fingerprint::{BucketWord, Fingerprint, SLOTS};
@@ -50,13 +54,16 @@ use xxhash_rust::xxh3::Xxh3Default;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 ///
-/// # Sharing a file between processes
-/// [`open`](FrozenFilter::open) maps a file read-only: every process that
-/// opens the same file shares one copy in the page cache. Replace such a
-/// file only with [`CuckooFilter::write_to_path`] (which renames a new file
-/// over it: processes that have the old one mapped keep reading the old
-/// inode); truncating or rewriting a mapped file in place makes their reads
-/// fault or see changed bytes, as with any mapped file.
+/// # Files: loaded, or mapped and shared between processes
+/// [`load`](FrozenFilter::load) reads a saved file into a private buffer
+/// on 2 MiB pages ([`FrozenBytes`]): safe, and as fast as a live filter.
+/// [`open`](FrozenFilter::open) maps it read-only instead, so every process
+/// that opens the same file shares one copy in the page cache; it is
+/// `unsafe` because the filter then reads the file's pages where they lie,
+/// and truncating or rewriting the file in place while it is mapped makes
+/// reads fault or see bytes change under a `&[u8]`. Replace such a file
+/// only with [`CuckooFilter::write_to_path`] (which renames a new file over
+/// it: processes that have the old one mapped keep reading the old inode).
 pub struct FrozenFilter<B, S = DefaultHashBuilder> {
     bytes: B,
     hasher: S,
@@ -175,11 +182,77 @@ impl<B: AsRef<[u8]>> FrozenFilter<B, DefaultHashBuilder> {
     }
 }
 
+impl FrozenFilter<FrozenBytes, DefaultHashBuilder> {
+    /// Reads the file at `path` into memory (on 2 MiB pages where the
+    /// system gives them: see [`FrozenBytes`]) and validates it as
+    /// [`from_bytes`](FrozenFilter::from_bytes) does. The safe way to
+    /// open a saved filter: the copy is private, so nothing done to the
+    /// file afterwards affects it, and lookups out of cache are as fast as
+    /// a live filter's.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("blocked.example")?;
+    /// let path = std::env::temp_dir().join(format!("frozen-load-doc-{}.ccf", std::process::id()));
+    /// filter.write_to_path(&path)?;
+    /// let view = FrozenFilter::load(&path)?;
+    /// std::fs::remove_file(&path)?; // the copy does not need the file
+    /// assert!(view.contains("blocked.example"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`DecodeError::Io`] if the file cannot be opened or read,
+    /// [`DecodeError::AllocationFailed`] if its length cannot be allocated,
+    /// else as [`from_bytes`](FrozenFilter::from_bytes).
+    pub fn load<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
+        Self::load_with_hasher(path)
+    }
+}
+
+impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
+    /// [`load`](FrozenFilter::load) for a filter saved with another
+    /// [`PersistentHasher`] (here spelled out for the default one).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// let path = std::env::temp_dir().join(format!("frozen-load-hasher-doc-{}.ccf", std::process::id()));
+    /// filter.write_to_path(&path)?;
+    /// let view = FrozenFilter::<_, DefaultHashBuilder>::load_with_hasher(&path)?;
+    /// assert!(view.contains("k"));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load`](FrozenFilter::load).
+    pub fn load_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
+        Self::decode(FrozenBytes::read_file(path.as_ref())?)
+    }
+}
+
 impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     /// Maps the file at `path` read-only and validates it as
-    /// [`from_bytes`](FrozenFilter::from_bytes) does. The mapping is
-    /// advised for 2 MiB pages (taken where the kernel and file system
-    /// give them to file mappings) and read-ahead.
+    /// [`from_bytes`](FrozenFilter::from_bytes) does, copying nothing:
+    /// every process that opens the same file shares one copy in the page
+    /// cache. The mapping is advised for 2 MiB pages (taken where the
+    /// kernel and file system give them to file mappings) and read-ahead.
+    /// When sharing the page cache's copy does not matter, the safe
+    /// [`load`](FrozenFilter::load) reads the file into memory instead.
+    ///
+    /// # Safety
+    /// The returned filter reads the file's pages where they lie, as a
+    /// `&[u8]`, for as long as it lives. The file must not be truncated or
+    /// written to, by this or any other process, until the filter (and
+    /// anything that borrows from it) is dropped: a truncated mapping
+    /// faults on access (`SIGBUS`), and bytes that change under a `&[u8]`
+    /// are undefined behaviour. Replacing the file by renaming a new one
+    /// over it, as [`CuckooFilter::write_to_path`] does, is fine: the
+    /// mapping keeps the old file. This is the contract of
+    /// [`memmap2::Mmap::map`], which this calls.
     ///
     /// # Page size
     /// Lookups in a large table are as fast as the live filter's only on
@@ -190,10 +263,8 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     /// file written by appending, as [`CuckooFilter::write_to_path`]
     /// does, got none in our tests), or on a kernel built with
     /// `CONFIG_READ_ONLY_THP_FOR_FS`; elsewhere it takes 4 KiB pages
-    /// whatever this advice says. When sharing between
-    /// processes does not matter, copying the file into memory on 2 MiB
-    /// pages and using [`from_bytes`](FrozenFilter::from_bytes) on it
-    /// avoids the question.
+    /// whatever this advice says. [`load`](FrozenFilter::load) always
+    /// gets the pages a live filter gets.
     ///
     /// ```
     /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter};
@@ -201,17 +272,27 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     /// filter.insert("blocked.example")?;
     /// let path = std::env::temp_dir().join(format!("frozen-doc-{}.ccf", std::process::id()));
     /// filter.write_to_path(&path)?;
-    /// let view = FrozenFilter::open(&path)?;
+    /// // SAFETY: this program alone uses the file and leaves it alone
+    /// // until `view` is gone.
+    /// let view = unsafe { FrozenFilter::open(&path) }?;
     /// assert!(view.contains("blocked.example"));
+    /// drop(view);
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// Opening is `unsafe` because of the file, not the bytes:
+    ///
+    /// ```compile_fail
+    /// let view = concurrent_cuckoo::FrozenFilter::open("filter.ccf");
     /// ```
     ///
     /// # Errors
     /// [`DecodeError::Io`] if the file cannot be opened or mapped, else as
     /// [`from_bytes`](FrozenFilter::from_bytes).
-    pub fn open<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
-        Self::open_with_hasher(path)
+    pub unsafe fn open<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
+        // SAFETY: the caller's contract is this function's.
+        unsafe { Self::open_with_hasher(path) }
     }
 }
 
@@ -225,20 +306,26 @@ impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
     /// filter.insert("k")?;
     /// let path = std::env::temp_dir().join(format!("frozen-hasher-doc-{}.ccf", std::process::id()));
     /// filter.write_to_path(&path)?;
-    /// let view = FrozenFilter::<_, DefaultHashBuilder>::open_with_hasher(&path)?;
+    /// // SAFETY: nothing else touches the file while `view` lives.
+    /// let view = unsafe { FrozenFilter::<_, DefaultHashBuilder>::open_with_hasher(&path) }?;
     /// assert!(view.contains("k"));
+    /// drop(view);
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// # Safety
+    /// As [`open`](FrozenFilter::open): the file stays as it is while the
+    /// filter lives.
+    ///
     /// # Errors
     /// As [`open`](FrozenFilter::open).
-    pub fn open_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
+    pub unsafe fn open_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
         let file = std::fs::File::open(path).map_err(DecodeError::Io)?;
         // Files saved with `write_to_path` are replaced by rename, which
         // leaves an existing mapping on the old inode intact.
-        // SAFETY: read-only map, never written through; sound as long as no
-        // one truncates or rewrites the file in place (documented on the type).
+        // SAFETY: read-only map, never written through; the caller
+        // guarantees no one truncates or rewrites the file while it lives.
         let map = unsafe { memmap2::Mmap::map(&file) }.map_err(DecodeError::Io)?;
         #[cfg(target_os = "linux")]
         {
