@@ -14,9 +14,12 @@
 #    AddressSanitizer + UBSan, and runs both, between the Rust interop
 #    example's `write` (a filter saved by Rust, loaded by C) and `check` (the
 #    filter C saved, checked by Rust);
-# 5. compiles ffi/tests/header_check.cpp as C++17 (warnings are errors) and
+# 5. builds ffi/tests/test_limits.c (no sanitizers) and runs it under
+#    `ulimit -v` on the oversized files `interop hostile` writes: every
+#    loader must refuse them as corrupt before reserving memory;
+# 6. compiles ffi/tests/header_check.cpp as C++17 (warnings are errors) and
 #    runs it;
-# 6. builds ffi/examples/dataplane.c and batch_bench.c, and runs the
+# 7. builds ffi/examples/dataplane.c and batch_bench.c, and runs the
 #    dataplane demo for 2 seconds on a small table (it exits non-zero on a
 #    false negative).
 set -euo pipefail
@@ -86,6 +89,15 @@ for kind in static shared; do
         tests/data "$out/tmp/$kind"
     "$interop" check "$out/tmp/$kind/from-c.ccf"
 done
+
+step "untrusted sizes: loaders refuse oversized claims under ulimit -v (1 GiB)"
+# No sanitizers here: ASan's shadow memory needs more address space than
+# any limit allows.
+gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 ffi/tests/test_limits.c \
+    "${static_libs[@]}" -lm -pthread -o "$out/test_limits"
+mkdir -p "$out/tmp/limits"
+"$interop" hostile "$out/tmp/limits"
+(ulimit -v 1048576 && "$out/test_limits" "$out/tmp/limits")
 
 step "C++17: the header compiles and links"
 g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror ffi/tests/header_check.cpp \

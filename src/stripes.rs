@@ -383,7 +383,14 @@ impl StripeGuard<'_> {
         let len = &self.stripe(bucket).len;
         // We hold the lock, so nobody else writes this counter: a plain
         // load and store is enough and cheaper than a locked RMW.
+        #[cfg(not(concurrent_cuckoo_loom))]
         len.store(len.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+        // Under loom the same effect as one read-modify-write, which loom
+        // orders against the search's read of the counts between levels
+        // (see `let_loom_interleave_writers` in `path.rs`); a load that
+        // precedes the store would hide that read from its reduction.
+        #[cfg(concurrent_cuckoo_loom)]
+        len.fetch_add(delta, Ordering::Relaxed);
     }
 
     /// Tells optimistic readers of `bucket` that a fingerprint they may be

@@ -4,6 +4,9 @@
 //! interop write PATH   build the interop filter in Rust and save it to PATH
 //! interop check PATH   load PATH (saved from C by ffi/tests/test_ffi.c) and
 //!                      check it is exactly the filter Rust builds
+//! interop hostile DIR  write into DIR the files whose headers claim tables
+//!                      far larger than the file, which ffi/tests/test_limits.c
+//!                      loads under `ulimit -v` (see `write_hostile`)
 //! ```
 //!
 //! The interop filter, built identically by `interop_build()` in
@@ -17,7 +20,9 @@
 //!
 //! Exits 0 on success, 1 with a message on any mismatch, 2 on bad usage.
 
-use concurrent_cuckoo::CuckooFilter;
+use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 const SEED: u64 = 0x0123_4567_89AB_CDEF;
@@ -90,7 +95,91 @@ fn check_answers(f: &CuckooFilter) -> Result<(), String> {
     Ok(())
 }
 
+/// A writer that takes the first `left` bytes and then fails: the start
+/// of an encoding, with every header intact.
+struct Prefix {
+    bytes: Vec<u8>,
+    left: usize,
+}
+
+impl Write for Prefix {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            return Err(std::io::Error::other("enough"));
+        }
+        let n = buf.len().min(self.left);
+        self.bytes.extend_from_slice(&buf[..n]);
+        self.left -= n;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Offset of the first level inside a growing filter's encoding: the
+/// second occurrence of the magic.
+fn first_level(bytes: &[u8]) -> Result<usize, String> {
+    bytes[8..]
+        .windows(8)
+        .position(|w| w == &bytes[..8])
+        .map(|at| at + 8)
+        .ok_or_else(|| "no level in the encoding".to_string())
+}
+
+/// Files that claim far more than they hold, each of which a loader must
+/// refuse as corrupt before reserving the memory the claim asks for:
+///
+/// * `huge-single.ccf`: a filter's 64-byte header claiming 2^32 buckets of
+///   32-bit fingerprints (64 GiB), and 8 more bytes: 72 in all;
+/// * `huge-level.ccf`: a growing filter whose first level's header claims
+///   2^32 buckets, its container (and its configuration) unchanged;
+/// * `huge-scalable.ccf`: a growing filter configured for 2^31 items in
+///   its first level (4 GiB), every header consistent, cut after 512
+///   bytes.
+fn write_hostile(dir: &Path) -> Result<(), String> {
+    let save = |name: &str, bytes: &[u8]| {
+        std::fs::write(dir.join(name), bytes).map_err(|e| format!("writing {name}: {e}"))
+    };
+    let small = CuckooFilter::builder()
+        .capacity(100)
+        .fingerprint_bits(32)
+        .seed(SEED)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut single = small.to_bytes();
+    single[16..24].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    single.truncate(72);
+    save("huge-single.ccf", &single)?;
+
+    let growing = ScalableCuckooFilter::builder()
+        .initial_capacity(100)
+        .seed(SEED)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut level = growing.to_bytes();
+    let at = first_level(&level)?;
+    level[at + 16..at + 24].copy_from_slice(&(1u64 << 32).to_le_bytes());
+    save("huge-level.ccf", &level)?;
+
+    // The table is mapped lazily: building it touches no memory.
+    let big = ScalableCuckooFilter::builder()
+        .initial_capacity(1 << 31)
+        .seed(SEED)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let mut prefix = Prefix {
+        bytes: Vec::new(),
+        left: 512,
+    };
+    let _ = big.write_to(&mut prefix); // stops with "enough" after 512 bytes
+    save("huge-scalable.ccf", &prefix.bytes)
+}
+
 fn run(mode: &str, path: &str) -> Result<(), String> {
+    if mode == "hostile" {
+        return write_hostile(Path::new(path));
+    }
     let built = build()?;
     check_answers(&built)?;
     match mode {
@@ -116,11 +205,11 @@ fn run(mode: &str, path: &str) -> Result<(), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [mode, path] = args.as_slice() else {
-        eprintln!("usage: interop write|check PATH");
+        eprintln!("usage: interop write|check PATH | interop hostile DIR");
         return ExitCode::from(2);
     };
-    if mode != "write" && mode != "check" {
-        eprintln!("usage: interop write|check PATH");
+    if !["write", "check", "hostile"].contains(&mode.as_str()) {
+        eprintln!("usage: interop write|check PATH | interop hostile DIR");
         return ExitCode::from(2);
     }
     match run(mode, path) {

@@ -129,7 +129,9 @@ typedef struct ccf_filter ccf_filter;
  * reading the old contents, unchanged, until it opens the new one.
  * Never truncate, rewrite or append to the file in place while any
  * process has it open: their lookups would read the changed bytes, or
- * crash (SIGBUS) on a truncated page.
+ * crash (SIGBUS) on a truncated page. This is the caller's contract (Rust
+ * marks the same map `unsafe`); a program that cannot promise it loads
+ * the file with `ccf_load` instead, a private copy.
  */
 typedef struct ccf_frozen ccf_frozen;
 
@@ -869,13 +871,13 @@ enum ccf_status ccf_scalable_new(size_t initial_capacity,
 
 /**
  * `ccf_scalable_new` with every option: `growth_factor`, how many times
- * more items each new level holds than the one before (2 or more; 0 = the
- * default, 2); `max_levels`, the most levels the filter may have (1 to
+ * more items each new level holds than the one before (2 to 4294967295,
+ * the most a saved file records; 0 = the default, 2); `max_levels`, the most levels the filter may have (1 to
  * 64; 0 = the default, 32); and `seed`, a pointer to the hash seed to use
  * (NULL = a fresh random seed), as for `ccf_new_with_options`.
  *
  * Returns as `ccf_scalable_new`, plus `CCF_INVALID_ARGUMENT` for a growth
- * factor of 1, a level count above 64, or a rate below the reserve of
+ * factor of 1 or above 4294967295, a level count above 64, or a rate below the reserve of
  * `max_levels` levels. `*out` is left unchanged on any error.
  *
  * # Safety
