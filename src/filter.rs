@@ -176,6 +176,14 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// concurrent `insert_unique` calls: of several threads adding the same
     /// key, exactly one gets `true`.
     ///
+    /// "Indistinguishable" means the same fingerprint in the same bucket
+    /// pair: a key that was never added is refused (`false`) when another
+    /// key collides with it that way, which happens at most at the
+    /// [`false_positive_bound`](Self::false_positive_bound). Nothing of
+    /// `key` is stored then, so do not later `remove(key)` on the strength
+    /// of that `false`: it would remove the other key's copy (the paper's
+    /// warning about removing what was never inserted).
+    ///
     /// ```
     /// use concurrent_cuckoo::CuckooFilter;
     /// let filter = CuckooFilter::with_capacity(1000);

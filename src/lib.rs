@@ -76,8 +76,12 @@
 //!   0.012% with the default 16-bit fingerprints; 8 and 32 bits are
 //!   available ([`Builder::false_positive_rate`] picks the narrowest that
 //!   meets a target).
-//! * **Lookups take no lock and write no shared memory**, so readers scale
-//!   with cores. Writers lock two of up to 4096 cache-padded stripes.
+//! * **Lookups take no lock and write no shared memory** in the common
+//!   case, so readers scale with cores. A lookup that keeps racing moves
+//!   through its two buckets retries a few times and then reads them under
+//!   their two stripe locks, so that it always finishes (rare: see "What is
+//!   not [locked]" below). Writers lock two of up to 4096 cache-padded
+//!   stripes.
 //! * **Both candidate buckets compared with one SIMD instruction** (SSE2 or
 //!   AVX2 on x86-64, NEON on aarch64, exact portable code elsewhere;
 //!   [`probe_backend`] names the one compiled in).

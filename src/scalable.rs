@@ -612,6 +612,23 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// concurrent `insert_unique` calls of the same key, even while the
     /// filter grows: exactly one of them returns `true`.
     ///
+    /// "Present" is what [`contains`](Self::contains) answers, so a key
+    /// that was never added is refused (`false`) when it is a false
+    /// positive of any level: another key's fingerprint collides with it
+    /// there (at most [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+    /// of new keys). Nothing of `key` is stored then. Two consequences
+    /// after later removes:
+    ///
+    /// * do not `remove(key)` for a key whose `insert_unique` returned
+    ///   `false` unless you know it was added before: the remove would
+    ///   take the colliding key's copy, and that key becomes a false
+    ///   negative (the paper's warning about removing what was never
+    ///   inserted);
+    /// * once the colliding key is removed, `insert_unique(key)` adds it
+    ///   (returns `true`), so a caller who counts a refused key as stored
+    ///   loses track of it. Keep your own record of which keys returned
+    ///   `true` when you need to remove exactly those.
+    ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);

@@ -94,14 +94,25 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     ///
     /// # Consistency and blocking
     /// The snapshot holds every stripe lock from the first byte of the
-    /// header to the last byte of the body: writers on other threads
-    /// (`insert`, `remove`, `clear`) **wait** until it is written, while
-    /// lookups go on undisturbed. The encoding is therefore one consistent
-    /// state of the filter, with no torn buckets and a length that matches
-    /// its contents. Because writers wait on the writer's speed, snapshot a
-    /// busy filter to fast storage (or into memory with `to_bytes`) rather
-    /// than to a slow network peer. `writer` must not modify this filter
-    /// (that would deadlock).
+    /// header to the last byte of the body. Every call that takes a stripe
+    /// lock **waits** until it is written: writes (`insert`,
+    /// `insert_unique`, `remove`, their batch and `*_hash` forms, `clear`),
+    /// `count`, another snapshot, and the rare lookup that raced a move just
+    /// before the snapshot began and fell back to reading under its two
+    /// stripe locks. Other lookups, `len` and `stats` go on undisturbed.
+    /// The encoding is therefore one consistent state of the filter, with
+    /// no torn buckets and a length that matches its contents. Because
+    /// those calls wait on the writer's speed, snapshot a busy filter to
+    /// fast storage (or into memory with `to_bytes`) rather than to a slow
+    /// network peer.
+    ///
+    /// `writer` runs on this thread with those locks held, and they are not
+    /// reentrant: a call from inside `writer` to any of the waiting calls
+    /// above on this filter **deadlocks** (`count` and `insert_unique`
+    /// included, not only writes). Lookups (`contains` and its forms) and
+    /// `len`/`stats` from inside `writer` are fine: no move can happen
+    /// while every stripe is locked, so a lookup never needs its locked
+    /// fallback then.
     ///
     /// ```
     /// use concurrent_cuckoo::CuckooFilter;

@@ -74,7 +74,15 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// Streams the encoding of [`to_bytes`](Self::to_bytes) into `writer`.
     /// Each level is a consistent snapshot (it holds that level's stripe
     /// locks while it is written), levels one after another: writers on
-    /// other threads wait for the level being written.
+    /// other threads wait for the level being written (as do `count` and
+    /// a lookup in its rare locked fallback), so the whole is one
+    /// consistent state only when no other thread writes meanwhile. The
+    /// levels written are those in use when it starts.
+    ///
+    /// `writer` runs on this thread while a level's stripe locks are held,
+    /// and they are not reentrant: from inside it, any write to this
+    /// filter, `count`, `insert_unique`, `clear` or another snapshot
+    /// **deadlocks**; lookups, `len` and `levels` do not.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
