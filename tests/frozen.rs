@@ -195,25 +195,7 @@ fn open_maps_a_saved_file_and_a_second_process_answers_identically() {
     assert_answers_match(&live, &view, &keys);
     let mine = fingerprint_of_answers(&view);
     // The child is this test binary, running only the entry point below.
-    // Under an emulator (scripts/test-aarch64.sh runs the tests in
-    // qemu-user, which cannot exec a foreign binary by itself) the child
-    // goes through the same runner, named in CCF_TEST_RUNNER.
-    let exe = std::env::current_exe().unwrap();
-    let mut child = match std::env::var_os("CCF_TEST_RUNNER") {
-        Some(runner) => {
-            let mut c = std::process::Command::new(runner);
-            c.arg(&exe);
-            c
-        }
-        None => std::process::Command::new(&exe),
-    };
-    let output = child
-        .args([
-            "--exact",
-            "frozen_child_process_entry",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let output = common::child_test_process("frozen_child_process_entry")
         .env("CCF_FROZEN_CHILD_FILE", &path)
         .output()
         .unwrap();

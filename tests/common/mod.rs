@@ -34,3 +34,23 @@ pub fn scale() -> usize {
 pub fn scaled(n: usize, min: usize) -> usize {
     (n / scale()).max(min)
 }
+
+/// A command that runs this test binary again, as a second process,
+/// running only the test `entry` (which does nothing unless the caller
+/// sets the environment variable it looks for). Under an emulator
+/// (scripts/test-aarch64.sh runs the tests in qemu-user, which cannot exec
+/// a foreign binary by itself) the child goes through the same runner,
+/// named in `CCF_TEST_RUNNER`.
+pub fn child_test_process(entry: &str) -> std::process::Command {
+    let exe = std::env::current_exe().unwrap();
+    let mut child = match std::env::var_os("CCF_TEST_RUNNER") {
+        Some(runner) => {
+            let mut c = std::process::Command::new(runner);
+            c.arg(&exe);
+            c
+        }
+        None => std::process::Command::new(&exe),
+    };
+    child.args(["--exact", entry, "--nocapture", "--test-threads=1"]);
+    child
+}
