@@ -17,7 +17,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode model)
+[ ${#targets[@]} -eq 0 ] && targets=(decode model scalable_model)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "fuzz.sh: the nightly toolchain is required (rustup toolchain install nightly)" >&2
