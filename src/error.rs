@@ -234,7 +234,7 @@ pub enum BuildError {
     /// An exact version count must be a power of two, at least the stripe
     /// count, at most 2^20.
     InvalidVersionCount(usize),
-    /// A scalable filter's growth factor must be at least 2 and at most
+    /// A scalable filter's growth factor must be at least 1 and at most
     /// `u32::MAX` (the saved format records it in 32 bits).
     InvalidGrowthFactor(usize),
     /// A scalable filter may have 1 to 64 levels.
@@ -274,7 +274,7 @@ impl fmt::Display for BuildError {
                 "invalid version count {n}: must be a power of two, at least the stripe count, at most 2^20"
             ),
             Self::InvalidGrowthFactor(n) => {
-                write!(f, "invalid growth factor {n}: must be 2 to 4294967295")
+                write!(f, "invalid growth factor {n}: must be 1 to 4294967295")
             }
             Self::InvalidMaxLevels(n) => write!(f, "invalid max levels {n}: must be in 1..=64"),
             Self::AllocationFailed(e) => write!(f, "{e}"),
@@ -472,7 +472,7 @@ mod tests {
             assert_error(BuildError::InvalidBucketCount(3)),
             assert_error(BuildError::InvalidStripeCount(3)),
             assert_error(BuildError::InvalidVersionCount(3)),
-            assert_error(BuildError::InvalidGrowthFactor(1)),
+            assert_error(BuildError::InvalidGrowthFactor(0)),
             assert_error(BuildError::InvalidMaxLevels(0)),
             assert_error(BuildError::AllocationFailed(AllocationError::new(1))),
             assert_error(DecodeError::Truncated),

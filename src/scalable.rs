@@ -1,5 +1,5 @@
 //! A concurrent scalable cuckoo filter: a chain of cuckoo filters (levels),
-//! each larger than the last. The design is documented on
+//! each usually larger than the last. The design is documented on
 //! [`ScalableCuckooFilter`], where users can read it.
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
@@ -89,7 +89,7 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 }
 
 /// A concurrent cuckoo filter that grows: a chain of cuckoo filters
-/// (levels), each larger than the last, shared between threads through
+/// (levels), each larger than the last by the growth factor (or as large, with a factor of 1), shared between threads through
 /// `&self`. For when the number of items is not known in advance; when it
 /// is, a [`CuckooFilter`](crate::CuckooFilter) sized for it is faster (a
 /// lookup that misses searches every level) and has no cross-level limit
@@ -1118,15 +1118,24 @@ impl<S> ScalableBuilder<S> {
     }
 
     /// Each new level holds `factor` times the items of the previous one
-    /// (2 to `u32::MAX`, the most the saved format records; default 2).
+    /// (1 to `u32::MAX`, the most the saved format records; default 2).
+    /// A factor of 1 makes every level the size of the first: memory grows
+    /// by the first level's size per level (linear growth, RedisBloom's
+    /// `EXPANSION 1`), and `max_levels` levels hold only `max_levels` times
+    /// the initial capacity.
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(8).build()?;
     /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
     /// assert_eq!(filter.levels(), 2); // the second level holds 800 items
-    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build();
-    /// assert_eq!(flat.unwrap_err(), BuildError::InvalidGrowthFactor(1));
+    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build()?;
+    /// let first = flat.capacity();
+    /// flat.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
+    /// assert!(flat.levels() > 3); // levels the size of the first
+    /// assert_eq!(flat.capacity(), first * flat.levels());
+    /// let none = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(0).build();
+    /// assert_eq!(none.unwrap_err(), BuildError::InvalidGrowthFactor(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]
@@ -1186,8 +1195,8 @@ impl<S> ScalableBuilder<S> {
     /// ```
     ///
     /// # Errors
-    /// A [`BuildError`] for a missing initial capacity, a growth factor
-    /// under 2 or over `u32::MAX`, a level count outside 1..=64, a false-positive rate outside
+    /// A [`BuildError`] for a missing initial capacity, a growth factor of
+    /// 0 or over `u32::MAX`, a level count outside 1..=64, a false-positive rate outside
     /// (0, 1) or too small for the levels' 32-bit reserve, or a failed
     /// allocation.
     pub fn build(self) -> Result<ScalableCuckooFilter<S>, BuildError> {
@@ -1195,7 +1204,7 @@ impl<S> ScalableBuilder<S> {
         // The saved format records the factor in 32 bits: a larger one
         // would be truncated on save (and is absurd: the second level of a
         // one-item filter would hold 2^32 items).
-        if self.growth_factor < 2 || u32::try_from(self.growth_factor).is_err() {
+        if self.growth_factor < 1 || u32::try_from(self.growth_factor).is_err() {
             return Err(BuildError::InvalidGrowthFactor(self.growth_factor));
         }
         if !(1..=LEVEL_LIMIT).contains(&self.max_levels) {

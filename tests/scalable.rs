@@ -389,8 +389,8 @@ fn builder_refuses_bad_configurations() {
         BuildError::MissingCapacity
     );
     assert_eq!(
-        b().growth_factor(1).build().unwrap_err(),
-        BuildError::InvalidGrowthFactor(1)
+        b().growth_factor(0).build().unwrap_err(),
+        BuildError::InvalidGrowthFactor(0)
     );
     // The format stores the factor in 32 bits: a wider one used to be
     // accepted and truncated on save.

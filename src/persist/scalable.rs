@@ -8,7 +8,7 @@
 //!     10     2  reserved, zero
 //!     12     4  levels stored, L (1..=max levels)
 //!     16     4  max levels (1..=64)
-//!     20     4  growth factor (>= 2)
+//!     20     4  growth factor (>= 1)
 //!     24     8  false-positive rate bound (f64, in (0, 1))
 //!     32     8  initial capacity (items of level 0)
 //!     40     4  hasher id
@@ -313,9 +313,9 @@ fn decode_container<S: PersistentHasher>(
             "level counts must be 1 to 64, stored levels at most the maximum",
         ));
     }
-    if factor < 2 || !(rate > 0.0 && rate < 1.0) {
+    if factor < 1 || !(rate > 0.0 && rate < 1.0) {
         return Err(DecodeError::InvalidHeader(
-            "growth factor must be at least 2 and the rate in (0, 1)",
+            "growth factor must be at least 1 and the rate in (0, 1)",
         ));
     }
     let initial = usize::try_from(initial)
