@@ -89,8 +89,8 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 }
 
 /// A concurrent cuckoo filter that grows: a chain of cuckoo filters
-/// (levels), each larger than the last by the growth factor (or as large, with a factor of 1), shared between threads through
-/// `&self`. For when the number of items is not known in advance; when it
+/// (levels), each the growth factor times the size of the last, shared
+/// between threads through `&self`. For when the number of items is not known in advance; when it
 /// is, a [`CuckooFilter`](crate::CuckooFilter) sized for it is faster (a
 /// lookup that misses searches every level) and has no cross-level limit
 /// on removes (see [below](#removing-keys-across-levels)).
