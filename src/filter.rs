@@ -695,25 +695,9 @@ impl<S> CuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn stats(&self) -> Stats {
-        let c = with_table!(&self.table, t => t.stripes.counters());
-        let mut path_lengths = [0u64; 6];
-        path_lengths[..c.path_lengths.len()].copy_from_slice(&c.path_lengths);
-        let len = self.len();
         Stats {
-            len,
-            capacity: self.capacity(),
-            load_factor: len as f64 / self.capacity() as f64,
             memory_usage: self.memory_usage(),
-            fingerprint_bits: self.fingerprint_bits(),
-            bucket_count: self.bucket_count(),
-            stripes: self.stripe_count(),
-            max_path_len: self.max_path_len(),
-            inserts: c.inserts,
-            removes: c.removes,
-            relocations: c.moves,
-            failed_inserts: c.full,
-            duplicate_refusals: c.duplicates,
-            path_lengths,
+            ..table_stats(&self.table)
         }
     }
 
@@ -1061,6 +1045,34 @@ impl<S> Builder<S> {
 
 /// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
 /// for small tables, rounded up to an even number of buckets.
+/// The [`Stats`] of one table: a filter's, or one level of a growing
+/// filter's.
+pub(crate) fn table_stats(table: &Table) -> Stats {
+    with_table!(table, t => {
+        let c = t.stripes.counters();
+        let mut path_lengths = [0u64; 6];
+        path_lengths[..c.path_lengths.len()].copy_from_slice(&c.path_lengths);
+        let len = t.len();
+        let capacity = t.bucket_count() * SLOTS;
+        Stats {
+            len,
+            capacity,
+            load_factor: len as f64 / capacity as f64,
+            memory_usage: t.memory_usage(),
+            fingerprint_bits: t.fingerprint_bits(),
+            bucket_count: t.bucket_count(),
+            stripes: t.stripes.count(),
+            max_path_len: t.max_path,
+            inserts: c.inserts,
+            removes: c.removes,
+            relocations: c.moves,
+            failed_inserts: c.full,
+            duplicate_refusals: c.duplicates,
+            path_lengths,
+        }
+    })
+}
+
 pub(crate) fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
     let n = capacity as f64;
     let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();

@@ -431,6 +431,65 @@ impl<S> ScalableCuckooFilter<S> {
         bits
     }
 
+    /// The configured initial capacity: items the first level is sized for.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert_eq!(ScalableCuckooFilter::with_capacity(1000).initial_capacity(), 1000);
+    /// ```
+    #[must_use]
+    pub fn initial_capacity(&self) -> usize {
+        self.config.initial_capacity
+    }
+
+    /// The configured growth factor: each level is sized for this many
+    /// times the items of the one before.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert_eq!(ScalableCuckooFilter::with_capacity(10).growth_factor(), 2);
+    /// ```
+    #[must_use]
+    pub fn growth_factor(&self) -> usize {
+        self.config.growth_factor
+    }
+
+    /// The configured most levels: an insert that finds the last one full
+    /// fails with [`InsertError::Full`].
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// assert_eq!(ScalableCuckooFilter::with_capacity(10).max_levels(), 32);
+    /// ```
+    #[must_use]
+    pub fn max_levels(&self) -> usize {
+        self.config.max_levels
+    }
+
+    /// The [`Stats`](crate::Stats) of each level in use, oldest first:
+    /// size, width, memory and the writers' counters of that level (a
+    /// level's counters start when it is created or decoded).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::with_capacity(100);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// let levels = filter.level_stats();
+    /// assert_eq!(levels.len(), filter.levels());
+    /// assert_eq!(levels.iter().map(|s| s.len).sum::<usize>(), 1000);
+    /// assert!(levels[1].bucket_count > levels[0].bucket_count);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    #[must_use]
+    pub fn level_stats(&self) -> Vec<crate::Stats> {
+        let mut stats: Vec<crate::Stats> = self
+            .live_levels()
+            .map(|(_, l)| crate::filter::table_stats(&l.table))
+            .collect();
+        stats.reverse();
+        stats
+    }
+
     /// Removes every item from every level. The first level in use is
     /// emptied and keeps taking inserts; the others are retired (their
     /// memory given back) and reopened if the filter grows again. Writers
