@@ -268,6 +268,8 @@ pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use frozen::{FrozenBytes, FrozenFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 

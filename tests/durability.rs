@@ -17,7 +17,7 @@ use std::time::Duration;
 
 /// Keys added per save by the saving child.
 const STEP: usize = 1000;
-const SEED: u64 = 0xC0FF_EE;
+const SEED: u64 = 0x00C0_FFEE;
 
 /// Key `i` of the saving loop, as a hash.
 fn key(i: usize) -> u64 {

@@ -36,9 +36,12 @@
 //!
 //! Not compiled under the loom cfg: loom's atomics only exist inside a model.
 
+mod chunks;
 mod file;
 pub(crate) mod format;
 mod scalable;
+
+pub use chunks::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, with_table, CuckooFilter, Table};
@@ -345,16 +348,7 @@ pub(crate) fn encode<F: Fingerprint>(
     // Exact: every slot change updates its stripe's count under that
     // stripe's lock, and we hold them all.
     let len = t.stripes.len() as u64;
-    let (header, header_bytes) = Header {
-        version: version_for(t.index.scheme()),
-        bits: F::BITS as u8,
-        max_path: t.max_path as u8,
-        buckets: t.bucket_count() as u64,
-        len,
-        hasher_id,
-        seed,
-    }
-    .encode();
+    let (header, header_bytes) = encoded_header(t, hasher_id, seed, len);
     let header = &header[..header_bytes];
     let mut sum = Xxh3Default::new();
     sum.update(header);
@@ -381,6 +375,26 @@ pub(crate) fn encode<F: Fingerprint>(
         )));
     }
     w.write_all(&sum.digest().to_le_bytes())
+}
+
+/// The header of `t`'s encoding, claiming `len` occupied slots, and its
+/// length.
+pub(crate) fn encoded_header<F: Fingerprint>(
+    t: &RawTable<F>,
+    hasher_id: u32,
+    seed: u64,
+    len: u64,
+) -> ([u8; MAX_HEADER_LEN], usize) {
+    Header {
+        version: version_for(t.index.scheme()),
+        bits: F::BITS as u8,
+        max_path: t.max_path as u8,
+        buckets: t.bucket_count() as u64,
+        len,
+        hasher_id,
+        seed,
+    }
+    .encode()
 }
 
 /// Reads until `buf` is full or the input ends; returns the bytes read.
@@ -488,52 +502,114 @@ fn decode_table<F: Fingerprint>(
     r: &mut impl Read,
     sum: &mut Xxh3Default,
 ) -> Result<RawTable<F>, DecodeError> {
-    debug_assert_eq!(u32::from(header.bits), F::BITS);
-    // Fits: `decode_stream` checked the whole encoding's length does.
-    let buckets = header.buckets as usize;
-    let t = RawTable::<F>::new(
-        buckets,
-        None,
-        None,
-        usize::from(header.max_path),
-        header.scheme(),
-    )
-    .map_err(DecodeError::AllocationFailed)?;
-    let mut chunk = vec![0u8; CHUNK.min(buckets * F::BUCKET_BYTES)];
-    let mut counts = vec![0i64; t.stripes.count()];
-    let mut occupied = 0u64;
-    let mut next = 0usize;
-    while next < buckets {
-        let n = (chunk.len() / F::BUCKET_BYTES).min(buckets - next);
-        let bytes = &mut chunk[..n * F::BUCKET_BYTES];
+    let mut fill = TableFill::<F>::new(header)?;
+    let mut chunk = vec![0u8; CHUNK.min(fill.remaining_bytes())];
+    while fill.remaining_bytes() > 0 {
+        let bytes = &mut chunk[..CHUNK.min(fill.remaining_bytes())];
         read_exact(r, bytes)?;
         sum.update(bytes);
-        for (i, raw) in bytes.chunks_exact(F::BUCKET_BYTES).enumerate() {
-            let word = F::Word::get_le(raw);
-            if word == F::Word::ZERO {
-                continue; // the new table is already empty
-            }
-            let index = next + i;
-            // Nobody else can see the table yet: a plain whole-bucket store.
-            F::store_word(&t.buckets[index], word);
-            let here = F::occupied(word);
-            counts[t.stripes.stripe_of(index)] += here as i64;
-            occupied += here as u64;
-        }
-        next += n;
+        fill.fill(bytes);
     }
     let mut stored = [0u8; CHECKSUM_LEN];
     read_exact(r, &mut stored)?;
-    if u64::from_le_bytes(stored) != sum.digest() {
-        return Err(DecodeError::ChecksumMismatch);
+    fill.finish(header, u64::from_le_bytes(stored), sum.digest())
+}
+
+/// A table being filled from an encoding's body, whole buckets at a time,
+/// in order: the one place decoding writes buckets, for the streaming
+/// decoder above and the chunk decoder (`chunks.rs`).
+pub(crate) struct TableFill<F: Fingerprint> {
+    table: RawTable<F>,
+    /// Buckets filled so far.
+    next: usize,
+    /// Occupied slots per stripe, set on the stripes at the end.
+    counts: Vec<i64>,
+    occupied: u64,
+}
+
+impl<F: Fingerprint> TableFill<F> {
+    /// An empty table for a validated `header` of this width. The header's
+    /// size must fit the platform (the callers check the encoding's length
+    /// against `usize` first).
+    pub(crate) fn new(header: &Header) -> Result<Self, DecodeError> {
+        debug_assert_eq!(u32::from(header.bits), F::BITS);
+        let table = RawTable::<F>::new(
+            header.buckets as usize,
+            None,
+            None,
+            usize::from(header.max_path),
+            header.scheme(),
+        )
+        .map_err(DecodeError::AllocationFailed)?;
+        let counts = vec![0i64; table.stripes.count()];
+        Ok(Self {
+            table,
+            next: 0,
+            counts,
+            occupied: 0,
+        })
     }
-    if occupied != header.len {
-        return Err(DecodeError::InvalidHeader(
-            "length does not match the occupied slots",
-        ));
+
+    /// Bytes of body still to come.
+    pub(crate) fn remaining_bytes(&self) -> usize {
+        (self.table.bucket_count() - self.next) * F::BUCKET_BYTES
     }
-    t.stripes.lock_all().set_counts(&counts);
-    Ok(t)
+
+    /// Stores the next buckets from `bytes`: whole buckets, no more than
+    /// remain.
+    pub(crate) fn fill(&mut self, bytes: &[u8]) {
+        debug_assert!(
+            bytes.len().is_multiple_of(F::BUCKET_BYTES) && bytes.len() <= self.remaining_bytes()
+        );
+        for raw in bytes.chunks_exact(F::BUCKET_BYTES) {
+            let word = F::Word::get_le(raw);
+            let index = self.next;
+            self.next += 1;
+            if word == F::Word::ZERO {
+                continue; // the new table is already empty
+            }
+            // Nobody else can see the table yet: a plain whole-bucket store.
+            F::store_word(&self.table.buckets[index], word);
+            let here = F::occupied(word);
+            self.counts[self.table.stripes.stripe_of(index)] += here as i64;
+            self.occupied += here as u64;
+        }
+    }
+
+    /// The filled buckets' bytes, as they were read (for a chunk decoder
+    /// that writes out what it has taken in).
+    pub(crate) fn write_filled(&self, out: &mut impl Write) -> io::Result<()> {
+        let mut chunk = Vec::with_capacity(CHUNK.min(self.next * F::BUCKET_BYTES));
+        for bucket in &self.table.buckets[..self.next] {
+            F::load(bucket).put_le(&mut chunk);
+            if chunk.len() >= CHUNK {
+                out.write_all(&chunk)?;
+                chunk.clear();
+            }
+        }
+        out.write_all(&chunk)
+    }
+
+    /// The table, once every bucket is in: `stored` must equal `computed`
+    /// (the checksum) and the occupied slots the header's length.
+    pub(crate) fn finish(
+        self,
+        header: &Header,
+        stored: u64,
+        computed: u64,
+    ) -> Result<RawTable<F>, DecodeError> {
+        debug_assert_eq!(self.remaining_bytes(), 0);
+        if stored != computed {
+            return Err(DecodeError::ChecksumMismatch);
+        }
+        if self.occupied != header.len {
+            return Err(DecodeError::InvalidHeader(
+                "length does not match the occupied slots",
+            ));
+        }
+        self.table.stripes.lock_all().set_counts(&self.counts);
+        Ok(self.table)
+    }
 }
 
 #[cfg(feature = "serde")]

@@ -28,7 +28,9 @@
 //! configuration (every level's bucket count is the one the configuration
 //! gives its index).
 
-use super::format::{any_version, header_len, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE};
+use super::format::{
+    any_version, header_len, Header, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE,
+};
 use super::{decode_one, encode, read_exact, read_full, write_atomically};
 use crate::error::DecodeError;
 use crate::filter::with_table;
@@ -98,23 +100,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
         let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
         levels.reverse();
-        let len = container_len(levels.len());
-        let mut head = vec![0u8; len];
-        head[0..8].copy_from_slice(&MAGIC);
-        head[8..10].copy_from_slice(&V3_SCALABLE.to_le_bytes());
-        head[12..16].copy_from_slice(&(levels.len() as u32).to_le_bytes());
-        let c = self.config;
-        head[16..20].copy_from_slice(&(c.max_levels as u32).to_le_bytes());
-        head[20..24].copy_from_slice(&(c.growth_factor as u32).to_le_bytes());
-        head[24..32].copy_from_slice(&c.false_positive_rate.to_bits().to_le_bytes());
-        head[32..40].copy_from_slice(&(c.initial_capacity as u64).to_le_bytes());
-        head[40..44].copy_from_slice(&S::ID.to_le_bytes());
-        head[48..56].copy_from_slice(&self.hasher.seed().to_le_bytes());
-        for (k, (i, _)) in levels.iter().enumerate() {
-            head[FIXED + 4 * k..FIXED + 4 * k + 4].copy_from_slice(&(*i as u32).to_le_bytes());
-        }
-        writer.write_all(&head)?;
-        writer.write_all(&xxh3_64(&head).to_le_bytes())?;
+        writer.write_all(&container_header(self, &levels))?;
         for (_, level) in levels {
             with_table!(&level.table, t => encode(t, S::ID, self.hasher.seed(), &mut writer))?;
         }
@@ -264,6 +250,32 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     }
 }
 
+/// The container header of `filter`'s encoding, its checksum included,
+/// for the stored `levels` (in use, oldest first).
+pub(crate) fn container_header<S: PersistentHasher>(
+    filter: &ScalableCuckooFilter<S>,
+    levels: &[(usize, &Level)],
+) -> Vec<u8> {
+    let len = container_len(levels.len());
+    let mut head = vec![0u8; len];
+    head[0..8].copy_from_slice(&MAGIC);
+    head[8..10].copy_from_slice(&V3_SCALABLE.to_le_bytes());
+    head[12..16].copy_from_slice(&(levels.len() as u32).to_le_bytes());
+    let c = filter.config;
+    head[16..20].copy_from_slice(&(c.max_levels as u32).to_le_bytes());
+    head[20..24].copy_from_slice(&(c.growth_factor as u32).to_le_bytes());
+    head[24..32].copy_from_slice(&c.false_positive_rate.to_bits().to_le_bytes());
+    head[32..40].copy_from_slice(&(c.initial_capacity as u64).to_le_bytes());
+    head[40..44].copy_from_slice(&S::ID.to_le_bytes());
+    head[48..56].copy_from_slice(&filter.hasher.seed().to_le_bytes());
+    for (k, (i, _)) in levels.iter().enumerate() {
+        head[FIXED + 4 * k..FIXED + 4 * k + 4].copy_from_slice(&(*i as u32).to_le_bytes());
+    }
+    let sum = xxh3_64(&head);
+    head.extend_from_slice(&sum.to_le_bytes());
+    head
+}
+
 /// What is known of the input's length before a container is decoded.
 #[derive(Clone, Copy)]
 enum Input {
@@ -282,78 +294,16 @@ fn decode_container<S: PersistentHasher>(
 ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
     let mut fixed = [0u8; FIXED];
     let got = read_full(r, &mut fixed[..PREFIX_LEN])?;
-    match any_version(&fixed[..got])? {
-        V3_SCALABLE => {}
-        1 | V2 => {
-            return Err(DecodeError::InvalidHeader(
-                "this encodes a CuckooFilter: decode it with CuckooFilter::from_bytes",
-            ))
-        }
-        v => return Err(DecodeError::UnsupportedVersion(v)),
-    }
+    check_container_version(&fixed[..got])?;
     let got = PREFIX_LEN + read_full(r, &mut fixed[PREFIX_LEN..])?;
     if got < FIXED {
         return Err(DecodeError::Truncated);
     }
-    let u32_at =
-        |i: usize| u32::from_le_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
-    let u64_at = |i: usize| {
-        let mut raw = [0u8; 8];
-        raw.copy_from_slice(&fixed[i..i + 8]);
-        u64::from_le_bytes(raw)
-    };
-    let (stored, max_levels, factor) = (u32_at(12) as usize, u32_at(16) as usize, u32_at(20));
-    let rate = f64::from_bits(u64_at(24));
-    let (initial, hasher_id, seed) = (u64_at(32), u32_at(40), u64_at(48));
-    if fixed[10..12] != [0, 0] || u32_at(44) != 0 {
-        return Err(DecodeError::InvalidHeader("reserved bytes must be zero"));
-    }
-    if !(1..=LEVEL_LIMIT).contains(&max_levels) || !(1..=max_levels).contains(&stored) {
-        return Err(DecodeError::InvalidHeader(
-            "level counts must be 1 to 64, stored levels at most the maximum",
-        ));
-    }
-    if factor < 1 || !(rate > 0.0 && rate < 1.0) {
-        return Err(DecodeError::InvalidHeader(
-            "growth factor must be at least 1 and the rate in (0, 1)",
-        ));
-    }
-    let initial = usize::try_from(initial)
-        .map_err(|_| DecodeError::InvalidHeader("initial capacity too large"))?;
-    if hasher_id != S::ID {
-        return Err(DecodeError::HasherMismatch {
-            expected: S::ID,
-            found: hasher_id,
-        });
-    }
-    let len = container_len(stored);
-    let mut head = vec![0u8; len + 8];
-    head[..FIXED].copy_from_slice(&fixed);
-    read_exact(r, &mut head[FIXED..])?;
-    let (body, sum) = head.split_at(len);
-    let mut stored_sum = [0u8; 8];
-    stored_sum.copy_from_slice(sum);
-    if u64::from_le_bytes(stored_sum) != xxh3_64(body) {
-        return Err(DecodeError::ChecksumMismatch);
-    }
-    let indices: Vec<usize> = (0..stored)
-        .map(|k| u32_at_of(body, FIXED + 4 * k) as usize)
-        .collect();
-    if body[FIXED + 4 * stored..].iter().any(|&b| b != 0)
-        || indices.windows(2).any(|w| w[0] >= w[1])
-        || indices.last().is_some_and(|&i| i >= max_levels)
-    {
-        return Err(DecodeError::InvalidHeader(
-            "level indices must ascend below the maximum, padding zero",
-        ));
-    }
-    let config = Config {
-        initial_capacity: initial,
-        false_positive_rate: rate,
-        growth_factor: factor as usize,
-        max_levels,
-    };
-    let mut consumed = (len + 8) as u64;
+    let head = ContainerHead::parse_fixed(&fixed, S::ID)?;
+    let mut rest = vec![0u8; head.rest_len()];
+    read_exact(r, &mut rest)?;
+    let indices = head.indices(&fixed, &rest)?;
+    let mut consumed = head.len() as u64;
     let bound = match input {
         Input::Exact(total) => Some(total),
         Input::Stream(limit) => limit,
@@ -366,20 +316,14 @@ fn decode_container<S: PersistentHasher>(
             });
         }
     }
-    let mut levels = Vec::with_capacity(stored);
+    let mut levels = Vec::with_capacity(indices.len());
     for &i in &indices {
-        let items = config.items(i).ok_or(DecodeError::InvalidHeader(
-            "a level past the addressable size",
-        ))?;
-        let want_buckets = crate::filter::buckets_for_capacity(items)
-            .map_err(|_| DecodeError::InvalidHeader("a level past the addressable size"))?;
+        let (want_buckets, most) = head.level_size(i)?;
         // The level's length is unknown until its header is read. The
         // configuration bounds it (the size it gives this level, at the
         // widest fingerprints), and so does what is left of the input's
         // length or of the caller's limit: a header claiming more is
         // refused before its table is allocated.
-        let most = (header_len(V2) + CHECKSUM_LEN) as u64
-            + want_buckets as u64 * (crate::fingerprint::SLOTS * 4) as u64;
         let left = bound.map(|b| b.saturating_sub(consumed));
         let cap = left.map_or(most, |left| left.min(most));
         let (header, table) = decode_one(&mut *r, S::ID, None, Some(cap)).map_err(|e| match e {
@@ -396,7 +340,139 @@ fn decode_container<S: PersistentHasher>(
             },
             e => e,
         })?;
-        if header.version != V2 || header.seed != seed {
+        head.check_level(&header, want_buckets)?;
+        consumed += header.encoded_len();
+        levels.push((i, Level { table }));
+    }
+    head.assemble(S::from_seed(head.seed), levels)
+}
+
+/// Refuses a prefix that is not a growing filter's container.
+pub(crate) fn check_container_version(prefix: &[u8]) -> Result<(), DecodeError> {
+    match any_version(prefix)? {
+        V3_SCALABLE => Ok(()),
+        1 | V2 => Err(DecodeError::InvalidHeader(
+            "this encodes a CuckooFilter: decode it with CuckooFilter::from_bytes",
+        )),
+        v => Err(DecodeError::UnsupportedVersion(v)),
+    }
+}
+
+/// A container header, checked: what the levels that follow must match.
+/// Shared by the streaming decoder above and the chunk decoder.
+#[derive(Clone, Debug)]
+pub(crate) struct ContainerHead {
+    /// Levels stored.
+    stored: usize,
+    pub(crate) config: Config,
+    pub(crate) seed: u64,
+}
+
+impl ContainerHead {
+    /// Bytes of the fixed part: the first read.
+    pub(crate) const FIXED: usize = FIXED;
+
+    /// Parses and checks the fixed part (whose version was checked).
+    pub(crate) fn parse_fixed(fixed: &[u8; FIXED], hasher_id: u32) -> Result<Self, DecodeError> {
+        let u32_at =
+            |i: usize| u32::from_le_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut raw = [0u8; 8];
+            raw.copy_from_slice(&fixed[i..i + 8]);
+            u64::from_le_bytes(raw)
+        };
+        let (stored, max_levels, factor) = (u32_at(12) as usize, u32_at(16) as usize, u32_at(20));
+        let rate = f64::from_bits(u64_at(24));
+        let (initial, found_id, seed) = (u64_at(32), u32_at(40), u64_at(48));
+        if fixed[10..12] != [0, 0] || u32_at(44) != 0 {
+            return Err(DecodeError::InvalidHeader("reserved bytes must be zero"));
+        }
+        if !(1..=LEVEL_LIMIT).contains(&max_levels) || !(1..=max_levels).contains(&stored) {
+            return Err(DecodeError::InvalidHeader(
+                "level counts must be 1 to 64, stored levels at most the maximum",
+            ));
+        }
+        if factor < 1 || !(rate > 0.0 && rate < 1.0) {
+            return Err(DecodeError::InvalidHeader(
+                "growth factor must be at least 1 and the rate in (0, 1)",
+            ));
+        }
+        let initial = usize::try_from(initial)
+            .map_err(|_| DecodeError::InvalidHeader("initial capacity too large"))?;
+        if found_id != hasher_id {
+            return Err(DecodeError::HasherMismatch {
+                expected: hasher_id,
+                found: found_id,
+            });
+        }
+        Ok(Self {
+            stored,
+            config: Config {
+                initial_capacity: initial,
+                false_positive_rate: rate,
+                growth_factor: factor as usize,
+                max_levels,
+            },
+            seed,
+        })
+    }
+
+    /// Bytes of the whole container header, its checksum included.
+    pub(crate) fn len(&self) -> usize {
+        container_len(self.stored) + 8
+    }
+
+    /// Bytes after the fixed part: the level indices, padding, checksum.
+    pub(crate) fn rest_len(&self) -> usize {
+        self.len() - FIXED
+    }
+
+    /// Checks the whole header (`fixed` then `rest`) against its checksum
+    /// and returns the stored levels' indices.
+    pub(crate) fn indices(&self, fixed: &[u8], rest: &[u8]) -> Result<Vec<usize>, DecodeError> {
+        let mut head = Vec::with_capacity(self.len());
+        head.extend_from_slice(fixed);
+        head.extend_from_slice(rest);
+        let (body, sum) = head.split_at(container_len(self.stored));
+        let mut stored_sum = [0u8; 8];
+        stored_sum.copy_from_slice(sum);
+        if u64::from_le_bytes(stored_sum) != xxh3_64(body) {
+            return Err(DecodeError::ChecksumMismatch);
+        }
+        let indices: Vec<usize> = (0..self.stored)
+            .map(|k| u32_at_of(body, FIXED + 4 * k) as usize)
+            .collect();
+        if body[FIXED + 4 * self.stored..].iter().any(|&b| b != 0)
+            || indices.windows(2).any(|w| w[0] >= w[1])
+            || indices.last().is_some_and(|&i| i >= self.config.max_levels)
+        {
+            return Err(DecodeError::InvalidHeader(
+                "level indices must ascend below the maximum, padding zero",
+            ));
+        }
+        Ok(indices)
+    }
+
+    /// The bucket count the configuration gives level `i`, and the most
+    /// bytes its encoding may take (at the widest fingerprints).
+    pub(crate) fn level_size(&self, i: usize) -> Result<(usize, u64), DecodeError> {
+        let items = self.config.items(i).ok_or(DecodeError::InvalidHeader(
+            "a level past the addressable size",
+        ))?;
+        let buckets = crate::filter::buckets_for_capacity(items)
+            .map_err(|_| DecodeError::InvalidHeader("a level past the addressable size"))?;
+        let most = (header_len(V2) + CHECKSUM_LEN) as u64
+            + buckets as u64 * (crate::fingerprint::SLOTS * 4) as u64;
+        Ok((buckets, most))
+    }
+
+    /// Checks a level's header against the container.
+    pub(crate) fn check_level(
+        &self,
+        header: &Header,
+        want_buckets: usize,
+    ) -> Result<(), DecodeError> {
+        if header.version != V2 || header.seed != self.seed {
             return Err(DecodeError::InvalidHeader(
                 "every level must be a version-2 encoding with the container's seed",
             ));
@@ -406,23 +482,30 @@ fn decode_container<S: PersistentHasher>(
                 "a level's size does not match the configuration",
             ));
         }
-        consumed += header.encoded_len();
-        levels.push((i, Level { table }));
+        Ok(())
     }
-    let bound: f64 = levels
-        .iter()
-        .map(|(_, l)| 8.0 / 2f64.powi(with_table!(&l.table, t => t.fingerprint_bits()) as i32))
-        .sum();
-    if bound > rate {
-        return Err(DecodeError::InvalidHeader(
-            "the levels' false-positive bounds exceed the recorded rate",
-        ));
+
+    /// The filter of the decoded levels, if their bounds fit the rate.
+    pub(crate) fn assemble<S>(
+        &self,
+        hasher: S,
+        levels: Vec<(usize, Level)>,
+    ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
+        let bound: f64 = levels
+            .iter()
+            .map(|(_, l)| 8.0 / 2f64.powi(with_table!(&l.table, t => t.fingerprint_bits()) as i32))
+            .sum();
+        if bound > self.config.false_positive_rate {
+            return Err(DecodeError::InvalidHeader(
+                "the levels' false-positive bounds exceed the recorded rate",
+            ));
+        }
+        Ok(ScalableCuckooFilter::from_parts(
+            self.config,
+            hasher,
+            levels,
+        ))
     }
-    Ok(ScalableCuckooFilter::from_parts(
-        config,
-        S::from_seed(seed),
-        levels,
-    ))
 }
 
 fn u32_at_of(b: &[u8], i: usize) -> u32 {
