@@ -272,6 +272,8 @@ pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use storage::{set_table_memory, TableMemory};
 
 /// Lookups on the calling thread that had to retry because a move went
 /// through one of their buckets: `(failed optimistic attempts, lookups that

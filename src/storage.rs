@@ -17,6 +17,58 @@ pub(crate) use crate::error::AllocationError;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) use raw::{BucketArray, Region};
 
+/// Where a filter's table gets its memory. See [`set_table_memory`].
+#[cfg(not(concurrent_cuckoo_loom))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TableMemory {
+    /// The default: on Linux, tables of 4 MiB and more are private
+    /// anonymous mappings of their own, aligned to 2 MiB and advised to use
+    /// 2 MiB pages (lookups out of cache pay fewer TLB misses), zeroed
+    /// lazily by the kernel, and given back to the system when a growing
+    /// filter retires a level; smaller tables come from the global
+    /// allocator.
+    Mapped,
+    /// Every table from the global allocator (`alloc_zeroed`), whatever
+    /// its size: for a host that must account for every byte through its
+    /// allocator, such as a Redis module (whose allocator reports to
+    /// Redis's `used_memory`, which `maxmemory` acts on). No 2 MiB pages
+    /// unless the allocator provides them, and a retired level keeps its
+    /// memory until the filter is dropped.
+    GlobalAllocator,
+}
+
+#[cfg(not(concurrent_cuckoo_loom))]
+static TABLES_FROM_GLOBAL_ALLOCATOR: core::sync::atomic::AtomicBool =
+    core::sync::atomic::AtomicBool::new(false);
+
+/// Chooses where the tables of filters created from now on (built,
+/// decoded, grown, or read by [`FrozenFilter::load`](crate::FrozenFilter::load))
+/// get their memory, for the whole process. Existing tables keep theirs.
+///
+/// ```
+/// use concurrent_cuckoo::{set_table_memory, CuckooFilter, TableMemory};
+/// set_table_memory(TableMemory::GlobalAllocator);
+/// let filter = CuckooFilter::with_capacity(4_000_000); // ~9 MiB, from the allocator
+/// filter.insert("k")?;
+/// set_table_memory(TableMemory::Mapped);
+/// # Ok::<(), concurrent_cuckoo::InsertError>(())
+/// ```
+#[cfg(not(concurrent_cuckoo_loom))]
+pub fn set_table_memory(memory: TableMemory) {
+    TABLES_FROM_GLOBAL_ALLOCATOR.store(
+        memory == TableMemory::GlobalAllocator,
+        core::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// Whether large tables are mapped (the default), not allocated.
+#[cfg(not(concurrent_cuckoo_loom))]
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn large_tables_mapped() -> bool {
+    !TABLES_FROM_GLOBAL_ALLOCATOR.load(core::sync::atomic::Ordering::Relaxed)
+}
+
 #[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
     use super::{AllocationError, CACHE_LINE};
@@ -107,7 +159,7 @@ mod raw {
         pub(crate) fn zeroed(bytes: usize) -> Result<Self, AllocationError> {
             assert!(bytes > 0, "a region holds at least one byte");
             #[cfg(target_os = "linux")]
-            if bytes >= HUGE_PAGE_THRESHOLD {
+            if bytes >= HUGE_PAGE_THRESHOLD && super::large_tables_mapped() {
                 return Self::mmap(bytes);
             }
             let layout = Layout::from_size_align(bytes, CACHE_LINE)
