@@ -1,0 +1,644 @@
+//! The `CF.*` commands.
+//!
+//! Every command runs on Redis's main thread, one at a time, so a filter
+//! sees its writes in the order of the replication stream: replicas and
+//! AOF replays that apply the same commands to a filter hashed with the
+//! same seed end with the same table, byte for byte (the library places
+//! fingerprints deterministically, and its batch writes act exactly as
+//! the same writes one at a time). The seed is chosen on the primary and
+//! replicated explicitly: a command that creates a filter reaches
+//! replicas as `CF.RESERVE ... SEED s` followed by the command itself.
+
+use crate::args::{self, Allow, SMALL_CAPACITY};
+use crate::datatype::CF_TYPE;
+use crate::value::{
+    self, random_seed, Body, CfValue, Dump, Filter, Meta, DEFAULT_CAPACITY, MAX_FILTERS,
+};
+use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
+use redis_module::key::RedisKeyWritable;
+use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
+
+/// Bytes of a `CF.SCANDUMP` chunk: about a third of a millisecond of work
+/// on the main thread (read, checksum, copy into the reply).
+pub(crate) const DUMP_CHUNK: usize = 1 << 20;
+
+fn resp3(ctx: &Context) -> bool {
+    ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
+}
+
+/// The error for a filter that cannot be created with these settings.
+fn build_error(e: BuildError, reserve: bool) -> RedisError {
+    match e {
+        BuildError::FingerprintTooShort { .. } => RedisError::String(format!(
+            "ERR error rate too small: at least {:e} for a filter of up to {MAX_FILTERS} levels",
+            (MAX_FILTERS * 8) as f64 / 2f64.powi(32)
+        )),
+        _ if reserve => RedisError::Str("ERR Insufficient memory to create filter"),
+        _ => RedisError::Str("Insufficient memory to create filter"),
+    }
+}
+
+/// The error for an insert the filter refused.
+fn refused(filter: &Filter, e: &InsertError) -> RedisError {
+    match (e, filter) {
+        (InsertError::Full, Filter::Fixed(_)) => RedisError::Str("Filter is full"),
+        (InsertError::Full, Filter::Growing(_)) => RedisError::Str("Maximum expansions reached"),
+        (InsertError::TooManyDuplicates, _) => RedisError::Str(
+            "ERR too many copies of this item: at most 8 in one filter's two buckets",
+        ),
+        _ => RedisError::String(format!("ERR {e}")),
+    }
+}
+
+/// Opens the filter at `key` for a write, creating it with `create`'s
+/// settings and a fresh seed when the key is empty (`ERR not found`
+/// without settings). Returns the settings and seed of a filter it
+/// created, for replication.
+fn open_or_create(
+    key: &RedisKeyWritable,
+    create: Option<Meta>,
+    reserve: bool,
+) -> Result<Option<(Meta, u64)>, RedisError> {
+    if value::write(key, &CF_TYPE)?.is_some() {
+        return Ok(None);
+    }
+    let Some(meta) = create else {
+        return Err(RedisError::Str("ERR not found"));
+    };
+    create_with(key, meta, random_seed(), reserve).map(Some)
+}
+
+fn create_with(
+    key: &RedisKeyWritable,
+    meta: Meta,
+    seed: u64,
+    reserve: bool,
+) -> Result<(Meta, u64), RedisError> {
+    let filter = Filter::create(&meta, seed).map_err(|e| build_error(e, reserve))?;
+    key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
+    Ok((meta, seed))
+}
+
+/// The value at a key known to hold one.
+fn opened(key: &RedisKeyWritable) -> Result<&mut CfValue, RedisError> {
+    value::write(key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))
+}
+
+/// Replicates the creation of a filter as an explicit `CF.RESERVE` with
+/// every setting and the seed.
+fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
+    let (capacity, bucket, iterations, expansion, error, seed) = (
+        meta.capacity.to_string(),
+        meta.bucket_size.to_string(),
+        meta.max_iterations.to_string(),
+        meta.expansion.to_string(),
+        // `{:?}` is the shortest text that parses back to the same f64.
+        format!("{:?}", meta.error_rate),
+        seed.to_string(),
+    );
+    let parts: [&[u8]; 12] = [
+        key.as_slice(),
+        capacity.as_bytes(),
+        b"BUCKETSIZE",
+        bucket.as_bytes(),
+        b"MAXITERATIONS",
+        iterations.as_bytes(),
+        b"EXPANSION",
+        expansion.as_bytes(),
+        b"ERROR",
+        error.as_bytes(),
+        b"SEED",
+        seed.as_bytes(),
+    ];
+    ctx.replicate("CF.RESERVE", parts.as_slice());
+}
+
+/// Replicates a write: verbatim, or, if it created the filter, as the
+/// explicit creation followed by the command itself.
+fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u64)>) {
+    match created {
+        None => ctx.replicate_verbatim(),
+        Some((meta, seed)) => {
+            replicate_reserve(ctx, &args[1], &meta, seed);
+            let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
+            let rest: Vec<&RedisString> = args[1..].iter().collect();
+            ctx.replicate(&name, rest.as_slice());
+        }
+    }
+}
+
+/// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
+/// [ERROR rate] [SEED s]`.
+pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
+        return Err(RedisError::WrongArity);
+    }
+    let capacity = args::capacity(&args[2])?;
+    let mut meta = Meta::default();
+    let allow = Allow {
+        expansion: true,
+        seed: true,
+        capacity: false,
+        deleted: false,
+    };
+    let seed = args::settings(&args[3..], &mut meta, allow)?;
+    if capacity < 2 * i64::from(meta.bucket_size) {
+        return Err(RedisError::Str(SMALL_CAPACITY));
+    }
+    meta.capacity = capacity as u64;
+    let key = ctx.open_key_writable(&args[1]);
+    if value::write(&key, &CF_TYPE)?.is_some() {
+        return Err(RedisError::Str("ERR item exists"));
+    }
+    let (meta, seed) = create_with(&key, meta, seed.unwrap_or_else(random_seed), true)?;
+    replicate_reserve(ctx, &args[1], &meta, seed);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// `CF.ADD key item`.
+pub(crate) fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    add_one(ctx, &args, false)
+}
+
+/// `CF.ADDNX key item`.
+pub(crate) fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    add_one(ctx, &args, true)
+}
+
+fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key_writable(&args[1]);
+    let created = open_or_create(&key, Some(Meta::default()), false)?;
+    let value = opened(&key)?;
+    let filter = value.filter()?;
+    let item = args[2].as_slice();
+    let result = if unique {
+        filter.insert_unique(item)
+    } else {
+        filter.insert(item).map(|()| true)
+    };
+    match result {
+        Ok(added) => {
+            if added {
+                value.changed();
+            }
+            if added || created.is_some() {
+                replicate_write(ctx, args, created);
+            }
+            Ok(RedisValue::Bool(added))
+        }
+        Err(e) => {
+            if let Some((meta, seed)) = created {
+                replicate_reserve(ctx, &args[1], &meta, seed);
+            }
+            Err(refused(filter, &e))
+        }
+    }
+}
+
+/// `CF.INSERT key [CAPACITY c] [ERROR r] [NOCREATE] ITEMS item...`.
+pub(crate) fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    insert_many(ctx, &args, false)
+}
+
+/// `CF.INSERTNX key [CAPACITY c] [ERROR r] [NOCREATE] ITEMS item...`.
+pub(crate) fn insertnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    insert_many(ctx, &args, true)
+}
+
+fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
+    if args.len() < 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let options = args::insert_options(args)?;
+    let create = (!options.nocreate).then(|| Meta {
+        capacity: options.capacity.unwrap_or(DEFAULT_CAPACITY),
+        error_rate: options.error_rate.unwrap_or(value::DEFAULT_ERROR_RATE),
+        ..Meta::default()
+    });
+    let key = ctx.open_key_writable(&args[1]);
+    let created = open_or_create(&key, create, false)?;
+    let value = opened(&key)?;
+    let filter = value.filter()?;
+    let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
+    let mut replies = Vec::with_capacity(items.len());
+    let mut changed = false;
+    if unique {
+        for item in &items {
+            replies.push(RedisValue::Integer(match filter.insert_unique(item) {
+                Ok(true) => {
+                    changed = true;
+                    1
+                }
+                Ok(false) => 0,
+                Err(_) => -1,
+            }));
+        }
+    } else {
+        // Pipelined: one batch call until an item is refused, then the
+        // rest after it (RedisBloom goes on after a full item).
+        let refused = if resp3(ctx) {
+            RedisValue::Bool(false)
+        } else {
+            RedisValue::Integer(-1)
+        };
+        let mut at = 0;
+        while at < items.len() {
+            let (inserted, failed) = match filter.insert_batch(&items[at..]) {
+                Ok(()) => (items.len() - at, false),
+                Err((inserted, _)) => (inserted, true),
+            };
+            changed |= inserted > 0;
+            replies.extend((0..inserted).map(|_| RedisValue::Bool(true)));
+            at += inserted;
+            if failed {
+                replies.push(refused.clone());
+                at += 1;
+            }
+        }
+    }
+    if changed {
+        value.changed();
+    }
+    if changed || created.is_some() {
+        replicate_write(ctx, args, created);
+    }
+    Ok(RedisValue::Array(replies))
+}
+
+/// `CF.EXISTS key item`: 0 for a missing key.
+pub(crate) fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    Ok(RedisValue::Bool(match value::read(&key, &CF_TYPE)? {
+        None => false,
+        Some(v) => v.filter()?.contains(args[2].as_slice()),
+    }))
+}
+
+/// `CF.MEXISTS key item...`: one pipelined batch lookup.
+pub(crate) fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    let mut found = vec![false; args.len() - 2];
+    if let Some(v) = value::read(&key, &CF_TYPE)? {
+        let items: Vec<&[u8]> = args[2..].iter().map(|a| a.as_slice()).collect();
+        v.filter()?.contains_batch(&items, &mut found);
+    }
+    Ok(RedisValue::Array(
+        found.into_iter().map(RedisValue::Bool).collect(),
+    ))
+}
+
+/// `CF.COUNT key item`: copies of the item's fingerprint in its buckets,
+/// over every level; 0 for a missing key.
+pub(crate) fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    Ok(RedisValue::Integer(match value::read(&key, &CF_TYPE)? {
+        None => 0,
+        Some(v) => v.filter()?.count(args[2].as_slice()) as i64,
+    }))
+}
+
+/// `CF.DEL key item`.
+pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key_writable(&args[1]);
+    let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("Not found"))?;
+    let removed = value.filter()?.remove(args[2].as_slice());
+    if removed {
+        value.meta.deleted += 1;
+        value.changed();
+        ctx.replicate_verbatim();
+    }
+    Ok(RedisValue::Bool(removed))
+}
+
+/// `CF.COMPACT key`: RedisBloom's manual compaction. Here levels emptied
+/// by deletes are retired (their memory given back) as the deletes happen,
+/// and nothing is ever moved between levels, so there is nothing to do.
+pub(crate) fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    match value::read(&key, &CF_TYPE)? {
+        Some(_) => Ok(RedisValue::SimpleStringStatic("OK")),
+        None => Err(RedisError::Str("Cuckoo filter was not found")),
+    }
+}
+
+/// A reply of `pairs` as a map (RESP3) or a flat array (RESP2), with
+/// simple-string field names in this order (RedisBloom's `CF.INFO` shape,
+/// which clients parse by name).
+fn reply_fields(ctx: &Context, pairs: &[(&'static core::ffi::CStr, Field)]) -> RedisResult {
+    raw::reply_with_map(ctx.ctx, pairs.len() as _);
+    for (name, value) in pairs {
+        raw::reply_with_simple_string(ctx.ctx, name.as_ptr());
+        match value {
+            Field::Int(n) => {
+                raw::reply_with_long_long(ctx.ctx, *n);
+            }
+            Field::Double(x) => {
+                raw::reply_with_double(ctx.ctx, *x);
+            }
+            Field::Text(t) => {
+                raw::reply_with_simple_string(ctx.ctx, t.as_ptr());
+            }
+            Field::Ints(values) => {
+                raw::reply_with_array(ctx.ctx, values.len() as _);
+                for n in values {
+                    raw::reply_with_long_long(ctx.ctx, *n);
+                }
+            }
+        }
+    }
+    Ok(RedisValue::NoReply)
+}
+
+enum Field {
+    Int(i64),
+    Double(f64),
+    Text(&'static core::ffi::CStr),
+    Ints(Vec<i64>),
+}
+
+fn to_i64(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
+
+/// `CF.INFO key`: RedisBloom's eight fields, in its order.
+pub(crate) fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let filter = value.filter()?;
+    let levels = filter.level_stats();
+    let m = &value.meta;
+    reply_fields(
+        ctx,
+        &[
+            (c"Size", Field::Int(to_i64(filter.memory_usage()))),
+            (
+                c"Number of buckets",
+                Field::Int(to_i64(levels.first().map_or(0, |s| s.bucket_count))),
+            ),
+            (c"Number of filters", Field::Int(to_i64(levels.len()))),
+            (
+                c"Number of items inserted",
+                Field::Int(to_i64(filter.len())),
+            ),
+            (c"Number of items deleted", Field::Int(to_i64(m.deleted))),
+            (c"Bucket size", Field::Int(i64::from(m.bucket_size))),
+            (c"Expansion rate", Field::Int(i64::from(m.expansion))),
+            (c"Max iterations", Field::Int(i64::from(m.max_iterations))),
+        ],
+    )
+}
+
+/// `CF.STATS key`: the library's own figures, summed over levels where
+/// they add up and per level where they do not.
+pub(crate) fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let key = ctx.open_key(&args[1]);
+    let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let filter = value.filter()?;
+    let levels = filter.level_stats();
+    let sum = |f: fn(&concurrent_cuckoo::Stats) -> u64| levels.iter().map(f).sum::<u64>();
+    let (items, capacity) = (sum(|s| s.len as u64), sum(|s| s.capacity as u64));
+    let mut paths = [0u64; 6];
+    for s in &levels {
+        for (total, n) in paths.iter_mut().zip(s.path_lengths) {
+            *total += n;
+        }
+    }
+    reply_fields(
+        ctx,
+        &[
+            (
+                c"Kind",
+                Field::Text(match filter {
+                    Filter::Fixed(_) => c"fixed",
+                    Filter::Growing(_) => c"growing",
+                }),
+            ),
+            (c"Items", Field::Int(to_i64(items))),
+            (c"Capacity", Field::Int(to_i64(capacity))),
+            (
+                c"Load factor",
+                Field::Double(items as f64 / capacity.max(1) as f64),
+            ),
+            (c"Memory", Field::Int(to_i64(filter.memory_usage()))),
+            (c"Levels", Field::Int(to_i64(levels.len()))),
+            (
+                c"Fingerprint bits",
+                Field::Ints(
+                    levels
+                        .iter()
+                        .map(|s| i64::from(s.fingerprint_bits))
+                        .collect(),
+                ),
+            ),
+            (
+                c"Buckets",
+                Field::Ints(levels.iter().map(|s| to_i64(s.bucket_count)).collect()),
+            ),
+            (
+                c"False positive bound",
+                Field::Double(filter.false_positive_bound()),
+            ),
+            (c"Error rate", Field::Double(value.meta.error_rate)),
+            (c"Inserts", Field::Int(to_i64(sum(|s| s.inserts)))),
+            (c"Removes", Field::Int(to_i64(sum(|s| s.removes)))),
+            (c"Relocations", Field::Int(to_i64(sum(|s| s.relocations)))),
+            (
+                c"Refused full",
+                Field::Int(to_i64(sum(|s| s.failed_inserts))),
+            ),
+            (
+                c"Refused duplicates",
+                Field::Int(to_i64(sum(|s| s.duplicate_refusals))),
+            ),
+            (
+                c"Path lengths",
+                Field::Ints(paths.iter().map(|&n| to_i64(n)).collect()),
+            ),
+            (
+                c"Probe",
+                Field::Text(match concurrent_cuckoo::probe_backend() {
+                    "sse2" => c"sse2",
+                    "sse2+avx2" => c"sse2+avx2",
+                    "neon" => c"neon",
+                    _ => c"portable",
+                }),
+            ),
+        ],
+    )
+}
+
+/// `CF.SCANDUMP key iterator`: the filter's encoding (the library's saved
+/// format, `concurrent_cuckoo::CuckooFilter::to_bytes` or
+/// `ScalableCuckooFilter::to_bytes`) in chunks of at most [`DUMP_CHUNK`]
+/// bytes: iterator 0 starts, each reply is `[next, chunk]` with `next`
+/// the iterator of the following call, and `[0, nil]` ends. A write to
+/// the filter between two calls ends the dump (an error: start again from
+/// 0), so the chunks always make one state of the filter.
+pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let iterator = args::iterator(&args[2])?;
+    let key = ctx.open_key_writable(&args[1]);
+    let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let generation = value.generation;
+    value.filter()?;
+    // The dump this iterator continues (its encoder is where the last
+    // call left it), or a new one.
+    let (offset, resumed) = match iterator {
+        0 => (0, None),
+        _ => {
+            let offset = iterator - 1;
+            let at = value
+                .dumps
+                .iter()
+                .position(|d| d.encoder.position() == offset);
+            (offset, at.map(|at| value.dumps.remove(at)))
+        }
+    };
+    let filter = value.filter()?;
+    let mut dump = match resumed {
+        None if iterator == 0 => Dump {
+            generation,
+            encoder: filter.encoder(),
+        },
+        Some(dump) if dump.generation == generation => dump,
+        Some(_) => {
+            return Err(RedisError::Str(
+                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
+            ))
+        }
+        None if offset >= filter.encoder().total_len() => {
+            return Ok(RedisValue::Array(vec![
+                RedisValue::Integer(0),
+                RedisValue::Null,
+            ]));
+        }
+        None => return Err(RedisError::Str("Invalid position")),
+    };
+    let mut chunk = Vec::with_capacity(DUMP_CHUNK);
+    filter
+        .next_chunk(&mut dump.encoder, DUMP_CHUNK, &mut chunk)
+        .map_err(|e| RedisError::String(format!("ERR {e}")))?;
+    let next = offset + chunk.len() as u64 + 1;
+    if !dump.encoder.is_done() {
+        value.keep_dump(dump);
+    }
+    Ok(RedisValue::Array(vec![
+        RedisValue::Integer(to_i64(next)),
+        RedisValue::StringBuffer(chunk),
+    ]))
+}
+
+/// `CF.LOADCHUNK key iterator data [BUCKETSIZE b] [MAXITERATIONS m]
+/// [CAPACITY c] [ERROR r] [DELETED d]`: restores a filter from the chunks
+/// `CF.SCANDUMP` gave, in order. The first chunk creates the key (the
+/// options, with it only, set what `CF.INFO` reports: the AOF rewrite uses
+/// them); the filter answers once every chunk arrived and its checksum
+/// matched. A chunk that cannot continue the encoding abandons the restore
+/// (the key is deleted) with `Couldn't load chunk!`.
+pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
+        return Err(RedisError::WrongArity);
+    }
+    let iterator = args::iterator(&args[2])?;
+    let data = args[3].as_slice();
+    let offset = iterator
+        .checked_sub(data.len() as u64 + 1)
+        .ok_or(RedisError::Str("Invalid position"))?;
+    let key = ctx.open_key_writable(&args[1]);
+    if offset == 0 {
+        if value::write(&key, &CF_TYPE)?.is_some() {
+            return Err(RedisError::Str("ERR item exists"));
+        }
+        let mut given = Meta::UNSET;
+        let allow = Allow {
+            expansion: false,
+            seed: false,
+            capacity: true,
+            deleted: true,
+        };
+        args::settings(&args[4..], &mut given, allow)?;
+        if data.is_empty() {
+            return Err(RedisError::Str("Couldn't create filter!"));
+        }
+        let mut decoder = ChunkDecoder::new();
+        decoder
+            .feed(data)
+            .map_err(|_| RedisError::Str("Couldn't create filter!"))?;
+        let mut value = CfValue {
+            meta: given,
+            body: Body::Loading(Box::new(decoder)),
+            generation: 0,
+            dumps: Vec::new(),
+        };
+        complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
+        key.set_value(&CF_TYPE, value)?;
+        ctx.replicate_verbatim();
+        return Ok(RedisValue::SimpleStringStatic("OK"));
+    }
+    if args.len() > 4 {
+        return Err(RedisError::Str(
+            "ERR options are only taken with the first chunk",
+        ));
+    }
+    let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let Body::Loading(decoder) = &mut value.body else {
+        return Err(RedisError::Str("Invalid position"));
+    };
+    if decoder.consumed() != offset {
+        return Err(RedisError::Str("Invalid position"));
+    }
+    if data.is_empty() || decoder.feed(data).is_err() || complete_if_done(value).is_err() {
+        // The decoder cannot go on: the restore is abandoned, here and on
+        // replicas (which took the same chunks before).
+        key.delete()?;
+        ctx.replicate("DEL", &[args[1].as_slice()]);
+        return Err(RedisError::Str("Couldn't load chunk!"));
+    }
+    value.changed();
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// Makes a restored value live once its decoder has every byte.
+pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
+    let Body::Loading(decoder) = &value.body else {
+        return Ok(());
+    };
+    if !decoder.is_complete() {
+        return Ok(());
+    }
+    let Body::Loading(decoder) = core::mem::replace(&mut value.body, Body::Loading(Box::default()))
+    else {
+        unreachable!("checked above")
+    };
+    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
+    value.meta = value.meta.merged(filter.implied_meta());
+    value.body = Body::Live(filter);
+    Ok(())
+}

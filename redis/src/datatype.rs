@@ -1,0 +1,428 @@
+//! The module's data type: how Redis saves, loads, rewrites, copies,
+//! measures and frees a `CF.*` value.
+//!
+//! # The RDB value (encoding version 1)
+//!
+//! ```text
+//! string   the settings block, 64 bytes:
+//!            0   8  magic "CCFRMETA"
+//!            8   8  capacity                      (little-endian u64)
+//!           16   8  error rate                    (f64 bits)
+//!           24   8  deletes                       (u64)
+//!           32   1  bucket size
+//!           33   1  reserved, 0
+//!           34   2  max iterations                (u16)
+//!           36   2  expansion                     (u16)
+//!           38   1  state: 0 live, 1 being restored
+//!           39   9  reserved, 0
+//!           48   8  bytes of the pieces that follow (u64)
+//!           56   8  XXH3-64 of bytes 0..56
+//! unsigned the number of pieces
+//! string   each piece, at most 64 MiB
+//! ```
+//!
+//! The pieces, concatenated, are the library's encoding of the filter
+//! (`docs/format.md`: its own header and checksums), or for a filter still
+//! being restored by `CF.LOADCHUNK`, the bytes that arrived so far. The
+//! filter is rebuilt from them a piece at a time, checked as `from_bytes`
+//! checks; any damage, a short read (the module sets
+//! `REDISMODULE_OPTIONS_HANDLE_IO_ERRORS`) or a value of a newer encoding
+//! makes the load fail (Redis then refuses the RDB file or the `RESTORE`)
+//! rather than produce a filter that answers wrong.
+
+use crate::commands::complete_if_done;
+use crate::value::{Body, CfValue, Meta};
+use concurrent_cuckoo::ChunkDecoder;
+use core::ffi::{c_int, c_void};
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Registered as `cuckoo-cf`: its own type, not RedisBloom's `MBbloomCF`
+/// (whose values it could not read, nor RedisBloom its).
+pub(crate) static CF_TYPE: RedisType = RedisType::new(
+    "cuckoo-cf",
+    ENCODING_VERSION,
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load),
+        rdb_save: Some(rdb_save),
+        aof_rewrite: Some(aof_rewrite),
+        mem_usage: Some(mem_usage),
+        digest: None,
+        free: Some(free),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    },
+);
+
+const ENCODING_VERSION: i32 = 1;
+const META_LEN: usize = 64;
+const MAGIC: &[u8; 8] = b"CCFRMETA";
+/// Largest piece of an RDB value.
+const RDB_PIECE: usize = 64 << 20;
+/// Largest chunk of an AOF rewrite's `CF.LOADCHUNK` (well under Redis's
+/// default 512 MiB `proto-max-bulk-len`).
+const AOF_CHUNK: usize = 16 << 20;
+
+/// The settings block (see the module docs).
+fn encode_meta(meta: &Meta, loading: bool, pieces_len: u64) -> [u8; META_LEN] {
+    let mut b = [0u8; META_LEN];
+    b[0..8].copy_from_slice(MAGIC);
+    b[8..16].copy_from_slice(&meta.capacity.to_le_bytes());
+    b[16..24].copy_from_slice(&meta.error_rate.to_bits().to_le_bytes());
+    b[24..32].copy_from_slice(&meta.deleted.to_le_bytes());
+    b[32] = meta.bucket_size;
+    b[34..36].copy_from_slice(&meta.max_iterations.to_le_bytes());
+    b[36..38].copy_from_slice(&meta.expansion.to_le_bytes());
+    b[38] = u8::from(loading);
+    b[48..56].copy_from_slice(&pieces_len.to_le_bytes());
+    let sum = xxh3_64(&b[..56]);
+    b[56..64].copy_from_slice(&sum.to_le_bytes());
+    b
+}
+
+/// Parses and checks a settings block: the settings, whether the value is
+/// being restored, and the bytes of its pieces.
+fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
+    if b.len() != META_LEN || &b[0..8] != MAGIC {
+        return None;
+    }
+    let u64_at = |i: usize| {
+        let mut raw = [0u8; 8];
+        raw.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(raw)
+    };
+    if u64_at(56) != xxh3_64(&b[..56]) || b[33] != 0 || b[39..48].iter().any(|&x| x != 0) {
+        return None;
+    }
+    let meta = Meta {
+        capacity: u64_at(8),
+        error_rate: f64::from_bits(u64_at(16)),
+        deleted: u64_at(24),
+        bucket_size: b[32],
+        max_iterations: u16::from_le_bytes([b[34], b[35]]),
+        expansion: u16::from_le_bytes([b[36], b[37]]),
+    };
+    let loading = match b[38] {
+        0 => false,
+        1 => true,
+        _ => return None,
+    };
+    // A restore in progress keeps what its first chunk gave (zero: not
+    // given); a live filter's settings are all set.
+    let settled = meta.capacity >= 4
+        && meta.bucket_size >= 1
+        && meta.max_iterations >= 1
+        && meta.error_rate > 0.0
+        && meta.error_rate < 1.0;
+    let given = (meta.error_rate == 0.0 || (meta.error_rate > 0.0 && meta.error_rate < 1.0))
+        && meta.expansion == 0;
+    if meta.expansion > 32768 || !(if loading { given } else { settled }) {
+        return None;
+    }
+    Some((meta, loading, u64_at(48)))
+}
+
+/// The bytes a value saves after its settings: the encoding of a live
+/// filter (produced a piece at a time by `each`), or what a restore in
+/// progress has taken in.
+fn for_each_piece(
+    value: &CfValue,
+    max: usize,
+    mut each: impl FnMut(u64, &[u8]) -> bool,
+) -> Result<(), String> {
+    match &value.body {
+        Body::Live(filter) => {
+            let mut encoder = filter.encoder();
+            let total = encoder.total_len();
+            let mut piece = Vec::with_capacity(max.min(total as usize));
+            while !encoder.is_done() {
+                piece.clear();
+                filter
+                    .next_chunk(&mut encoder, max, &mut piece)
+                    .map_err(|e| e.to_string())?;
+                if !each(total, &piece) {
+                    return Ok(());
+                }
+            }
+            Ok(())
+        }
+        Body::Loading(decoder) => {
+            let mut taken = Vec::new();
+            decoder
+                .write_consumed(&mut taken)
+                .map_err(|e| e.to_string())?;
+            let total = taken.len() as u64;
+            for piece in taken.chunks(max) {
+                if !each(total, piece) {
+                    break;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Bytes of the pieces a value saves.
+fn pieces_len(value: &CfValue) -> u64 {
+    match &value.body {
+        Body::Live(filter) => filter.encoder().total_len(),
+        Body::Loading(decoder) => decoder.consumed(),
+    }
+}
+
+unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    // SAFETY: Redis passes a value this type created (`rdb_load`, `copy`
+    // or `set_value`), alive for the call.
+    let value = unsafe { &*value.cast::<CfValue>() };
+    let total = pieces_len(value);
+    let loading = matches!(value.body, Body::Loading(_));
+    raw::save_slice(rdb, &encode_meta(&value.meta, loading, total));
+    raw::save_unsigned(rdb, total.div_ceil(RDB_PIECE as u64));
+    let result = for_each_piece(value, RDB_PIECE, |_, piece| {
+        raw::save_slice(rdb, piece);
+        true
+    });
+    if let Err(e) = result {
+        // Cannot happen (nothing writes during a save); the short value
+        // then fails to load rather than load wrong.
+        log_warning(&format!("cuckoo: saving a filter failed: {e}"));
+    }
+}
+
+unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *mut c_void {
+    if encver != ENCODING_VERSION {
+        log_warning(&format!(
+            "cuckoo: a filter of encoding version {encver} (this module reads {ENCODING_VERSION})"
+        ));
+        return core::ptr::null_mut();
+    }
+    match load(rdb) {
+        Some(value) => Box::into_raw(Box::new(value)).cast(),
+        None => {
+            log_warning("cuckoo: a saved filter is damaged or cut short: refused");
+            core::ptr::null_mut()
+        }
+    }
+}
+
+fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
+    let block = raw::load_string_buffer(rdb).ok()?;
+    let (meta, loading, total) = decode_meta(block.as_ref())?;
+    let pieces = raw::load_unsigned(rdb).ok()?;
+    if pieces != total.div_ceil(RDB_PIECE as u64) {
+        return None;
+    }
+    let mut decoder = ChunkDecoder::new();
+    for _ in 0..pieces {
+        let piece = raw::load_string_buffer(rdb).ok()?;
+        let piece = piece.as_ref();
+        let expected = (total - decoder.consumed()).min(RDB_PIECE as u64);
+        if piece.len() as u64 != expected {
+            return None;
+        }
+        decoder.feed(piece).ok()?;
+    }
+    if decoder.consumed() != total {
+        return None;
+    }
+    let mut value = CfValue {
+        meta,
+        body: Body::Loading(Box::new(decoder)),
+        generation: 0,
+        dumps: Vec::new(),
+    };
+    if loading {
+        // Still incomplete, as it was saved.
+        return match &value.body {
+            Body::Loading(d) if !d.is_complete() => Some(value),
+            _ => None,
+        };
+    }
+    let settings = value.meta;
+    complete_if_done(&mut value).ok()?;
+    match &value.body {
+        Body::Live(filter) if filter.implied_meta().expansion == settings.expansion => {
+            value.meta = settings;
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
+/// Rewrites the value as the `CF.LOADCHUNK` commands that rebuild it (only
+/// called with `aof-use-rdb-preamble no`; otherwise the rewrite's base is
+/// an RDB). The first chunk carries the settings `CF.INFO` reports.
+unsafe extern "C" fn aof_rewrite(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    // SAFETY: as in `rdb_save`.
+    let value = unsafe { &*value.cast::<CfValue>() };
+    let Some(emit) = crate::alloc::api!(RedisModule_EmitAOF) else {
+        return;
+    };
+    let m = value.meta;
+    let settings = [
+        m.bucket_size.to_string(),
+        m.max_iterations.to_string(),
+        m.capacity.to_string(),
+        format!("{:?}", m.error_rate),
+        m.deleted.to_string(),
+    ];
+    let loading = matches!(value.body, Body::Loading(_));
+    let mut offset = 0u64;
+    let result = for_each_piece(value, AOF_CHUNK, |_, chunk| {
+        let iterator = (offset + chunk.len() as u64 + 1).to_string();
+        // SAFETY: `EmitAOF` reads its variadic arguments by the format
+        // string: `s` a RedisModuleString (the key Redis passed), each `b`
+        // a pointer and a length, all alive for the call.
+        unsafe {
+            if offset == 0 && !loading {
+                emit(
+                    aof,
+                    c"CF.LOADCHUNK".as_ptr(),
+                    c"sbbbbbbbbbbbbb".as_ptr(),
+                    key,
+                    iterator.as_ptr(),
+                    iterator.len(),
+                    chunk.as_ptr(),
+                    chunk.len(),
+                    b"BUCKETSIZE".as_ptr(),
+                    10usize,
+                    settings[0].as_ptr(),
+                    settings[0].len(),
+                    b"MAXITERATIONS".as_ptr(),
+                    13usize,
+                    settings[1].as_ptr(),
+                    settings[1].len(),
+                    b"CAPACITY".as_ptr(),
+                    8usize,
+                    settings[2].as_ptr(),
+                    settings[2].len(),
+                    b"ERROR".as_ptr(),
+                    5usize,
+                    settings[3].as_ptr(),
+                    settings[3].len(),
+                    b"DELETED".as_ptr(),
+                    7usize,
+                    settings[4].as_ptr(),
+                    settings[4].len(),
+                );
+            } else {
+                emit(
+                    aof,
+                    c"CF.LOADCHUNK".as_ptr(),
+                    c"sbb".as_ptr(),
+                    key,
+                    iterator.as_ptr(),
+                    iterator.len(),
+                    chunk.as_ptr(),
+                    chunk.len(),
+                );
+            }
+        }
+        offset += chunk.len() as u64;
+        true
+    });
+    if let Err(e) = result {
+        log_warning(&format!(
+            "cuckoo: rewriting a filter to the AOF failed: {e}"
+        ));
+    }
+}
+
+unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
+    // SAFETY: as in `rdb_save`.
+    unsafe { &*value.cast::<CfValue>() }.memory_usage()
+}
+
+unsafe extern "C" fn free(value: *mut c_void) {
+    // SAFETY: `value` is a `Box<CfValue>` this type created; Redis frees
+    // each value once, after its last use.
+    drop(unsafe { Box::from_raw(value.cast::<CfValue>()) });
+}
+
+/// `COPY`: a deep copy, moved through the encoding a piece at a time.
+unsafe extern "C" fn copy(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: as in `rdb_save`.
+    let value = unsafe { &*value.cast::<CfValue>() };
+    let body = match &value.body {
+        Body::Live(filter) => filter.duplicate().map(Body::Live),
+        Body::Loading(decoder) => {
+            let mut taken = Vec::new();
+            let mut copy = ChunkDecoder::new();
+            decoder
+                .write_consumed(&mut taken)
+                .map_err(|e| e.to_string())
+                .and_then(|()| copy.feed(&taken).map_err(|e| e.to_string()))
+                .map(|()| Body::Loading(Box::new(copy)))
+        }
+    };
+    match body {
+        Ok(body) => Box::into_raw(Box::new(CfValue {
+            meta: value.meta,
+            body,
+            generation: 0,
+            dumps: Vec::new(),
+        }))
+        .cast(),
+        Err(e) => {
+            log_warning(&format!("cuckoo: COPY failed: {e}"));
+            core::ptr::null_mut()
+        }
+    }
+}
+
+fn log_warning(message: &str) {
+    redis_module::logging::log_warning(message);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_blocks_round_trip_and_damage_is_refused() {
+        let meta = Meta {
+            capacity: 1000,
+            bucket_size: 3,
+            max_iterations: 500,
+            expansion: 2,
+            error_rate: 0.01,
+            deleted: 7,
+        };
+        let block = encode_meta(&meta, false, 12345);
+        assert_eq!(decode_meta(&block), Some((meta, false, 12345)));
+        for bit in 0..META_LEN * 8 {
+            let mut damaged = block;
+            damaged[bit / 8] ^= 1 << (bit % 8);
+            assert_eq!(decode_meta(&damaged), None, "bit {bit}");
+        }
+        assert_eq!(decode_meta(&block[..63]), None);
+        // A restore in progress saves what its first chunk gave.
+        let given = Meta {
+            bucket_size: 4,
+            ..Meta::UNSET
+        };
+        let block = encode_meta(&given, true, 10);
+        assert_eq!(decode_meta(&block), Some((given, true, 10)));
+        assert_eq!(decode_meta(&encode_meta(&Meta::UNSET, false, 10)), None);
+    }
+}

@@ -1,0 +1,65 @@
+//! A Redis module: the concurrent cuckoo filter as a Redis data type that
+//! speaks RedisBloom's `CF.*` commands, so clients that already use them
+//! (redis-py's `r.cf()`, Jedis, go-redis, lettuce) change nothing.
+//!
+//! ```sh
+//! cargo build --release -p concurrent-cuckoo-redis
+//! redis-server --loadmodule target/release/libconcurrent_cuckoo_redis.so
+//! ```
+//!
+//! The commands (`commands.rs`), their arguments (`args.rs`) and key specs
+//! (`keyspecs.rs`), the value a key holds (`value.rs`) and how Redis
+//! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
+//! is compatible with RedisBloom and what is not, and why.
+
+mod alloc;
+mod args;
+mod commands;
+mod datatype;
+mod keyspecs;
+mod value;
+
+use datatype::CF_TYPE;
+use redis_module::{raw, redis_module, Context, RedisString, Status};
+
+/// Loads the module: persistence errors become load failures (never a
+/// crash), filter tables come from Redis's allocator (so `used_memory` and
+/// `maxmemory` see them), and every command gets its key spec.
+fn init(ctx: &Context, _args: &[RedisString]) -> Status {
+    ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
+    concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
+    if let Err(e) = keyspecs::register(ctx) {
+        ctx.log_warning(&format!("cuckoo: {e}"));
+        return Status::Err;
+    }
+    ctx.log_notice(&format!(
+        "cuckoo: CF.* commands on concurrent-cuckoo {} (probe {})",
+        env!("CARGO_PKG_VERSION"),
+        concurrent_cuckoo::probe_backend()
+    ));
+    Status::Ok
+}
+
+redis_module! {
+    name: "cuckoo",
+    version: 10000,
+    allocator: (alloc::ModuleAlloc, alloc::ModuleAlloc),
+    data_types: [CF_TYPE],
+    init: init,
+    commands: [
+        ["cf.reserve", commands::reserve, "write deny-oom", 1, 1, 1, ""],
+        ["cf.add", commands::add, "write deny-oom", 1, 1, 1, ""],
+        ["cf.addnx", commands::addnx, "write deny-oom", 1, 1, 1, ""],
+        ["cf.insert", commands::insert, "write deny-oom", 1, 1, 1, ""],
+        ["cf.insertnx", commands::insertnx, "write deny-oom", 1, 1, 1, ""],
+        ["cf.exists", commands::exists, "readonly fast", 1, 1, 1, ""],
+        ["cf.mexists", commands::mexists, "readonly fast", 1, 1, 1, ""],
+        ["cf.count", commands::count, "readonly fast", 1, 1, 1, ""],
+        ["cf.del", commands::del, "write fast", 1, 1, 1, ""],
+        ["cf.compact", commands::compact, "readonly fast", 1, 1, 1, ""],
+        ["cf.info", commands::info, "readonly fast", 1, 1, 1, ""],
+        ["cf.stats", commands::stats, "readonly fast", 1, 1, 1, ""],
+        ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
+        ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
+    ],
+}

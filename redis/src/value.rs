@@ -1,0 +1,370 @@
+//! The value a `CF.*` key holds: a filter (fixed or growing), the
+//! RedisBloom-visible settings it was made with, and the state of the dumps
+//! and restores that move it in pieces.
+
+use concurrent_cuckoo::{
+    BuildError, ChunkDecoder, ChunkEncoder, CuckooFilter, DecodedFilter, DefaultHashBuilder,
+    InsertError, ScalableCuckooFilter, Stats,
+};
+use redis_module::key::{RedisKey, RedisKeyWritable};
+use redis_module::native_types::RedisType;
+use redis_module::RedisError;
+
+/// Most filters (levels) a growing filter may have: RedisBloom's default
+/// `cf_max_expansions`.
+pub(crate) const MAX_FILTERS: usize = 32;
+/// The error rate of a filter created without `ERROR`: a bound on the
+/// whole filter's false-positive rate, however far it grows.
+pub(crate) const DEFAULT_ERROR_RATE: f64 = 0.001;
+/// RedisBloom's defaults.
+pub(crate) const DEFAULT_CAPACITY: u64 = 1024;
+pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
+pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
+pub(crate) const DEFAULT_EXPANSION: u16 = 1;
+
+/// What `CF.RESERVE` (or an auto-creating `CF.ADD`/`CF.INSERT`) was told,
+/// kept for `CF.INFO` and for replicas, and the count of deletes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Meta {
+    /// Items the filter (its first level) is sized for.
+    pub(crate) capacity: u64,
+    /// Accepted in RedisBloom's range (1-255) and reported; the table's
+    /// buckets always hold 4 fingerprints (SIMD-compared).
+    pub(crate) bucket_size: u8,
+    /// Accepted in RedisBloom's range (1-65535) and reported; inserts
+    /// search displacement paths of at most 5 moves breadth-first instead
+    /// of a random walk.
+    pub(crate) max_iterations: u16,
+    /// 0: a fixed filter; `e`: a growing one whose levels grow by `e`.
+    pub(crate) expansion: u16,
+    /// The bound on the whole filter's false-positive rate.
+    pub(crate) error_rate: f64,
+    /// Successful `CF.DEL`s.
+    pub(crate) deleted: u64,
+}
+
+impl Meta {
+    /// Nothing given: a restored filter's settings before its encoding
+    /// says what it is (see [`merged`](Self::merged)). No valid setting is
+    /// zero, so zero means "not given".
+    pub(crate) const UNSET: Self = Self {
+        capacity: 0,
+        bucket_size: 0,
+        max_iterations: 0,
+        expansion: 0,
+        error_rate: 0.0,
+        deleted: 0,
+    };
+
+    /// These settings where given (non-zero), `implied`'s elsewhere; the
+    /// expansion is always the encoding's.
+    pub(crate) fn merged(self, implied: Self) -> Self {
+        let pick = |given: u64, implied: u64| if given == 0 { implied } else { given };
+        Self {
+            capacity: pick(self.capacity, implied.capacity),
+            bucket_size: pick(u64::from(self.bucket_size), u64::from(implied.bucket_size)) as u8,
+            max_iterations: pick(
+                u64::from(self.max_iterations),
+                u64::from(implied.max_iterations),
+            ) as u16,
+            expansion: implied.expansion,
+            error_rate: if self.error_rate == 0.0 {
+                implied.error_rate
+            } else {
+                self.error_rate
+            },
+            deleted: self.deleted,
+        }
+    }
+}
+
+impl Default for Meta {
+    fn default() -> Self {
+        Self {
+            capacity: DEFAULT_CAPACITY,
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            expansion: DEFAULT_EXPANSION,
+            error_rate: DEFAULT_ERROR_RATE,
+            deleted: 0,
+        }
+    }
+}
+
+/// The filter itself. (A fixed filter's struct is larger than a growing
+/// one's handle; one per key, so the difference does not matter.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Filter {
+    /// `EXPANSION 0`: `Filter is full` when full, nothing lost.
+    Fixed(CuckooFilter),
+    /// `EXPANSION e >= 1`: levels growing by `e`, up to [`MAX_FILTERS`].
+    Growing(ScalableCuckooFilter),
+}
+
+/// Runs `$body` with `$f` bound to the filter, whichever kind it is.
+macro_rules! with_filter {
+    ($filter:expr, $f:ident => $body:expr) => {
+        match $filter {
+            Filter::Fixed($f) => $body,
+            Filter::Growing($f) => $body,
+        }
+    };
+}
+
+impl Filter {
+    /// A new filter for `meta`, hashing with `seed`.
+    pub(crate) fn create(meta: &Meta, seed: u64) -> Result<Self, BuildError> {
+        let capacity = usize::try_from(meta.capacity).unwrap_or(usize::MAX);
+        Ok(if meta.expansion == 0 {
+            Self::Fixed(
+                CuckooFilter::builder()
+                    .capacity(capacity)
+                    .false_positive_rate(meta.error_rate)
+                    .seed(seed)
+                    .build()?,
+            )
+        } else {
+            Self::Growing(
+                ScalableCuckooFilter::builder()
+                    .initial_capacity(capacity)
+                    .growth_factor(usize::from(meta.expansion))
+                    .max_levels(MAX_FILTERS)
+                    .false_positive_rate(meta.error_rate)
+                    .seed(seed)
+                    .build()?,
+            )
+        })
+    }
+
+    /// The settings a filter decoded from its encoding implies (what
+    /// `CF.LOADCHUNK` restores when not told more).
+    pub(crate) fn implied_meta(&self) -> Meta {
+        match self {
+            Self::Fixed(f) => Meta {
+                capacity: f.capacity() as u64,
+                expansion: 0,
+                error_rate: f.false_positive_bound(),
+                ..Meta::default()
+            },
+            Self::Growing(f) => Meta {
+                capacity: f.initial_capacity() as u64,
+                expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
+                error_rate: f.false_positive_rate(),
+                ..Meta::default()
+            },
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        with_filter!(self, f => f.len())
+    }
+
+    pub(crate) fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
+        with_filter!(self, f => f.insert(item))
+    }
+
+    pub(crate) fn insert_unique(&self, item: &[u8]) -> Result<bool, InsertError> {
+        with_filter!(self, f => f.insert_unique(item))
+    }
+
+    /// Inserts `items` in order, pipelined; stops at the first refused:
+    /// `Err((inserted, why))`.
+    pub(crate) fn insert_batch(&self, items: &[&[u8]]) -> Result<(), (usize, InsertError)> {
+        with_filter!(self, f => f.insert_batch(items)).map_err(|e| (e.inserted(), *e.error()))
+    }
+
+    pub(crate) fn contains(&self, item: &[u8]) -> bool {
+        with_filter!(self, f => f.contains(item))
+    }
+
+    /// `out[i] = contains(items[i])`, pipelined.
+    pub(crate) fn contains_batch(&self, items: &[&[u8]], out: &mut [bool]) {
+        with_filter!(self, f => f.contains_batch(items, out))
+    }
+
+    pub(crate) fn count(&self, item: &[u8]) -> usize {
+        with_filter!(self, f => f.count(item))
+    }
+
+    pub(crate) fn remove(&self, item: &[u8]) -> bool {
+        with_filter!(self, f => f.remove(item))
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        with_filter!(self, f => f.memory_usage())
+    }
+
+    /// The stats of each level (one for a fixed filter), oldest first.
+    pub(crate) fn level_stats(&self) -> Vec<Stats> {
+        match self {
+            Self::Fixed(f) => vec![f.stats()],
+            Self::Growing(f) => f.level_stats(),
+        }
+    }
+
+    pub(crate) fn false_positive_bound(&self) -> f64 {
+        match self {
+            Self::Fixed(f) => f.false_positive_bound(),
+            Self::Growing(f) => f.false_positive_rate_bound(),
+        }
+    }
+
+    /// A new encoder of this filter's encoding.
+    pub(crate) fn encoder(&self) -> ChunkEncoder {
+        match self {
+            Self::Fixed(f) => ChunkEncoder::new(f),
+            Self::Growing(f) => ChunkEncoder::scalable(f),
+        }
+    }
+
+    /// The next at most `max` bytes of `encoder` (made by
+    /// [`encoder`](Self::encoder) from this filter, unchanged since).
+    pub(crate) fn next_chunk(
+        &self,
+        encoder: &mut ChunkEncoder,
+        max: usize,
+        out: &mut Vec<u8>,
+    ) -> std::io::Result<usize> {
+        match self {
+            Self::Fixed(f) => encoder.next_chunk(f, max, out),
+            Self::Growing(f) => encoder.next_chunk_scalable(f, max, out),
+        }
+    }
+
+    /// A copy, moved through the encoding a piece at a time (no second
+    /// copy of the whole encoding in memory).
+    pub(crate) fn duplicate(&self) -> Result<Self, String> {
+        let mut encoder = self.encoder();
+        let mut decoder = ChunkDecoder::new();
+        let mut piece = Vec::with_capacity(COPY_PIECE);
+        while !encoder.is_done() {
+            piece.clear();
+            self.next_chunk(&mut encoder, COPY_PIECE, &mut piece)
+                .map_err(|e| e.to_string())?;
+            decoder.feed(&piece).map_err(|e| e.to_string())?;
+        }
+        decoder.finish().map(Self::from).map_err(|e| e.to_string())
+    }
+}
+
+/// Pieces a copy moves the encoding through.
+const COPY_PIECE: usize = 16 << 20;
+
+impl From<DecodedFilter> for Filter {
+    fn from(decoded: DecodedFilter) -> Self {
+        match decoded {
+            DecodedFilter::Filter(f) => Self::Fixed(f),
+            DecodedFilter::Scalable(f) => Self::Growing(f),
+        }
+    }
+}
+
+/// A dump in progress (`CF.SCANDUMP`): where it is, and the filter's
+/// generation when it began.
+pub(crate) struct Dump {
+    pub(crate) generation: u64,
+    pub(crate) encoder: ChunkEncoder,
+}
+
+/// Dumps kept per key at once (clients dumping the same key together);
+/// the oldest goes first.
+const MAX_DUMPS: usize = 4;
+
+/// A live filter, or one being restored by `CF.LOADCHUNK`.
+// The live variant is the common one: boxing it would add a pointer chase
+// to every command.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Body {
+    Live(Filter),
+    /// Chunks arrived so far, taken in by the decoder; the filter answers
+    /// only once every chunk arrived and the checksum matched.
+    /// (Boxed: a decoder is larger than a filter, and most values are
+    /// live filters.)
+    Loading(Box<ChunkDecoder<DefaultHashBuilder>>),
+}
+
+/// The value of a `CF.*` key.
+pub(crate) struct CfValue {
+    /// The filter's settings; while it is being restored, those given with
+    /// its first chunk ([`Meta::UNSET`] where none was).
+    pub(crate) meta: Meta,
+    pub(crate) body: Body,
+    /// Counts changes to the filter: a dump that began before a change
+    /// cannot go on (its pieces would mix two states).
+    pub(crate) generation: u64,
+    pub(crate) dumps: Vec<Dump>,
+}
+
+/// The error for a command on a filter `CF.LOADCHUNK` has not finished.
+pub(crate) const INCOMPLETE: &str =
+    "ERR the filter is being restored: CF.LOADCHUNK has not sent every chunk";
+
+impl CfValue {
+    pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
+        Self {
+            meta,
+            body: Body::Live(filter),
+            generation: 0,
+            dumps: Vec::new(),
+        }
+    }
+
+    /// The filter, or the error for one still being restored.
+    pub(crate) fn filter(&self) -> Result<&Filter, RedisError> {
+        match &self.body {
+            Body::Live(f) => Ok(f),
+            Body::Loading(_) => Err(RedisError::Str(INCOMPLETE)),
+        }
+    }
+
+    /// Records a change: a dump in progress can no longer go on (it is
+    /// kept, at most [`MAX_DUMPS`] of them, to tell its client why).
+    pub(crate) fn changed(&mut self) {
+        self.generation += 1;
+    }
+
+    /// Keeps a dump in progress, dropping the oldest beyond [`MAX_DUMPS`].
+    pub(crate) fn keep_dump(&mut self, dump: Dump) {
+        if self.dumps.len() == MAX_DUMPS {
+            self.dumps.remove(0);
+        }
+        self.dumps.push(dump);
+    }
+
+    /// Bytes held, for `MEMORY USAGE`.
+    pub(crate) fn memory_usage(&self) -> usize {
+        core::mem::size_of::<Self>()
+            + match &self.body {
+                Body::Live(f) => f.memory_usage(),
+                // The restored tables are allocated as headers arrive;
+                // what has arrived is a fair measure of what is used.
+                Body::Loading(d) => usize::try_from(d.consumed()).unwrap_or(usize::MAX),
+            }
+    }
+}
+
+/// The filter of a key opened for reading: `None` for an empty key,
+/// `WRONGTYPE` for a key of another type.
+pub(crate) fn read<'k>(
+    key: &'k RedisKey,
+    ty: &RedisType,
+) -> Result<Option<&'k CfValue>, RedisError> {
+    key.get_value::<CfValue>(ty)
+        .map_err(|_| RedisError::WrongType)
+}
+
+/// The filter of a key opened for writing: `None` for an empty key,
+/// `WRONGTYPE` for a key of another type.
+pub(crate) fn write<'k>(
+    key: &'k RedisKeyWritable,
+    ty: &RedisType,
+) -> Result<Option<&'k mut CfValue>, RedisError> {
+    key.get_value::<CfValue>(ty)
+        .map_err(|_| RedisError::WrongType)
+}
+
+/// A fresh random hash seed, chosen on the primary and replicated
+/// explicitly (so replicas and AOF replays hash identically).
+pub(crate) fn random_seed() -> u64 {
+    DefaultHashBuilder::new().seed()
+}
