@@ -187,7 +187,7 @@ struct worker {
 } __rte_cache_aligned;
 
 struct generator_stats {
-    _Atomic uint64_t tx, full; /* packets sent; bursts the rings refused */
+    _Atomic uint64_t tx, full; /* packets sent; sends that left packets for lack of room */
 } __rte_cache_aligned;
 
 static struct {
@@ -850,7 +850,8 @@ int main(int argc, char **argv) {
            elapsed, (unsigned long long)tot.rx, (unsigned long long)tot.forwarded,
            (unsigned long long)out_stats.opackets, (unsigned long long)tot.dropped,
            (unsigned long long)tot.malformed);
-    printf("generator: %llu packets sent; %llu times a burst did not fit in its ring\n",
+    printf("generator: %llu packets sent; %llu sends found a worker's ring full (the workers "
+           "were behind)\n",
            (unsigned long long)atomic_load(&g.gen_stats.tx),
            (unsigned long long)atomic_load(&g.gen_stats.full));
     printf("control: %llu flows admitted, %llu expired (%.0f/s each), %llu expired flows not "
