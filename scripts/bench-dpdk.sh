@@ -8,9 +8,10 @@
 #
 # Full run: 2^16 and 2^27 keys, 5 rounds: about 4 minutes a page size (8 in
 # all) and 8 GB of memory at the peak. --quick: 2^16 and 2^22 keys, 3
-# rounds, about 20 s a page size. Reports go to target/dpdk/bench-2m.md and bench-4k.md (and
-# stdout); the load average is printed before and after each run, since
-# other work on the machine slows every structure's lookups.
+# rounds, about 12 s a page size. Reports go to target/dpdk/bench-2m.md and
+# bench-4k.md (and stdout); the load average is printed before and after
+# each run, since other work on the machine slows every structure's
+# lookups.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

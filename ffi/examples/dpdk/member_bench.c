@@ -26,7 +26,7 @@
  *    beforehand. Sized as small as takes every key: entries = n first, and
  *    after a refused insert the next entries count that adds buckets
  *    (buckets are rte_align32pow2(entries) / 8; entries between two powers
- *    of two only add key slots, and the key store always has n + 1).
+ *    of two only add key slots, and the key store already has entries + 1).
  *  - rte_member HT, not cache mode (no false negatives; refuses inserts
  *    when full): sized the same way (its entries are
  *    rte_align32pow2(num_keys)). Its 16-bit signatures are fixed: its
@@ -55,8 +55,10 @@
  *            [--fp-queries F] [--cpu C]
  * Defaults (the full run): --small 65536 --large 134217728 (2^27) --rounds 5
  * --queries 2097152 --fp-queries 16777216, pinned to the last CPU the
- * process may use. Without EAL options: --no-huge --no-pci --no-shconf
- * -m 256 --no-telemetry -l C.
+ * process may use; --smoke and --quick set the sizes, rounds and query
+ * counts first, and the other options then change them. Without EAL
+ * options: --no-huge --no-pci --no-shconf -m 256 --no-telemetry
+ * --log-level=lib.member:notice -l C.
  */
 #define _GNU_SOURCE /* sched_getaffinity, MAP_NORESERVE (and strnlen in DPDK headers) */
 
@@ -897,14 +899,20 @@ int main(int argc, char **argv) {
     struct options o = {.small = 1u << 16, .large = 1u << 27, .queries = 1u << 21,
                         .fp_queries = 1u << 24, .rounds = 5};
     long cpu = -1;
+    /* The presets first, wherever they are, so that other options adjust
+     * them. */
     for (int i = app_first; i < argc; i++) {
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(argv[i], "--smoke")) {
+        if (!strcmp(argv[i], "--smoke"))
             o = (struct options){.small = 1u << 12, .large = 1u << 14, .queries = 1u << 12,
                                  .fp_queries = 1u << 16, .rounds = 1};
-        } else if (!strcmp(argv[i], "--quick")) {
+        else if (!strcmp(argv[i], "--quick"))
             o = (struct options){.small = 1u << 16, .large = 1u << 22, .queries = 1u << 20,
                                  .fp_queries = 1u << 22, .rounds = 3};
+    }
+    for (int i = app_first; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--smoke") || !strcmp(argv[i], "--quick")) {
+            continue;
         } else if (!strcmp(argv[i], "--pages") && v) {
             if (strcmp(v, "2m") && strcmp(v, "4k")) {
                 fprintf(stderr, "--pages takes 2m or 4k\n");
