@@ -294,7 +294,9 @@ unsafe extern "C" fn aof_rewrite(
                 emit(
                     aof,
                     c"CF.LOADCHUNK".as_ptr(),
-                    c"sbbbbbbbbbbbbb".as_ptr(),
+                    // The key, then 12 buffers: the iterator, the chunk and five
+                    // keyword-value pairs.
+                    c"sbbbbbbbbbbbb".as_ptr(),
                     key,
                     iterator.as_ptr(),
                     iterator.len(),

@@ -42,6 +42,16 @@ def same(a, b):
     return a == b and type(a) is type(b)
 
 
+def encoding(r, key):
+    """The filter's encoding: its CF.SCANDUMP chunks, concatenated."""
+    parts, it = [], 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", key, it)
+        if it == 0:
+            return b"".join(parts)
+        parts.append(data)
+
+
 def info(r, key):
     reply = r.execute_command("CF.INFO", key)
     if isinstance(reply, dict):

@@ -1,0 +1,110 @@
+"""Filters that grow, fill up, and hold duplicates."""
+
+import pytest
+from redis.exceptions import ResponseError
+
+from test_commands import error, info
+
+
+def insert_all(r, key, items, batch=5000):
+    for start in range(0, len(items), batch):
+        replies = r.execute_command("CF.INSERT", key, "ITEMS", *items[start:start + batch])
+        assert all(x in (1, True) for x in replies)
+
+
+def missing(r, key, items, batch=5000):
+    lost = 0
+    for start in range(0, len(items), batch):
+        found = r.execute_command("CF.MEXISTS", key, *items[start:start + batch])
+        lost += sum(1 for x in found if not x)
+    return lost
+
+
+def test_a_filter_grows_from_1000_to_300000_items_and_finds_every_one(server):
+    r = server.client()
+    r.execute_command("CF.RESERVE", "g", 1000, "EXPANSION", 2, "ERROR", 0.001)
+    items = [f"user:{i}".encode() for i in range(300_000)]
+    insert_all(r, "g", items)
+    fields = dict(info(r, "g"))
+    assert fields["Number of items inserted"] == len(items)
+    assert fields["Number of filters"] > 5
+    assert missing(r, "g", items) == 0
+    # The error rate bounds the whole grown filter's false positives.
+    absent = [f"absent:{i}".encode() for i in range(100_000)]
+    false_positives = len(absent) - missing(r, "g", absent)
+    assert false_positives <= 100_000 * 0.001 * 2, false_positives
+    # Deletes: the deleted are gone, the rest stay.
+    for start in range(0, 50_000, 1000):
+        for item in items[start:start + 1000:10]:
+            assert r.execute_command("CF.DEL", "g", item) == 1
+    assert dict(info(r, "g"))["Number of items deleted"] == 5000
+    kept = [x for i, x in enumerate(items) if i >= 50_000 or i % 10 != 0]
+    assert missing(r, "g", kept) == 0
+
+
+def test_expansion_0_fills_up_with_filter_is_full_and_loses_nothing(server):
+    r = server.client()
+    r.execute_command("CF.RESERVE", "fixed", 1000, "EXPANSION", 0)
+    stored = []
+    i = 0
+    while True:
+        try:
+            r.execute_command("CF.ADD", "fixed", f"k{i}")
+        except ResponseError as e:
+            assert str(e) == "Filter is full"
+            break
+        stored.append(f"k{i}")
+        i += 1
+    fields = dict(info(r, "fixed"))
+    assert fields["Number of items inserted"] == len(stored) >= 1000
+    assert fields["Number of filters"] == 1
+    assert missing(r, "fixed", stored) == 0
+    # A refused insert changes nothing: more refusals, same count.
+    replies = r.execute_command("CF.INSERT", "fixed", "ITEMS", *[f"x{i}" for i in range(200)])
+    assert replies.count(-1) > 0
+    assert dict(info(r, "fixed"))["Number of items inserted"] == len(stored) + replies.count(1)
+    assert missing(r, "fixed", stored) == 0
+    assert error(r, "CF.ADDNX", "fixed", f"k{i + 1000}") in ("Filter is full",)
+
+
+def test_expansion_1_adds_levels_of_one_size_up_to_32(server):
+    r = server.client()
+    r.execute_command("CF.RESERVE", "flat", 100, "ERROR", 0.01)  # EXPANSION 1
+    first = dict(info(r, "flat"))["Number of buckets"]
+    stored = []
+    i = 0
+    while True:
+        try:
+            r.execute_command("CF.ADD", "flat", i)
+        except ResponseError as e:
+            assert str(e) == "Maximum expansions reached"
+            break
+        stored.append(i)
+        i += 1
+    fields = dict(info(r, "flat"))
+    assert fields["Number of filters"] == 32
+    assert fields["Number of buckets"] == first
+    stats = r.execute_command("CF.STATS", "flat")
+    stats = dict(zip(stats[::2], stats[1::2]))
+    assert set(stats[b"Buckets"]) == {first}, "every level the size of the first"
+    assert missing(r, "flat", stored) == 0
+
+
+def test_duplicates_do_not_grow_a_small_filter(server):
+    # RedisBloom #533: one item added again and again grew a filter to
+    # gigabytes. Here the 9th copy in a level's bucket pair is refused.
+    r = server.client()
+    r.execute_command("CF.RESERVE", "d", 100)
+    for _ in range(8):
+        assert r.execute_command("CF.ADD", "d", "same") == 1
+    assert "too many copies" in error(r, "CF.ADD", "d", "same")
+    assert r.execute_command("CF.INSERT", "d", "ITEMS", "same", "other") == [-1, 1]
+    fields = dict(info(r, "d"))
+    assert fields["Number of filters"] == 1
+    assert fields["Number of items inserted"] == 9
+    assert r.execute_command("CF.COUNT", "d", "same") == 8
+    size = r.memory_usage("d")
+    for _ in range(1000):
+        with pytest.raises(ResponseError):
+            r.execute_command("CF.ADD", "d", "same")
+    assert r.memory_usage("d") == size

@@ -1,0 +1,122 @@
+"""Filters survive restarts (RDB, and AOF alone after BGREWRITEAOF), move
+with DUMP/RESTORE and COPY, and a restore in progress survives too."""
+
+import time
+
+from test_commands import encoding, error, info
+
+
+def fill(r):
+    """Filters of every kind, with settings CF.INFO reports; returns their
+    keys and the items each holds."""
+    r.execute_command("CF.RESERVE", "fixed", 20000, "EXPANSION", 0, "BUCKETSIZE", 4,
+                      "MAXITERATIONS", 100, "ERROR", 0.01)
+    r.execute_command("CF.RESERVE", "grown", 500, "EXPANSION", 3)
+    r.execute_command("CF.RESERVE", "flat", 500)
+    items = {k: [f"{k}:{i}" for i in range(n)]
+             for k, n in (("fixed", 15000), ("grown", 20000), ("flat", 3000), ("auto", 2000))}
+    for key, values in items.items():
+        for start in range(0, len(values), 1000):
+            r.execute_command("CF.INSERT", key, "ITEMS", *values[start:start + 1000])
+    for key in ("fixed", "grown"):
+        for item in items[key][:500]:
+            assert r.execute_command("CF.DEL", key, item)
+        items[key] = items[key][500:]
+    r.execute_command("CF.ADDNX", "single", "x")
+    items["single"] = ["x"]
+    return items
+
+
+def snapshot(r, keys):
+    return {k: (r.dump(k), info(r, k)) for k in keys}
+
+
+def check(r, items, before):
+    for key, values in items.items():
+        assert all(r.execute_command("CF.MEXISTS", key, *values)), key
+    after = snapshot(r, before)
+    assert after == before
+
+
+def test_restart_from_rdb(server):
+    r = server.client()
+    items = fill(r)
+    before = snapshot(r, items)
+    server.stop(save=True)
+    server.start()
+    check(server.client(), items, before)
+
+
+def test_bgrewriteaof_then_restart_from_the_aof_alone(servers):
+    # Without the RDB preamble the rewrite calls the type's aof_rewrite
+    # (CF.LOADCHUNK chunks carrying the settings); writes after the rewrite
+    # go to the incremental AOF.
+    aof = ("--appendonly", "yes", "--aof-use-rdb-preamble", "no", "--appendfsync", "always")
+    server = servers(*aof)
+    r = server.client()
+    items = fill(r)
+    r.bgrewriteaof()
+    deadline = time.time() + 60
+    while r.info("persistence")["aof_rewrite_in_progress"] or \
+            r.info("persistence")["aof_rewrite_scheduled"]:
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert r.info("persistence")["aof_last_bgrewrite_status"] == "ok"
+    base = list((server.dir / "appendonlydir").glob("*.base.aof"))
+    assert base and b"CF.LOADCHUNK" in base[0].read_bytes()
+    r.execute_command("CF.INSERT", "grown", "ITEMS", *[f"late:{i}" for i in range(3000)])
+    items["grown"] += [f"late:{i}" for i in range(3000)]
+    r.execute_command("CF.DEL", "fixed", items["fixed"][0])
+    items["fixed"] = items["fixed"][1:]
+    before = snapshot(r, items)
+    server.stop()
+    for rdb in server.dir.glob("*.rdb"):
+        rdb.unlink()
+    server.start()
+    check(server.client(), items, before)
+
+
+def test_dump_and_restore_across_servers_and_copy(servers):
+    a, b = servers(), servers()
+    ra, rb = a.client(), b.client()
+    items = fill(ra)
+    for key in items:
+        payload = ra.dump(key)
+        rb.restore(key, 0, payload)
+        assert rb.dump(key) == payload
+        assert info(rb, key) == info(ra, key)
+        assert all(rb.execute_command("CF.MEXISTS", key, *items[key]))
+    assert ra.copy("grown", "grown-copy")
+    assert ra.dump("grown-copy") == ra.dump("grown")
+    ra.execute_command("CF.ADD", "grown-copy", "only in the copy")
+    assert ra.execute_command("CF.EXISTS", "grown", "only in the copy") == 0
+    assert ra.copy("fixed", "grown-copy", replace=True)
+    assert ra.dump("grown-copy") == ra.dump("fixed")
+    # MEMORY USAGE counts the table: a few bytes per item.
+    per_item = ra.memory_usage("fixed") / len(items["fixed"])
+    assert 1 < per_item < 8, per_item
+
+
+def test_a_restore_in_progress_survives_a_restart_and_completes(server):
+    r = server.client()
+    r.execute_command("CF.RESERVE", "src", 1_000_000, "EXPANSION", 0)
+    r.execute_command("CF.INSERT", "src", "ITEMS", *range(5000))
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", "src", it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    assert len(chunks) >= 3
+    for it, data in chunks[:2]:
+        r.execute_command("CF.LOADCHUNK", "dst", it, data)
+    partial = r.dump("dst")
+    server.stop(save=True)
+    server.start()
+    r = server.client()
+    assert r.dump("dst") == partial
+    assert "being restored" in error(r, "CF.EXISTS", "dst", 1)
+    for it, data in chunks[2:]:
+        r.execute_command("CF.LOADCHUNK", "dst", it, data)
+    assert encoding(r, "dst") == encoding(r, "src")
+    assert all(r.execute_command("CF.MEXISTS", "dst", *range(5000)))
