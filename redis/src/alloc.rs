@@ -2,20 +2,7 @@
 //! holds, filter tables included (`concurrent_cuckoo::set_table_memory`),
 //! counts in Redis's `used_memory`, which `maxmemory` acts on.
 
-use redis_module::raw;
 use std::alloc::{GlobalAlloc, Layout, System};
-
-/// Redis's allocator once the module is loaded (`RedisModule_Init` sets
-/// its entry points before the module allocates anything), the system's
-/// otherwise: the crate's unit tests run without a server. Which one
-/// serves a pointer never changes during its life, since the entry points
-/// are set once, before the first allocation.
-///
-/// Unlike `redis_module::alloc::RedisAlloc`, zeroed allocations go to
-/// `RedisModule_Calloc`: jemalloc hands out fresh pages of a large table
-/// already zero, where zeroing by hand would touch every page of a new
-/// filter at once.
-pub(crate) struct ModuleAlloc;
 
 /// The entry point `$name` of Redis's module API.
 macro_rules! api {
@@ -23,29 +10,75 @@ macro_rules! api {
         // SAFETY: the API's entry points are `static mut`s that Redis
         // fills in `RedisModule_Init`, before any code of the module runs,
         // and nothing writes them afterwards: reading a copy races nothing.
-        unsafe { raw::$name }
+        unsafe { redis_module::raw::$name }
     }};
 }
 pub(crate) use api;
 
-/// `size` rounded up to a multiple of `align`: jemalloc's size classes for
-/// multiples of a power of two are aligned to it (how `RedisAlloc` gets
-/// alignment from an allocator that takes none).
-fn padded(layout: Layout) -> usize {
-    (layout.size() + layout.align() - 1) & !(layout.align() - 1)
+/// Redis's allocator once the module is loaded (`RedisModule_Init` sets
+/// its entry points before the module allocates anything), the system's
+/// otherwise: the crate's tests run without a server. Which one serves a
+/// pointer never changes during its life, since the entry points are set
+/// once, before the first allocation.
+///
+/// Redis's allocator takes no alignment and guarantees 16 bytes, so a
+/// larger alignment (the library's cache-padded locks want 128, its tables
+/// 64) is made by hand: the block is allocated `align` bytes longer, the
+/// pointer handed out is the first aligned address at least 8 bytes in,
+/// and the allocator's own pointer is kept in the 8 bytes before it, for
+/// `dealloc`. (`redis_module::alloc::RedisAlloc` rounds sizes instead and
+/// relies on jemalloc's size classes, which do not align every class: a
+/// 128-byte request came back 64-aligned.)
+///
+/// Zeroed allocations go to `RedisModule_Calloc`: jemalloc hands out fresh
+/// pages of a large table already zero, where zeroing by hand would touch
+/// every page of a new filter at once.
+pub(crate) struct ModuleAlloc;
+
+/// The alignment Redis's allocator (jemalloc) guarantees.
+const REDIS_ALIGN: usize = 16;
+
+/// Aligns a block `raw` of `layout.size() + layout.align()` bytes from
+/// Redis's allocator for `layout`, keeping `raw` just before the result.
+///
+/// # Safety
+/// `raw` is null or such a block.
+unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
+    if raw.is_null() {
+        return raw;
+    }
+    // At least 8 bytes in (room for `raw`), and a multiple of the
+    // alignment: at most `align` bytes in, since `raw` is 16-aligned and
+    // `align` a power of two of at least 32.
+    let offset = layout.align() - (raw as usize % layout.align());
+    let offset = if offset < 8 {
+        offset + layout.align()
+    } else {
+        offset
+    };
+    debug_assert!(offset <= layout.align());
+    // SAFETY: `offset <= align`, so the aligned block of `size` bytes and
+    // the 8 bytes before it lie inside the `size + align` bytes allocated.
+    unsafe {
+        let aligned = raw.add(offset);
+        aligned.cast::<*mut u8>().sub(1).write_unaligned(raw);
+        aligned
+    }
 }
 
 // SAFETY: every pointer handed out is either from Redis's allocator
-// (jemalloc, aligned as `padded` explains, at least `layout.size()` bytes)
-// or from `System` with the caller's layout, and is freed by the same one
-// (see the type's docs).
+// (16-aligned, or aligned by hand as the type's docs explain, with at
+// least `layout.size()` usable bytes) or from `System` with the caller's
+// layout, and is freed by the same one (see the type's docs).
 unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match api!(RedisModule_Alloc) {
-            Some(alloc) => {
-                // SAFETY: a plain allocation of a non-zero size.
-                unsafe { alloc(padded(layout)).cast() }
-            }
+            // SAFETY: a plain allocation of a non-zero size.
+            Some(alloc) if layout.align() <= REDIS_ALIGN => unsafe { alloc(layout.size()).cast() },
+            // SAFETY: as above; `align_in` gets the longer block it needs.
+            Some(alloc) => unsafe {
+                align_in(alloc(layout.size() + layout.align()).cast(), layout)
+            },
             // SAFETY: the caller's layout contract is `System`'s.
             None => unsafe { System.alloc(layout) },
         }
@@ -53,10 +86,14 @@ unsafe impl GlobalAlloc for ModuleAlloc {
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match api!(RedisModule_Calloc) {
-            Some(calloc) => {
-                // SAFETY: as in `alloc`; calloc zeroes what it returns.
-                unsafe { calloc(1, padded(layout)).cast() }
-            }
+            // SAFETY: as in `alloc`; calloc zeroes what it returns.
+            Some(calloc) if layout.align() <= REDIS_ALIGN => unsafe {
+                calloc(1, layout.size()).cast()
+            },
+            // SAFETY: as in `alloc`.
+            Some(calloc) => unsafe {
+                align_in(calloc(1, layout.size() + layout.align()).cast(), layout)
+            },
             // SAFETY: as in `alloc`.
             None => unsafe { System.alloc_zeroed(layout) },
         }
@@ -64,8 +101,11 @@ unsafe impl GlobalAlloc for ModuleAlloc {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         match api!(RedisModule_Free) {
-            // SAFETY: `ptr` came from Redis's allocator (see the type's docs).
-            Some(free) => unsafe { free(ptr.cast()) },
+            // SAFETY: `ptr` came from Redis's allocator as it is.
+            Some(free) if layout.align() <= REDIS_ALIGN => unsafe { free(ptr.cast()) },
+            // SAFETY: `ptr` was aligned by `align_in`, which kept the
+            // allocator's pointer in the 8 bytes before it.
+            Some(free) => unsafe { free(ptr.cast::<*mut u8>().sub(1).read_unaligned().cast()) },
             // SAFETY: `ptr` came from `System` with this layout.
             None => unsafe { System.dealloc(ptr, layout) },
         }
@@ -73,15 +113,14 @@ unsafe impl GlobalAlloc for ModuleAlloc {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         match api!(RedisModule_Realloc) {
-            Some(realloc) if layout.align() <= 16 => {
-                // SAFETY: `ptr` came from Redis's allocator; jemalloc keeps
-                // 16-byte alignment on reallocation, enough for `layout`.
+            Some(realloc) if layout.align() <= REDIS_ALIGN => {
+                // SAFETY: `ptr` came from Redis's allocator as it is, and
+                // jemalloc keeps 16-byte alignment on reallocation.
                 unsafe { realloc(ptr.cast(), new_size).cast() }
             }
             Some(_) => {
-                // Larger alignments: a fresh, padded allocation and a copy.
-                let new = Layout::from_size_align(new_size, layout.align());
-                let Ok(new) = new else {
+                // Larger alignments: a fresh aligned block and a copy.
+                let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
                     return core::ptr::null_mut();
                 };
                 // SAFETY: `new` is a valid layout of non-zero size.
@@ -98,6 +137,34 @@ unsafe impl GlobalAlloc for ModuleAlloc {
             }
             // SAFETY: `ptr` came from `System` with `layout`.
             None => unsafe { System.realloc(ptr, layout, new_size) },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hand alignment, on blocks from the system allocator standing in
+    /// for Redis's (16-aligned, at every offset a 16-aligned allocator may
+    /// return).
+    #[test]
+    fn hand_aligned_blocks_are_aligned_and_keep_their_origin() {
+        for align in [32usize, 64, 128, 4096] {
+            let layout = Layout::from_size_align(100, align).unwrap();
+            let backing = vec![0u64; (100 + align + 2 * align) / 8];
+            for shift in (0..align).step_by(16) {
+                let raw = (backing.as_ptr() as *mut u8).wrapping_add(shift);
+                let raw = raw.wrapping_add((16 - raw as usize % 16) % 16);
+                // SAFETY: `raw` has `100 + align` bytes of `backing` after it.
+                let aligned = unsafe { align_in(raw, layout) };
+                assert_eq!(aligned as usize % align, 0);
+                assert!(aligned as usize >= raw as usize + 8);
+                assert!(aligned as usize + 100 <= raw as usize + 100 + align);
+                // SAFETY: written by `align_in`.
+                let kept = unsafe { aligned.cast::<*mut u8>().sub(1).read_unaligned() };
+                assert_eq!(kept, raw);
+            }
         }
     }
 }
