@@ -13,7 +13,7 @@ use concurrent_cuckoo::CuckooFilter;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Keys added per save by the saving child.
 const STEP: usize = 1000;
@@ -119,19 +119,34 @@ fn a_save_killed_at_any_moment_leaves_the_old_or_the_new_filter() {
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
+        let (saved_tx, saved) = std::sync::mpsc::channel();
         let reader = std::thread::spawn(move || {
-            BufReader::new(stdout)
-                .lines()
-                .map_while(Result::ok)
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
                 // libtest's "test save_loop_child_entry ... " starts the
                 // first line.
-                .filter_map(|l| l[l.find("SAVED ")? + 6..].trim().parse::<usize>().ok())
-                .last()
+                if let Some(len) = line
+                    .find("SAVED ")
+                    .and_then(|at| line[at + 6..].trim().parse::<usize>().ok())
+                {
+                    let _ = saved_tx.send((Instant::now(), len));
+                }
+            }
         });
-        std::thread::sleep(Duration::from_millis(5 + rng.below(60) as u64));
+        // Once the child saves in a loop (two saves: how long one takes,
+        // whatever the machine or an emulator), kill it at a random moment
+        // within the next two saves.
+        let wait = Duration::from_secs(120);
+        let (first, _) = saved.recv_timeout(wait).expect("the child saves");
+        let (second, second_len) = saved.recv_timeout(wait).expect("the child saves again");
+        let save = second - first;
+        std::thread::sleep(save.mul_f64(2.0 * rng.below(1000) as f64 / 1000.0));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
-        let last_saved = reader.join().unwrap().unwrap_or(before);
+        reader.join().unwrap();
+        let last_saved = saved
+            .try_iter()
+            .last()
+            .map_or(before + 2 * STEP, |(_, len)| len);
         saves += (last_saved - before) / STEP;
 
         let bytes = std::fs::read(&path).unwrap();
