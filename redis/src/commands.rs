@@ -22,6 +22,10 @@ use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisStr
 /// on the main thread (read, checksum, copy into the reply).
 pub(crate) const DUMP_CHUNK: usize = 1 << 20;
 
+/// Items of a `CF.INSERT` per pipelined batch call (the library's own
+/// smallest chunk of a batch).
+const INSERT_WINDOW: usize = 64;
+
 fn resp3(ctx: &Context) -> bool {
     ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
 }
@@ -237,25 +241,34 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
             }));
         }
     } else {
-        // Pipelined: one batch call until an item is refused, then the
-        // rest after it (RedisBloom goes on after a full item).
+        // Pipelined: one batch call per window of items. After a refused
+        // item (RedisBloom goes on after it) the rest of its window goes
+        // in one at a time: restarting the batch would hash the rest of
+        // the window again for every refusal (a command of one item
+        // repeated: every copy past 8 is refused).
         let refused = if resp3(ctx) {
             RedisValue::Bool(false)
         } else {
             RedisValue::Integer(-1)
         };
-        let mut at = 0;
-        while at < items.len() {
-            let (inserted, failed) = match filter.insert_batch(&items[at..]) {
-                Ok(()) => (items.len() - at, false),
+        for window in items.chunks(INSERT_WINDOW) {
+            let (inserted, failed) = match filter.insert_batch(window) {
+                Ok(()) => (window.len(), false),
                 Err((inserted, _)) => (inserted, true),
             };
             changed |= inserted > 0;
             replies.extend((0..inserted).map(|_| RedisValue::Bool(true)));
-            at += inserted;
             if failed {
                 replies.push(refused.clone());
-                at += 1;
+                for item in &window[inserted + 1..] {
+                    let ok = filter.insert(item).is_ok();
+                    changed |= ok;
+                    replies.push(if ok {
+                        RedisValue::Bool(true)
+                    } else {
+                        refused.clone()
+                    });
+                }
             }
         }
     }

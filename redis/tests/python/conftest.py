@@ -6,6 +6,7 @@ is the one ``scripts/test-redis.sh`` built: ``CCF_REDIS_MODULE`` names it.
 """
 
 import os
+import random
 import socket
 import subprocess
 import time
@@ -18,10 +19,23 @@ REDIS_SERVER = os.environ.get("CCF_REDIS_SERVER", "redis-server")
 REDIS_CLI = os.environ.get("CCF_REDIS_CLI", "redis-cli")
 
 
-def free_port():
+def _free(port):
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def free_port():
+    """A free port whose cluster bus port (10000 above) is free too and
+    below 65536, so any server may run in cluster mode."""
+    rng = random.Random()
+    while True:
+        port = rng.randrange(20000, 45000)
+        if _free(port) and _free(port + 10000):
+            return port
 
 
 class Server:
