@@ -121,23 +121,27 @@ print(f"`scripts/bench-redis.sh {n} {rounds}`: one redis-server 7.0 with the mod
       f"with {clients} clients, pipeline {pipeline} ({requests:,} requests per lookup run; "
       f"fills: {requests // 200:,} commands of 1000 members drawn from 2*10^9, pipeline 4, into fresh keys, the filter reserved for them all), median of {rounds} rounds, "
       f"the two structures taking turns.\n")
-print("| command | requests/s | items/s | ratio |")
+print("| command | requests/s | items/s | items/s ratio: of the medians (of each round's pair) |")
 print("|---|---:|---:|---:|")
-def row(name, label, against=None):
+def row(label, against=None):
     r = med[label]
     it = r * items.get(label, 1)
     ratio = ""
     if against:
         other = med[against] * items.get(against, 1)
-        ratio = f"{it / other:.2f}x `{against.upper()}`"
-    print(f"| `{name}` | {r:,.0f} | {it:,.0f} | {ratio} |")
-row("PING", "ping")
-row("CF.EXISTS", "cf.exists", "sismember")
-row("SISMEMBER", "sismember")
-row("CF.MEXISTS` (100)", "cf.mexists", "smismember")
-row("SMISMEMBER` (100)", "smismember")
-row("CF.INSERT` (1000)", "cf.insert", "sadd")
-row("SADD` (1000)", "sadd")
+        pairs = [a * items.get(label, 1) / (b * items.get(against, 1))
+                 for a, b in zip(rps[label], rps[against])]
+        ratio = (f"{it / other:.2f}x `{against.upper()}` "
+                 f"(rounds: {', '.join(f'{p:.2f}' for p in pairs)})")
+    name = f"`{label.upper()}`" + (f" of {items[label]}" if label in items else "")
+    print(f"| {name} | {r:,.0f} | {it:,.0f} | {ratio} |")
+row("ping")
+row("cf.exists", "sismember")
+row("sismember")
+row("cf.mexists", "smismember")
+row("smismember")
+row("cf.insert", "sadd")
+row("sadd")
 hits, total = map(int, fp.split())
 print()
 print(f"| memory | bytes | bytes per member |")
