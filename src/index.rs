@@ -42,6 +42,49 @@ pub(crate) enum HashScheme {
     Finalized,
 }
 
+/// A [`HashScheme`] as a type, so that code generic over it is compiled
+/// once per scheme and decides nothing per hash: a table picks its scheme
+/// once (see [`with_scheme!`]), and the lookup it runs then has no branch
+/// on it, and no load of it after the acquire loads of a batch.
+pub(crate) trait Scheme: Copy {
+    /// The scheme this type stands for.
+    const SCHEME: HashScheme;
+}
+
+/// [`HashScheme::Raw`] as a type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawHashes;
+
+/// [`HashScheme::Finalized`] as a type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FinalizedHashes;
+
+impl Scheme for RawHashes {
+    const SCHEME: HashScheme = HashScheme::Raw;
+}
+
+impl Scheme for FinalizedHashes {
+    const SCHEME: HashScheme = HashScheme::Finalized;
+}
+
+/// Runs `$body` with `$p` bound to the [`Scheme`] type of the scheme
+/// `$scheme`: the one place a scheme value becomes a type.
+macro_rules! with_scheme {
+    ($scheme:expr, $p:ident => $body:expr) => {
+        match $scheme {
+            $crate::index::HashScheme::Raw => {
+                type $p = $crate::index::RawHashes;
+                $body
+            }
+            $crate::index::HashScheme::Finalized => {
+                type $p = $crate::index::FinalizedHashes;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_scheme;
+
 /// Odd multiplier (2^64 / golden ratio) that spreads a fingerprint's bits into
 /// the high half of the product, which `fastrange` then uses.
 const FINGERPRINT_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -121,9 +164,17 @@ impl IndexMap {
 
     /// The hash the bucket and fingerprint are taken from: `hash`,
     /// finalized unless the scheme is [`HashScheme::Raw`].
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn prepare(self, hash: u64) -> u64 {
-        match self.scheme {
+        with_scheme!(self.scheme, P => self.prepare_as::<P>(hash))
+    }
+
+    /// [`prepare`](Self::prepare) for a map whose scheme is `P` (checked in
+    /// debug builds): no branch on the scheme.
+    #[inline(always)]
+    pub(crate) fn prepare_as<P: Scheme>(self, hash: u64) -> u64 {
+        debug_assert_eq!(self.scheme, P::SCHEME);
+        match P::SCHEME {
             HashScheme::Finalized => finalize(hash),
             HashScheme::Raw => hash,
         }

@@ -55,7 +55,7 @@
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
-use crate::index::{HashScheme, IndexMap};
+use crate::index::{HashScheme, IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, BucketArray};
@@ -189,11 +189,39 @@ impl<F: Fingerprint> RawTable<F> {
 
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Location<F> {
-        let hash = self.index.prepare(hash);
-        let fp = F::from_hash(hash);
-        let i1 = self.index.primary(hash);
-        let i2 = self.index.alternate(i1, fp.to_u64());
-        Location { i1, i2, fp }
+        Lookup::locate(self, hash)
+    }
+
+    /// [`contains`](Self::contains) of the location of `hash`, for a table
+    /// whose hash scheme is `P`: a whole single lookup, with no decision
+    /// on the scheme (each filter calls the one for its table, see
+    /// `filter.rs`).
+    #[inline(always)]
+    pub(crate) fn contains_hash_as<P: Scheme>(&self, hash: u64) -> bool {
+        let loc = Location::of::<P>(self.index, hash);
+        // An x86 core issues the bucket loads below as soon as their
+        // addresses are known, without waiting for the version loads before
+        // them (acquire loads are plain loads there), so a prefetch would
+        // only add instructions. Elsewhere an acquire load may hold back
+        // the loads after it until it completes: start the misses first.
+        #[cfg(not(target_arch = "x86_64"))]
+        self.prefetch(&loc);
+        match self.contains_optimistic(&loc) {
+            Some(answer) => answer,
+            // Only the hash goes to the cold path, which locates it again:
+            // the two indices and the fingerprint need not stay in
+            // registers (or be saved on the stack) across the probe.
+            None => self.contains_hash_contended::<P>(hash),
+        }
+    }
+
+    /// [`contains_contended`](Self::contains_contended) of the location of
+    /// `hash`.
+    #[cold]
+    #[inline(never)]
+    fn contains_hash_contended<P: Scheme>(&self, hash: u64) -> bool {
+        let loc = Location::of::<P>(self.index, hash);
+        self.contains_contended(loc.i1, loc.i2, loc.fp)
     }
 
     #[inline(always)]
@@ -720,8 +748,8 @@ impl<F: Fingerprint> RawTable<F> {
 
 impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     #[inline(always)]
-    fn locate(&self, hash: u64) -> Location<F> {
-        RawTable::locate(self, hash)
+    fn index(&self) -> IndexMap {
+        self.index
     }
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
