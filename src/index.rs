@@ -181,13 +181,17 @@ impl IndexMap {
     }
 
     /// Primary bucket of a prepared hash: its high 32 bits mapped onto
-    /// `[0, m)`.
+    /// `[0, m)`. Always below `m`, whatever the hash (`x < 2^32`, so
+    /// `x * m < 2^32 * m`): lookups index their buckets unchecked on this.
     #[inline(always)]
     pub(crate) fn primary(self, prepared: u64) -> usize {
         (((prepared >> 32) * self.buckets) >> 32) as usize
     }
 
     /// The other candidate bucket of fingerprint `fp` stored in bucket `i`.
+    /// Below `m` whenever `i` is (`h` and `i` are both below `m`, so `h -
+    /// i`, plus `m` if that borrowed, is in `[0, m)`), which lookups rely
+    /// on to index their buckets unchecked.
     #[inline(always)]
     pub(crate) fn alternate(self, i: usize, fp: u64) -> usize {
         let mixed = fp.wrapping_mul(FINGERPRINT_MIX);

@@ -21,13 +21,16 @@ pub(crate) struct Location<F> {
 impl<F: Fingerprint> Location<F> {
     /// The buckets and fingerprint of `hash` under `index`, whose scheme is
     /// `P` (the one definition of the map from a hash to its location:
-    /// `docs/format.md`, "Body").
+    /// `docs/format.md`, "Body"). Both buckets are below
+    /// `index.buckets()`, for every hash ([`IndexMap::primary`],
+    /// [`IndexMap::alternate`]).
     #[inline(always)]
     pub(crate) fn of<P: Scheme>(index: IndexMap, hash: u64) -> Self {
         let hash = index.prepare_as::<P>(hash);
         let fp = F::from_hash(hash);
         let i1 = index.primary(hash);
         let i2 = index.alternate(i1, fp.to_u64());
+        debug_assert!(i1 < index.buckets() && i2 < index.buckets());
         Location { i1, i2, fp }
     }
 }
@@ -40,6 +43,17 @@ pub(crate) trait Lookup<F: Fingerprint> {
     fn prefetch(&self, loc: &Location<F>);
     /// Exact answer: does either bucket of `loc` hold `loc.fp`?
     fn contains(&self, loc: &Location<F>) -> bool;
+
+    /// [`contains`](Self::contains) for a location known to be this
+    /// table's, which a table may answer without bounds checks.
+    ///
+    /// # Safety
+    /// `loc.i1` and `loc.i2` are below `self.index().buckets()`, as in every
+    /// location that [`Location::of`] makes with `self.index()`.
+    #[inline(always)]
+    unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
+        self.contains(loc)
+    }
 
     /// The buckets and fingerprint of a 64-bit hash.
     #[inline(always)]
@@ -61,20 +75,15 @@ pub(crate) trait Lookup<F: Fingerprint> {
     /// rather than reloading from the table after every acquire load.
     #[inline]
     fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        let index = self.index();
-        with_scheme!(index.scheme(), P => self.contains_batch_as::<P>(index, hash_at, out))
+        with_scheme!(self.index().scheme(), P => self.contains_batch_as::<P>(hash_at, out))
     }
 
-    /// [`contains_batch`](Self::contains_batch) for a table whose index map
-    /// is `index`, of scheme `P`.
+    /// [`contains_batch`](Self::contains_batch) for a table whose hash
+    /// scheme is `P`.
     #[inline(always)]
-    fn contains_batch_as<P: Scheme>(
-        &self,
-        index: IndexMap,
-        hash_at: impl Fn(usize) -> u64,
-        out: &mut [bool],
-    ) {
+    fn contains_batch_as<P: Scheme>(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         const AHEAD: usize = 8;
+        let index = self.index();
         let n = out.len();
         let mut ring = [Location {
             i1: 0,
@@ -92,7 +101,11 @@ pub(crate) trait Lookup<F: Fingerprint> {
                 self.prefetch(&next);
                 ring[k % AHEAD] = next;
             }
-            *answer = self.contains(&current);
+            // SAFETY: `current` was made by `Location::of` with `index`,
+            // which is `self.index()`. (The filler the ring starts with is
+            // always overwritten before it is read; its bucket 0 would be
+            // in range anyway: every table has at least two.)
+            *answer = unsafe { self.contains_located(&current) };
         }
     }
 }

@@ -206,7 +206,9 @@ impl<F: Fingerprint> RawTable<F> {
         // the loads after it until it completes: start the misses first.
         #[cfg(not(target_arch = "x86_64"))]
         self.prefetch(&loc);
-        match self.contains_optimistic(&loc) {
+        // SAFETY: `loc` was made by `Location::of` with `self.index`.
+        let (b1, b2) = unsafe { self.buckets_of(&loc) };
+        match self.probe_optimistic(b1, b2, &loc) {
             Some(answer) => answer,
             // Only the hash goes to the cold path, which locates it again:
             // the two indices and the fingerprint need not stay in
@@ -224,10 +226,35 @@ impl<F: Fingerprint> RawTable<F> {
         self.contains_contended(loc.i1, loc.i2, loc.fp)
     }
 
+    /// Starts loading both buckets of `loc`. A hint, which never faults,
+    /// so it needs no bounds check: the addresses are computed with
+    /// wrapping arithmetic and never dereferenced.
     #[inline(always)]
     pub(crate) fn prefetch(&self, loc: &Location<F>) {
-        prefetch(&self.buckets[loc.i1]);
-        prefetch(&self.buckets[loc.i2]);
+        let base = self.buckets.as_ptr();
+        prefetch(base.wrapping_add(loc.i1));
+        prefetch(base.wrapping_add(loc.i2));
+    }
+
+    /// Both buckets of `loc`, without bounds checks (lookups make two per
+    /// key otherwise, and the compiler cannot see that the index map's
+    /// bucket count is the array's length).
+    ///
+    /// # Safety
+    /// `loc.i1` and `loc.i2` are below `self.index.buckets()`: true of every
+    /// location [`Location::of`] makes with `self.index`.
+    #[inline(always)]
+    unsafe fn buckets_of(&self, loc: &Location<F>) -> (&F::Bucket, &F::Bucket) {
+        debug_assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
+        // SAFETY: `new` gives the array exactly `self.index.buckets()`
+        // buckets, and neither ever changes, so both indices the caller
+        // guarantees below that count are in bounds.
+        unsafe {
+            (
+                self.buckets.get_unchecked(loc.i1),
+                self.buckets.get_unchecked(loc.i2),
+            )
+        }
     }
 
     /// Exact lookup that takes no lock and writes nothing in the common
@@ -249,6 +276,13 @@ impl<F: Fingerprint> RawTable<F> {
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Location<F>) -> Option<bool> {
         let (b1, b2) = (&self.buckets[loc.i1], &self.buckets[loc.i2]);
+        self.probe_optimistic(b1, b2, loc)
+    }
+
+    /// [`contains_optimistic`](Self::contains_optimistic) on `b1` and `b2`,
+    /// the buckets of `loc`.
+    #[inline(always)]
+    fn probe_optimistic(&self, b1: &F::Bucket, b2: &F::Bucket, loc: &Location<F>) -> Option<bool> {
         let versions = self.stripes.read_versions(loc.i1, loc.i2);
         // Both loads are issued before either is compared, so their misses
         // overlap.
@@ -758,6 +792,18 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     #[inline(always)]
     fn contains(&self, loc: &Location<F>) -> bool {
         RawTable::contains(self, loc)
+    }
+    /// [`RawTable::contains`] without bounds checks.
+    #[inline(always)]
+    unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
+        // SAFETY: the caller guarantees both buckets are below
+        // `self.index().buckets()` (the trait method's contract), which is
+        // `buckets_of`'s.
+        let (b1, b2) = unsafe { self.buckets_of(loc) };
+        match self.probe_optimistic(b1, b2, loc) {
+            Some(answer) => answer,
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
+        }
     }
 }
 
