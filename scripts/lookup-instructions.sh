@@ -25,16 +25,23 @@ mkdir -p "$work"
 trees=()
 trap 'for t in "${trees[@]}"; do git -C "$root" worktree remove --force "$t" 2>/dev/null || true; done' EXIT
 
+# The library source of a revision: the working tree, or a worktree of
+# the commit (made here, in this shell, so that the trap removes it).
+source_of() { # rev -> path
+    if [[ $1 == . ]]; then echo "$root"; else echo "$work/src-$(git rev-parse --short "$1")"; fi
+}
+for rev in "$@"; do
+    [[ $rev == . ]] && continue
+    lib=$(source_of "$rev")
+    git worktree remove --force "$lib" 2>/dev/null || true
+    git worktree add --detach --force "$lib" "$rev" >/dev/null
+    trees+=("$lib")
+done
+
 build() { # rev -> binary path
     local rev=$1 name lib
-    if [[ $rev == . ]]; then
-        name=tree lib=$root
-    else
-        name=$(git rev-parse --short "$rev") lib="$work/src-$name"
-        git worktree remove --force "$lib" 2>/dev/null || true
-        git worktree add --detach --force "$lib" "$rev" >/dev/null
-        trees+=("$lib")
-    fi
+    lib=$(source_of "$rev")
+    if [[ $rev == . ]]; then name=tree; else name=$(git rev-parse --short "$rev"); fi
     local dir="$work/$name"
     mkdir -p "$dir/src"
     cp scripts/lookup-instructions/main.rs "$dir/src/main.rs"
