@@ -3,34 +3,35 @@
 //! # The invariant that makes lock-free lookups exact
 //! Writers change buckets only under the stripe locks of every bucket they
 //! touch; readers take no lock. A lookup of a key with fingerprint `f` and
-//! buckets `{x, y}` loads the versions of `x` and `y` (acquire), loads both
-//! buckets (relaxed: the loads are not ordered with each other, nor, for a
-//! 32-bit bucket, its two halves), and on a miss fences (acquire) and
-//! re-reads the versions. Every write path keeps this one invariant:
+//! buckets `{x, y}` loads the version of the pair `{x, y}` (acquire; one
+//! word, see `stripes.rs`), loads both buckets (relaxed: the loads are not
+//! ordered with each other, nor, for a 32-bit bucket, its two halves), and
+//! on a miss fences (acquire) and re-reads the version. Every write path
+//! keeps this one invariant:
 //!
 //! > **A slot may stop holding `f` while `f` stays present in the bucket
-//! > pair only if the version of the slot's bucket is bumped after the copy
-//! > that stays became visible and before the slot is cleared.**
+//! > pair only if the version of the pair is bumped after the copy that
+//! > stays became visible and before the slot is cleared.**
 //!
 //! A slot that stops holding `f` while the key stays present is a *move*,
 //! whatever the operation is called, and only moves make a present key look
 //! absent: a reader can miss `f` only by reading the bucket that receives
 //! the copy before it arrives and the bucket that loses one after it left.
 //! Having read the cleared slot (a release store) and fenced, the reader
-//! sees the bump that preceded the clear, so its versions differ and it
+//! sees the bump that preceded the clear, so its version differs and it
 //! retries. Had its first version load already seen the bump, the copy
 //! that stays would have been visible to its bucket loads, and it would have
 //! hit. The write paths:
 //!
 //! * **path moves** (`path.rs`, `move_locked`): store `f` into the
-//!   destination, bump the source's version, clear the source;
+//!   destination, bump the pair's version, clear the source;
 //! * **`remove` of one of several copies** ([`RawTable::remove`]): when
 //!   another copy of `f` stays in the pair outside the atomic word being
 //!   cleared (in the other bucket, or in the other half of a 32-bit
 //!   bucket), the other copy was stored by an earlier critical section of
-//!   the same two stripe locks; bump the cleared bucket's version, then
-//!   clear. Two *colliding* keys (same fingerprint, same pair, reversed
-//!   primaries) are the same signature to the filter, so this covers them:
+//!   the same two stripe locks; bump the pair's version, then clear. Two
+//!   *colliding* keys (same fingerprint, same pair, reversed primaries)
+//!   are the same signature to the filter, so this covers them:
 //!   `remove(k2)` may clear the copy `k` relies on, and the bump is what
 //!   keeps `k` visible;
 //! * **`remove` of a lone copy** and **plain inserts**: the key is absent
@@ -42,14 +43,19 @@
 //!   inserted since);
 //! * **decoding** fills a new table before any reader can see it.
 //!
+//! The pair a writer bumps is the pair the reader validates against: a
+//! slot of bucket `x` holding `f` belongs to the one pair `{x, alt(x, f)}`
+//! (`alt` is an involution), which a mover knows as its source and
+//! destination and a remove as the key's two buckets.
+//!
 //! Any future write path (batched writes, growth) must keep the invariant.
 //! The loom models in `loom-tests/` check each of these paths for 8-, 16-
 //! and 32-bit fingerprints; the `concurrent_cuckoo_canary` cfg plants three
 //! violations to prove the models bite.
 //!
 //! # Progress
-//! A lookup that keeps seeing versions change (writers moving fingerprints
-//! through its stripes) retries optimistically a few times, then reads both
+//! A lookup that keeps seeing its version change (writers moving
+//! fingerprints through pairs that share its version word) retries optimistically a few times, then reads both
 //! buckets under their two stripe locks, where nothing can move: every
 //! lookup finishes after a bounded number of attempts.
 
@@ -82,8 +88,8 @@ const MAX_PATH_ATTEMPTS: usize = 8;
 #[cfg(concurrent_cuckoo_loom)]
 const MAX_PATH_ATTEMPTS: usize = 1;
 /// Optimistic attempts a lookup makes before it reads under the two stripe
-/// locks. Each failed attempt means a move went through one of its two
-/// buckets' versions during the lookup. Under loom one attempt, so that the
+/// locks. Each failed attempt means a move bumped its pair's version word
+/// during the lookup. Under loom one attempt, so that the
 /// models explore the locked fallback whenever a reader has to retry.
 #[cfg(not(concurrent_cuckoo_loom))]
 const OPTIMISTIC_ATTEMPTS: u32 = 4;
@@ -269,7 +275,7 @@ impl<F: Fingerprint> RawTable<F> {
         }
     }
 
-    /// One optimistic attempt: `None` if a move through either bucket's
+    /// One optimistic attempt: `None` if a move that bumped the pair's
     /// version may have hidden the fingerprint from this attempt.
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Location<F>) -> Option<bool> {
@@ -281,7 +287,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// the buckets of `loc`.
     #[inline(always)]
     fn probe_optimistic(&self, b1: &F::Bucket, b2: &F::Bucket, loc: &Location<F>) -> Option<bool> {
-        let versions = self.stripes.read_versions(loc.i1, loc.i2);
+        let version = self.stripes.read_version(loc.i1, loc.i2);
         // Both loads are issued before either is compared, so their misses
         // overlap.
         let (w1, w2) = (F::load(b1), F::load(b2));
@@ -289,7 +295,7 @@ impl<F: Fingerprint> RawTable<F> {
             return Some(true);
         }
         fence(Ordering::Acquire);
-        versions.unchanged().then_some(false)
+        version.unchanged().then_some(false)
     }
 
     /// The rest of a lookup whose first attempt raced a move: a few more
@@ -692,7 +698,7 @@ impl<F: Fingerprint> RawTable<F> {
         // to a reader this remove is a move (see the module docs).
         #[cfg(not(concurrent_cuckoo_canary = "skip_remove_bump"))]
         if F::copy_outside_word(word, slot, fp) || F::count(other, fp) > 0 {
-            guard.bump_version(at);
+            guard.bump_version(i1, i2);
         }
         #[cfg(concurrent_cuckoo_canary = "skip_remove_bump")]
         let _ = other; // the planted bug: never tell readers
