@@ -94,18 +94,25 @@ pub(crate) trait Lookup<F: Fingerprint> {
             *slot = Location::of::<P>(index, hash_at(k));
             self.prefetch(slot);
         }
-        for (k, answer) in out.iter_mut().enumerate() {
+        // The keys with a key `AHEAD` further on, then the last `AHEAD`:
+        // two loops, so that neither asks per key whether there is one.
+        let (body, tail) = out.split_at_mut(n.saturating_sub(AHEAD));
+        for (k, answer) in body.iter_mut().enumerate() {
             let current = ring[k % AHEAD];
-            if k + AHEAD < n {
-                let next = Location::of::<P>(index, hash_at(k + AHEAD));
-                self.prefetch(&next);
-                ring[k % AHEAD] = next;
-            }
+            let next = Location::of::<P>(index, hash_at(k + AHEAD));
+            self.prefetch(&next);
+            ring[k % AHEAD] = next;
             // SAFETY: `current` was made by `Location::of` with `index`,
-            // which is `self.index()`. (The filler the ring starts with is
-            // always overwritten before it is read; its bucket 0 would be
-            // in range anyway: every table has at least two.)
+            // which is `self.index()`.
             *answer = unsafe { self.contains_located(&current) };
+        }
+        let start = body.len();
+        for (k, answer) in (start..).zip(tail) {
+            // SAFETY: as above. (The ring's filler is never read: the
+            // first `min(n, AHEAD)` entries were made above, and `tail`
+            // reads exactly those not yet overwritten; its bucket 0 would
+            // be in range anyway, every table having at least two.)
+            *answer = unsafe { self.contains_located(&ring[k % AHEAD]) };
         }
     }
 }
