@@ -1,8 +1,7 @@
 //! The public filter type and its builder.
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
-use crate::fingerprint::Fingerprint;
-use crate::fingerprint::SLOTS;
+use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::hashing::DefaultHashBuilder;
 use crate::index::{with_scheme, HashScheme, IndexMap, Scheme};
 use crate::lookup::Lookup;
@@ -81,7 +80,9 @@ impl<S> CuckooFilter<S> {
 }
 
 /// One table per fingerprint width, chosen at build time; each operation
-/// dispatches once (a perfectly predicted branch) into monomorphic code.
+/// dispatches once (a perfectly predicted branch) into monomorphic code,
+/// except single lookups, which call the function the filter picked for
+/// its table when it was made ([`Table::contains_fn`]).
 pub(crate) enum Table {
     F8(RawTable<u8>),
     F16(RawTable<u16>),
@@ -100,7 +101,7 @@ impl Table {
 }
 
 /// A fingerprint width, and the [`Table`] variant that holds it.
-pub(crate) trait Width: Fingerprint {
+trait Width: Fingerprint {
     /// `table`'s raw table if it has this width.
     fn table_of(table: &Table) -> Option<&RawTable<Self>>;
 }

@@ -55,9 +55,10 @@
 //!
 //! # Progress
 //! A lookup that keeps seeing its version change (writers moving
-//! fingerprints through pairs that share its version word) retries optimistically a few times, then reads both
-//! buckets under their two stripe locks, where nothing can move: every
-//! lookup finishes after a bounded number of attempts.
+//! fingerprints through pairs that share its version word) retries
+//! optimistically a few times, then reads both buckets under their two
+//! stripe locks, where nothing can move: every lookup finishes after a
+//! bounded number of attempts.
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
@@ -89,8 +90,8 @@ const MAX_PATH_ATTEMPTS: usize = 8;
 const MAX_PATH_ATTEMPTS: usize = 1;
 /// Optimistic attempts a lookup makes before it reads under the two stripe
 /// locks. Each failed attempt means a move bumped its pair's version word
-/// during the lookup. Under loom one attempt, so that the
-/// models explore the locked fallback whenever a reader has to retry.
+/// during the lookup. Under loom one attempt, so that the models explore
+/// the locked fallback whenever a reader has to retry.
 #[cfg(not(concurrent_cuckoo_loom))]
 const OPTIMISTIC_ATTEMPTS: u32 = 4;
 #[cfg(concurrent_cuckoo_loom)]
@@ -251,8 +252,9 @@ impl<F: Fingerprint> RawTable<F> {
     unsafe fn buckets_of(&self, loc: &Location<F>) -> (&F::Bucket, &F::Bucket) {
         debug_assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
         // SAFETY: `new` gives the array exactly `self.index.buckets()`
-        // buckets, and neither ever changes, so both indices the caller
-        // guarantees below that count are in bounds.
+        // buckets, and neither field is ever assigned again (nothing takes
+        // a table by `&mut`), so both indices the caller guarantees below
+        // that count are in bounds.
         unsafe {
             (
                 self.buckets.get_unchecked(loc.i1),
