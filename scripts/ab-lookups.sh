@@ -6,7 +6,11 @@
 #
 #   scripts/ab-lookups.sh OLD_COMMIT [ROUNDS] [BITS MIB]...
 #   scripts/ab-lookups.sh 818fd9c 7 16 1 16 256     # in cache, and 256 MiB
+#   scripts/ab-lookups.sh 818fd9c 7 mix 64           # two threads, 90/5/5, 64 MiB
 #
+# A configuration `mix MIB` runs the two-thread 90/5/5 mix (see main.rs)
+# instead of the one-thread lookups: each round is one run of each side of
+# five one-second rounds, of which each side reports the median.
 # Prints, for each configuration, each side's median ns per lookup and the
 # median over rounds of the paired ratio new/old (each round's new run
 # divided by the old run next to it). Builds in target/ab-lookups; the old
@@ -64,6 +68,16 @@ while (( $# >= 2 )); do
     done
     python3 - "$work/old.txt" "$work/new.txt" "$bits" "$mib" <<'PY'
 import re, statistics, sys
+if sys.argv[3] == "mix":
+    pat = r'wall ([\d.]+) cpu ([\d.]+)'
+    old, new = ([list(map(float, re.search(pat, l).groups())) for l in open(p)] for p in sys.argv[1:3])
+    print(f"\nTwo threads, 90% contains / 5% insert / 5% remove, 16-bit fingerprints, {sys.argv[4]} MiB at 80% load, M operations/s (median of {len(old)} rounds)\n")
+    print("| rate | old | new | new / old (median of paired rounds) |")
+    print("|---|---:|---:|---:|")
+    for i, name in enumerate(["wall clock", "sum of per-thread CPU-time rates"]):
+        ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
+        print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
+    sys.exit(0)
 def rows(path):
     pat = r'contains ([\d.]+) contains_hash ([\d.]+) batch32 ([\d.]+) hash_batch32 ([\d.]+)'
     return [list(map(float, re.search(pat, line).groups())) for line in open(path)]

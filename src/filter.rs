@@ -1,9 +1,9 @@
 //! The public filter type and its builder.
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
-use crate::fingerprint::SLOTS;
+use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::hashing::DefaultHashBuilder;
-use crate::index::{HashScheme, IndexMap};
+use crate::index::{with_scheme, HashScheme, IndexMap, Scheme};
 use crate::lookup::Lookup;
 use crate::stats::Stats;
 use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
@@ -56,15 +56,92 @@ const SMALL_TABLE_SLACK: f64 = 3.0;
 /// and track membership exactly elsewhere).
 pub struct CuckooFilter<S = DefaultHashBuilder> {
     pub(crate) table: Table,
+    /// `table`'s lookup of one hash, compiled for its fingerprint width and
+    /// hash scheme and chosen with it ([`Table::contains_fn`]): a lookup
+    /// makes one indirect call, always to the same place, instead of
+    /// deciding the width and the scheme again.
+    contains_fn: ContainsFn,
     pub(crate) hasher: S,
 }
 
+/// A single lookup of one table kind: see [`Table::contains_fn`].
+type ContainsFn = fn(&Table, u64) -> bool;
+
+impl<S> CuckooFilter<S> {
+    /// The filter of `table` and `hasher`: how every filter is made, so
+    /// that its lookup function always matches its table.
+    pub(crate) fn from_parts(table: Table, hasher: S) -> Self {
+        Self {
+            contains_fn: table.contains_fn(),
+            table,
+            hasher,
+        }
+    }
+}
+
 /// One table per fingerprint width, chosen at build time; each operation
-/// dispatches once (a perfectly predicted branch) into monomorphic code.
+/// dispatches once (a perfectly predicted branch) into monomorphic code,
+/// except single lookups, which call the function the filter picked for
+/// its table when it was made ([`Table::contains_fn`]).
 pub(crate) enum Table {
     F8(RawTable<u8>),
     F16(RawTable<u16>),
     F32(RawTable<u32>),
+}
+
+impl Table {
+    /// The single lookup of this table: [`contains_hash_in`] for its width
+    /// and hash scheme, neither of which ever changes.
+    fn contains_fn(&self) -> ContainsFn {
+        fn of<F: Width>(t: &RawTable<F>) -> ContainsFn {
+            with_scheme!(t.index.scheme(), P => contains_hash_in::<F, P>)
+        }
+        with_table!(self, t => of(t))
+    }
+}
+
+/// A fingerprint width, and the [`Table`] variant that holds it.
+trait Width: Fingerprint {
+    /// `table`'s raw table if it has this width.
+    fn table_of(table: &Table) -> Option<&RawTable<Self>>;
+}
+
+macro_rules! width {
+    ($($f:ty => $variant:ident),*) => {$(
+        impl Width for $f {
+            #[inline(always)]
+            fn table_of(table: &Table) -> Option<&RawTable<Self>> {
+                match table {
+                    Table::$variant(t) => Some(t),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+width!(u8 => F8, u16 => F16, u32 => F32);
+
+/// `contains_hash` for a table of width `F` and hash scheme `P`: what
+/// [`Table::contains_fn`] picks. The whole lookup is inlined here, so it
+/// decides nothing about the table's kind but the (perfectly predicted)
+/// check of the variant, which only a mismatch, impossible by
+/// construction, would fail.
+fn contains_hash_in<F: Width, P: Scheme>(table: &Table, hash: u64) -> bool {
+    match F::table_of(table) {
+        Some(t) => t.contains_hash_as::<P>(hash),
+        None => contains_hash_any(table, hash),
+    }
+}
+
+/// `contains_hash` for any table, deciding its kind: correct whatever
+/// [`contains_hash_in`] it is reached from.
+#[cold]
+#[inline(never)]
+fn contains_hash_any(table: &Table, hash: u64) -> bool {
+    with_table!(table, t => {
+        let loc = t.locate(hash);
+        t.contains(&loc)
+    })
 }
 
 /// Runs `$body` with `$t` bound to the table, whatever its width: the one
@@ -319,11 +396,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     #[inline]
     #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        with_table!(&self.table, t => {
-            let loc = t.locate(hash);
-            t.prefetch(&loc);
-            t.contains(&loc)
-        })
+        (self.contains_fn)(&self.table, hash)
     }
 
     /// [`remove`](Self::remove) for a precomputed hash.
@@ -1013,10 +1086,7 @@ impl<S> Builder<S> {
             HashScheme::Finalized,
         )
         .map_err(BuildError::AllocationFailed)?);
-        Ok(CuckooFilter {
-            table,
-            hasher: self.hasher,
-        })
+        Ok(CuckooFilter::from_parts(table, self.hasher))
     }
 
     fn choose_bits(&self) -> Result<u32, BuildError> {

@@ -112,7 +112,8 @@ impl Fingerprint for u8 {
 
     #[inline(always)]
     fn from_hash(hash: u64) -> Self {
-        (hash as u8).max(1)
+        let low = hash & u64::from(u8::MAX);
+        (low + u64::from(low == 0)) as u8
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {
@@ -173,7 +174,8 @@ impl Fingerprint for u16 {
 
     #[inline(always)]
     fn from_hash(hash: u64) -> Self {
-        (hash as u16).max(1)
+        let low = hash & u64::from(u16::MAX);
+        (low + u64::from(low == 0)) as u16
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {
@@ -246,7 +248,8 @@ impl Fingerprint for u32 {
 
     #[inline(always)]
     fn from_hash(hash: u64) -> Self {
-        (hash as u32).max(1)
+        let low = hash & u64::from(u32::MAX);
+        (low + u64::from(low == 0)) as u32
     }
     #[inline(always)]
     fn to_u64(self) -> u64 {

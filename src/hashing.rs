@@ -230,6 +230,9 @@ pub trait PersistentHasher: BuildHasher + Sized {
 #[derive(Clone)]
 pub struct DefaultHashBuilder {
     seed: u64,
+    /// [`flip_4to8`] of `seed`, computed once: what keys of 4 to 8 bytes
+    /// (`u32`, `u64`) are mixed with, five instructions per hash saved.
+    flip_4to8: u64,
 }
 
 /// Leaves the seed out: with it, anyone who reads a log line could craft
@@ -268,7 +271,10 @@ impl DefaultHashBuilder {
     /// ```
     #[must_use]
     pub fn with_seed(seed: u64) -> Self {
-        Self { seed }
+        Self {
+            seed,
+            flip_4to8: flip_4to8(seed),
+        }
     }
 
     /// The seed this builder hashes with.
@@ -297,7 +303,7 @@ impl BuildHasher for DefaultHashBuilder {
 
     #[inline]
     fn build_hasher(&self) -> PortableHasher {
-        PortableHasher::with_seed(self.seed)
+        PortableHasher::with_keys(self.seed, self.flip_4to8)
     }
 }
 
@@ -325,6 +331,8 @@ impl PersistentHasher for DefaultHashBuilder {
 /// ```
 pub struct PortableHasher {
     seed: u64,
+    /// [`flip_4to8`] of `seed`.
+    flip_4to8: u64,
     /// Bytes written so far while they fit in `buf` (`<= INLINE_BYTES`);
     /// `SPILLED` once `stream` holds the input instead. Where the input
     /// is depends on it: `small` up to `SMALL_BYTES`, then `buf`, then
@@ -367,8 +375,17 @@ impl PortableHasher {
     #[inline]
     #[must_use]
     pub fn with_seed(seed: u64) -> Self {
+        Self::with_keys(seed, flip_4to8(seed))
+    }
+
+    /// [`with_seed`](Self::with_seed) with `flip_4to8(seed)` already
+    /// computed (a [`DefaultHashBuilder`] keeps it).
+    #[inline]
+    fn with_keys(seed: u64, flip_4to8: u64) -> Self {
+        debug_assert_eq!(flip_4to8, self::flip_4to8(seed));
         Self {
             seed,
+            flip_4to8,
             len: 0,
             small: 0,
             buf: [MaybeUninit::uninit(); INLINE_BYTES],
@@ -462,11 +479,9 @@ impl PortableHasher {
             xxh3_avalanche(acc)
         } else if len >= 4 {
             // XXH3_len_4to8_64b: the first and the last 4 bytes.
-            let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
             let first = input as u32;
             let last = ((input as u64) >> (8 * (len - 4))) as u32;
-            let flip = (SECRET[1] ^ SECRET[2]).wrapping_sub(seed);
-            let keyed = u64::from(last).wrapping_add(u64::from(first) << 32) ^ flip;
+            let keyed = u64::from(last).wrapping_add(u64::from(first) << 32) ^ self.flip_4to8;
             rrmxmx(keyed, len as u64)
         } else if len > 0 {
             // XXH3_len_1to3_64b: the first, middle and last byte.
@@ -643,6 +658,15 @@ fn rrmxmx(mut h: u64, len: u64) -> u64 {
     h ^= (h >> 35).wrapping_add(len);
     h = h.wrapping_mul(PRIME_MX2);
     h ^ (h >> 28)
+}
+
+/// What `XXH3_len_4to8_64b` mixes the input with, which depends only on
+/// the seed: `(secret[8..16] ^ secret[16..24]) - (seed ^ (bswap32(seed)
+/// << 32))`.
+#[inline(always)]
+fn flip_4to8(seed: u64) -> u64 {
+    let seed = seed ^ (u64::from((seed as u32).swap_bytes()) << 32);
+    (SECRET[1] ^ SECRET[2]).wrapping_sub(seed)
 }
 
 /// `XXH3_mul128_fold64`.

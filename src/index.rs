@@ -42,6 +42,49 @@ pub(crate) enum HashScheme {
     Finalized,
 }
 
+/// A [`HashScheme`] as a type, so that code generic over it is compiled
+/// once per scheme and decides nothing per hash: a table picks its scheme
+/// once (see [`with_scheme!`]), and the lookup it runs then has no branch
+/// on it, and no load of it after the acquire loads of a batch.
+pub(crate) trait Scheme: Copy {
+    /// The scheme this type stands for.
+    const SCHEME: HashScheme;
+}
+
+/// [`HashScheme::Raw`] as a type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawHashes;
+
+/// [`HashScheme::Finalized`] as a type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FinalizedHashes;
+
+impl Scheme for RawHashes {
+    const SCHEME: HashScheme = HashScheme::Raw;
+}
+
+impl Scheme for FinalizedHashes {
+    const SCHEME: HashScheme = HashScheme::Finalized;
+}
+
+/// Runs `$body` with `$p` bound to the [`Scheme`] type of the scheme
+/// `$scheme`: the one place a scheme value becomes a type.
+macro_rules! with_scheme {
+    ($scheme:expr, $p:ident => $body:expr) => {
+        match $scheme {
+            $crate::index::HashScheme::Raw => {
+                type $p = $crate::index::RawHashes;
+                $body
+            }
+            $crate::index::HashScheme::Finalized => {
+                type $p = $crate::index::FinalizedHashes;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_scheme;
+
 /// Odd multiplier (2^64 / golden ratio) that spreads a fingerprint's bits into
 /// the high half of the product, which `fastrange` then uses.
 const FINGERPRINT_MIX: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -121,22 +164,34 @@ impl IndexMap {
 
     /// The hash the bucket and fingerprint are taken from: `hash`,
     /// finalized unless the scheme is [`HashScheme::Raw`].
-    #[inline(always)]
+    #[cfg(test)]
     pub(crate) fn prepare(self, hash: u64) -> u64 {
-        match self.scheme {
+        with_scheme!(self.scheme, P => self.prepare_as::<P>(hash))
+    }
+
+    /// [`prepare`](Self::prepare) for a map whose scheme is `P` (checked in
+    /// debug builds): no branch on the scheme.
+    #[inline(always)]
+    pub(crate) fn prepare_as<P: Scheme>(self, hash: u64) -> u64 {
+        debug_assert_eq!(self.scheme, P::SCHEME);
+        match P::SCHEME {
             HashScheme::Finalized => finalize(hash),
             HashScheme::Raw => hash,
         }
     }
 
     /// Primary bucket of a prepared hash: its high 32 bits mapped onto
-    /// `[0, m)`.
+    /// `[0, m)`. Always below `m`, whatever the hash (`x < 2^32`, so
+    /// `x * m < 2^32 * m`): lookups index their buckets unchecked on this.
     #[inline(always)]
     pub(crate) fn primary(self, prepared: u64) -> usize {
         (((prepared >> 32) * self.buckets) >> 32) as usize
     }
 
     /// The other candidate bucket of fingerprint `fp` stored in bucket `i`.
+    /// Below `m` whenever `i` is (`h` and `i` are both below `m`, so `h -
+    /// i`, plus `m` if that borrowed, is in `[0, m)`), which lookups rely
+    /// on to index their buckets unchecked.
     #[inline(always)]
     pub(crate) fn alternate(self, i: usize, fp: u64) -> usize {
         let mixed = fp.wrapping_mul(FINGERPRINT_MIX);

@@ -282,7 +282,7 @@ impl<F: Fingerprint> RawTable<F> {
             // least one bucket at every instant, and a reader that sees the
             // clear sees the bump (the invariant in `table.rs`).
             F::store_slot(dst, dst_word, free, hop.fp);
-            guard.bump_version(hop.from);
+            guard.bump_version(hop.from, hop.to);
             F::store_slot(src, src_word, hop.slot, F::EMPTY);
         }
         // Deliberate bugs for the loom canary (`scripts/loom.sh --canary`),
@@ -292,7 +292,7 @@ impl<F: Fingerprint> RawTable<F> {
             // Clear the source before the destination holds the fingerprint.
             F::store_slot(src, src_word, hop.slot, F::EMPTY);
             F::store_slot(dst, dst_word, free, hop.fp);
-            guard.bump_version(hop.from);
+            guard.bump_version(hop.from, hop.to);
         }
         #[cfg(concurrent_cuckoo_canary = "skip_bump")]
         {

@@ -8,17 +8,25 @@
 //! so it can only be changed with the right locks held.
 //!
 //! Readers never lock (but see the bounded fallback in `table.rs`) and never
-//! write. They validate a miss against the *versions* of their two buckets,
+//! write. They validate a miss against the *version* of their bucket pair,
 //! which a writer bumps exactly when it clears a slot whose fingerprint stays
-//! present elsewhere in the bucket pair (a move; see the invariant in
-//! `table.rs`). Versions are a dense array of `u64`, separate from the
-//! cache-padded locks, so the words a lookup reads stay in L1/L2 and cost no
-//! extra miss, while the locks, which writers hammer, do not false-share.
-//! Bucket `i` has version `i & version_mask`; there are at least as many
-//! versions as lock stripes (both powers of two), so a version word is only
-//! ever bumped under one stripe's lock, and a move invalidates the lookups
-//! of fewer buckets than share its lock. Versions are 64-bit, so they cannot
-//! wrap around during a lookup, however long the reader is descheduled.
+//! present elsewhere in the pair (a move; see the invariant in `table.rs`).
+//! Versions are a dense array of `u64`, separate from the cache-padded
+//! locks, so the word a lookup reads stays in L1/L2 and costs no extra miss,
+//! while the locks, which writers hammer, do not false-share.
+//!
+//! The pair `{a, b}` has version `((a ^ b) >> 1) & version_mask`: symmetric
+//! in `a` and `b`, so a reader, which knows its pair, and a writer that
+//! moves or removes a copy of a fingerprint within that pair, which knows
+//! both buckets, agree on the word. (The two buckets of a pair always
+//! differ in parity, `a + b` being `H(f)` or `H(f) + m`, odd plus even, so
+//! the low bit of `a ^ b` is always one and is dropped.) A lookup so reads
+//! and re-reads one word, not two, and a move invalidates only the lookups
+//! whose pairs share its word, half as many as when each bucket had its
+//! own. A version word may be bumped under different stripe locks; bumps
+//! are atomic read-modify-writes, so that needs nothing more. Versions are
+//! 64-bit, so they cannot wrap around during a lookup, however long the
+//! reader is descheduled.
 //!
 //! Each lock's cache line also holds its stripe's item count and move
 //! counter: a writer already owns that line, so `len()` costs inserts and
@@ -106,20 +114,19 @@ pub(crate) struct Stripes {
     version_mask: usize,
 }
 
-/// The versions of a lookup's two buckets as it first read them.
+/// The version of a lookup's bucket pair as it first read it.
 pub(crate) struct VersionSnapshot<'a> {
-    words: [&'a AtomicU64; 2],
-    seen: [u64; 2],
+    word: &'a AtomicU64,
+    seen: u64,
 }
 
 impl VersionSnapshot<'_> {
-    /// Whether both versions still read as they did, re-read with relaxed
-    /// loads: the caller issues the acquire fence that orders its bucket
-    /// loads before these.
+    /// Whether the version still reads as it did, re-read with a relaxed
+    /// load: the caller issues the acquire fence that orders its bucket
+    /// loads before it.
     #[inline(always)]
     pub(crate) fn unchanged(&self) -> bool {
-        self.words[0].load(Ordering::Relaxed) == self.seen[0]
-            && self.words[1].load(Ordering::Relaxed) == self.seen[1]
+        self.word.load(Ordering::Relaxed) == self.seen
     }
 }
 
@@ -147,7 +154,9 @@ impl Stripes {
     /// two, `versions >= stripes`).
     pub(crate) fn new(stripes: usize, versions: usize) -> Self {
         assert!(stripes.is_power_of_two() && versions.is_power_of_two());
-        assert!(versions >= stripes, "every version under one lock");
+        // No longer needed for correctness (a version word may be bumped
+        // under several locks), but the sizing rule the builder checks.
+        assert!(versions >= stripes, "never fewer versions than stripes");
         Self {
             stripes: (0..stripes)
                 .map(|_| CachePadded::new(Stripe::default()))
@@ -174,39 +183,38 @@ impl Stripes {
         bucket & self.lock_mask
     }
 
+    /// The version word of the pair `{a, b}` (module docs).
     #[inline(always)]
-    fn version_word(&self, bucket: usize) -> &AtomicU64 {
-        let index = bucket & self.version_mask;
+    fn version_word(&self, a: usize, b: usize) -> &AtomicU64 {
+        let index = ((a ^ b) >> 1) & self.version_mask;
         debug_assert!(index < self.versions.len());
-        // Unchecked because this runs twice in every lookup.
+        // Unchecked because every lookup comes here.
         // SAFETY: `new` sets `version_mask = versions.len() - 1` (a power of
         // two) and neither changes, so `index <= version_mask < len`.
         unsafe { self.versions.get_unchecked(index) }
     }
 
-    /// Version of `bucket`, loaded with acquire.
+    /// Version of the pair `{a, b}`, loaded with acquire.
     #[cfg(test)]
-    pub(crate) fn version(&self, bucket: usize) -> u64 {
-        self.version_word(bucket).load(Ordering::Acquire)
+    pub(crate) fn version(&self, a: usize, b: usize) -> u64 {
+        self.version_word(a, b).load(Ordering::Acquire)
     }
 
-    /// The versions of buckets `a` and `b`, loaded with acquire: bucket
-    /// loads that follow see every store that preceded a bump these loads
-    /// observed. [`VersionSnapshot::unchanged`] re-reads them.
+    /// The version of the pair `{a, b}`, loaded with acquire: bucket loads
+    /// that follow see every store that preceded a bump this load observed.
+    /// [`VersionSnapshot::unchanged`] re-reads it.
     ///
-    /// Both words' addresses are computed here, once, before any atomic
-    /// load: the compiler may not move the plain loads of the array's
-    /// pointer, length and mask across an acquire load or fence, so
-    /// indexing again for the re-read cost four more bounds-checked
-    /// lookups (about 20 instructions, a quarter of a lookup in cache).
+    /// The word's address is computed here, once, before the atomic load:
+    /// the compiler may not move the plain loads of the array's pointer and
+    /// mask across an acquire load or fence, so indexing again for the
+    /// re-read would cost them again.
     #[inline(always)]
-    pub(crate) fn read_versions(&self, a: usize, b: usize) -> VersionSnapshot<'_> {
-        let words = [self.version_word(a), self.version_word(b)];
-        let seen = [
-            words[0].load(Ordering::Acquire),
-            words[1].load(Ordering::Acquire),
-        ];
-        VersionSnapshot { words, seen }
+    pub(crate) fn read_version(&self, a: usize, b: usize) -> VersionSnapshot<'_> {
+        let word = self.version_word(a, b);
+        VersionSnapshot {
+            word,
+            seen: word.load(Ordering::Acquire),
+        }
     }
 
     /// Starts fetching the lock lines of buckets `a` and `b`, so a writer's
@@ -393,18 +401,19 @@ impl StripeGuard<'_> {
         len.fetch_add(delta, Ordering::Relaxed);
     }
 
-    /// Tells optimistic readers of `bucket` that a fingerprint they may be
-    /// relying on is about to be cleared from it while it stays present
-    /// elsewhere in its pair. Must come after the other copy was stored and
-    /// before the clear (see `table.rs` for the argument).
+    /// Tells optimistic readers of the pair `{a, b}` that a fingerprint
+    /// they may be relying on is about to be cleared from one of its
+    /// buckets while it stays present in the pair. Must come after the
+    /// other copy was stored and before the clear (see `table.rs` for the
+    /// argument).
     #[inline]
-    pub(crate) fn bump_version(&self, bucket: usize) {
+    pub(crate) fn bump_version(&self, a: usize, b: usize) {
         debug_assert!(
-            self.holds(bucket),
-            "bucket {bucket} is not under this guard"
+            self.holds(a) && self.holds(b),
+            "pair {{{a}, {b}}} is not under this guard"
         );
         self.stripes
-            .version_word(bucket)
+            .version_word(a, b)
             .fetch_add(1, Ordering::Release);
     }
 
@@ -513,12 +522,17 @@ mod tests {
     }
 
     #[test]
-    fn versions_are_finer_than_locks() {
+    fn a_pair_has_one_version_whichever_bucket_names_it_first() {
         let s = Stripes::new(2, 8);
-        let g = s.lock_pair(1, 3); // one stripe (odd buckets), two versions
-        g.bump_version(3);
+        let g = s.lock_pair(1, 6); // both stripes; pair word (1 ^ 6) >> 1 = 3
+        g.bump_version(6, 1);
         drop(g);
-        assert_eq!((s.version(1), s.version(3), s.version(11)), (0, 1, 1));
+        assert_eq!((s.version(1, 6), s.version(6, 1)), (1, 1));
+        // Another pair with the same word shares it; other pairs do not.
+        assert_eq!(
+            (s.version(0, 7), s.version(1, 2), s.version(17, 22)),
+            (1, 0, 1)
+        );
     }
 
     #[test]
@@ -528,7 +542,7 @@ mod tests {
             let g = s.lock_pair(1, 5); // same stripe: must not self-deadlock
             g.add_len(1, 2);
             g.add_len(5, 1);
-            g.bump_version(5);
+            g.bump_version(1, 5);
             g.record_move(5);
         }
         {
@@ -536,8 +550,8 @@ mod tests {
             g.add_len(3, -1);
         }
         assert_eq!(s.len(), 2);
-        assert_eq!(s.version(1), 1);
-        assert_eq!(s.version(0), 0);
+        assert_eq!(s.version(1, 5), 1);
+        assert_eq!(s.version(0, 1), 0);
         assert_eq!(s.moves(), 1);
         let all = s.lock_all();
         assert!(all.holds(2) && all.holds(3));

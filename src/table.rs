@@ -3,34 +3,35 @@
 //! # The invariant that makes lock-free lookups exact
 //! Writers change buckets only under the stripe locks of every bucket they
 //! touch; readers take no lock. A lookup of a key with fingerprint `f` and
-//! buckets `{x, y}` loads the versions of `x` and `y` (acquire), loads both
-//! buckets (relaxed: the loads are not ordered with each other, nor, for a
-//! 32-bit bucket, its two halves), and on a miss fences (acquire) and
-//! re-reads the versions. Every write path keeps this one invariant:
+//! buckets `{x, y}` loads the version of the pair `{x, y}` (acquire; one
+//! word, see `stripes.rs`), loads both buckets (relaxed: the loads are not
+//! ordered with each other, nor, for a 32-bit bucket, its two halves), and
+//! on a miss fences (acquire) and re-reads the version. Every write path
+//! keeps this one invariant:
 //!
 //! > **A slot may stop holding `f` while `f` stays present in the bucket
-//! > pair only if the version of the slot's bucket is bumped after the copy
-//! > that stays became visible and before the slot is cleared.**
+//! > pair only if the version of the pair is bumped after the copy that
+//! > stays became visible and before the slot is cleared.**
 //!
 //! A slot that stops holding `f` while the key stays present is a *move*,
 //! whatever the operation is called, and only moves make a present key look
 //! absent: a reader can miss `f` only by reading the bucket that receives
 //! the copy before it arrives and the bucket that loses one after it left.
 //! Having read the cleared slot (a release store) and fenced, the reader
-//! sees the bump that preceded the clear, so its versions differ and it
+//! sees the bump that preceded the clear, so its version differs and it
 //! retries. Had its first version load already seen the bump, the copy
 //! that stays would have been visible to its bucket loads, and it would have
 //! hit. The write paths:
 //!
 //! * **path moves** (`path.rs`, `move_locked`): store `f` into the
-//!   destination, bump the source's version, clear the source;
+//!   destination, bump the pair's version, clear the source;
 //! * **`remove` of one of several copies** ([`RawTable::remove`]): when
 //!   another copy of `f` stays in the pair outside the atomic word being
 //!   cleared (in the other bucket, or in the other half of a 32-bit
 //!   bucket), the other copy was stored by an earlier critical section of
-//!   the same two stripe locks; bump the cleared bucket's version, then
-//!   clear. Two *colliding* keys (same fingerprint, same pair, reversed
-//!   primaries) are the same signature to the filter, so this covers them:
+//!   the same two stripe locks; bump the pair's version, then clear. Two
+//!   *colliding* keys (same fingerprint, same pair, reversed primaries)
+//!   are the same signature to the filter, so this covers them:
 //!   `remove(k2)` may clear the copy `k` relies on, and the bump is what
 //!   keeps `k` visible;
 //! * **`remove` of a lone copy** and **plain inserts**: the key is absent
@@ -42,20 +43,26 @@
 //!   inserted since);
 //! * **decoding** fills a new table before any reader can see it.
 //!
+//! The pair a writer bumps is the pair the reader validates against: a
+//! slot of bucket `x` holding `f` belongs to the one pair `{x, alt(x, f)}`
+//! (`alt` is an involution), which a mover knows as its source and
+//! destination and a remove as the key's two buckets.
+//!
 //! Any future write path (batched writes, growth) must keep the invariant.
 //! The loom models in `loom-tests/` check each of these paths for 8-, 16-
 //! and 32-bit fingerprints; the `concurrent_cuckoo_canary` cfg plants three
 //! violations to prove the models bite.
 //!
 //! # Progress
-//! A lookup that keeps seeing versions change (writers moving fingerprints
-//! through its stripes) retries optimistically a few times, then reads both
-//! buckets under their two stripe locks, where nothing can move: every
-//! lookup finishes after a bounded number of attempts.
+//! A lookup that keeps seeing its version change (writers moving
+//! fingerprints through pairs that share its version word) retries
+//! optimistically a few times, then reads both buckets under their two
+//! stripe locks, where nothing can move: every lookup finishes after a
+//! bounded number of attempts.
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
-use crate::index::{HashScheme, IndexMap};
+use crate::index::{HashScheme, IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, BucketArray};
@@ -82,9 +89,9 @@ const MAX_PATH_ATTEMPTS: usize = 8;
 #[cfg(concurrent_cuckoo_loom)]
 const MAX_PATH_ATTEMPTS: usize = 1;
 /// Optimistic attempts a lookup makes before it reads under the two stripe
-/// locks. Each failed attempt means a move went through one of its two
-/// buckets' versions during the lookup. Under loom one attempt, so that the
-/// models explore the locked fallback whenever a reader has to retry.
+/// locks. Each failed attempt means a move bumped its pair's version word
+/// during the lookup. Under loom one attempt, so that the models explore
+/// the locked fallback whenever a reader has to retry.
 #[cfg(not(concurrent_cuckoo_loom))]
 const OPTIMISTIC_ATTEMPTS: u32 = 4;
 #[cfg(concurrent_cuckoo_loom)]
@@ -189,17 +196,71 @@ impl<F: Fingerprint> RawTable<F> {
 
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Location<F> {
-        let hash = self.index.prepare(hash);
-        let fp = F::from_hash(hash);
-        let i1 = self.index.primary(hash);
-        let i2 = self.index.alternate(i1, fp.to_u64());
-        Location { i1, i2, fp }
+        Lookup::locate(self, hash)
     }
 
+    /// [`contains`](Self::contains) of the location of `hash`, for a table
+    /// whose hash scheme is `P`: a whole single lookup, with no decision
+    /// on the scheme (each filter calls the one for its table, see
+    /// `filter.rs`).
+    #[inline(always)]
+    pub(crate) fn contains_hash_as<P: Scheme>(&self, hash: u64) -> bool {
+        let loc = Location::of::<P>(self.index, hash);
+        // The misses start before the version loads. Not redundant on x86
+        // either, where the loads could issue as early: without it a keyed
+        // `contains` on a 64 MiB table took 64 ns instead of 53, and the
+        // prefetch costs two instructions (`docs/benchmarks.md`, issue 21).
+        self.prefetch(&loc);
+        // SAFETY: `loc` was made by `Location::of` with `self.index`.
+        let (b1, b2) = unsafe { self.buckets_of(&loc) };
+        match self.probe_optimistic(b1, b2, &loc) {
+            Some(answer) => answer,
+            // Only the hash goes to the cold path, which locates it again:
+            // the two indices and the fingerprint need not stay in
+            // registers (or be saved on the stack) across the probe.
+            None => self.contains_hash_contended::<P>(hash),
+        }
+    }
+
+    /// [`contains_contended`](Self::contains_contended) of the location of
+    /// `hash`.
+    #[cold]
+    #[inline(never)]
+    fn contains_hash_contended<P: Scheme>(&self, hash: u64) -> bool {
+        let loc = Location::of::<P>(self.index, hash);
+        self.contains_contended(loc.i1, loc.i2, loc.fp)
+    }
+
+    /// Starts loading both buckets of `loc`. A hint, which never faults,
+    /// so it needs no bounds check: the addresses are computed with
+    /// wrapping arithmetic and never dereferenced.
     #[inline(always)]
     pub(crate) fn prefetch(&self, loc: &Location<F>) {
-        prefetch(&self.buckets[loc.i1]);
-        prefetch(&self.buckets[loc.i2]);
+        let base = self.buckets.as_ptr();
+        prefetch(base.wrapping_add(loc.i1));
+        prefetch(base.wrapping_add(loc.i2));
+    }
+
+    /// Both buckets of `loc`, without bounds checks (lookups make two per
+    /// key otherwise, and the compiler cannot see that the index map's
+    /// bucket count is the array's length).
+    ///
+    /// # Safety
+    /// `loc.i1` and `loc.i2` are below `self.index.buckets()`: true of every
+    /// location [`Location::of`] makes with `self.index`.
+    #[inline(always)]
+    unsafe fn buckets_of(&self, loc: &Location<F>) -> (&F::Bucket, &F::Bucket) {
+        debug_assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
+        // SAFETY: `new` gives the array exactly `self.index.buckets()`
+        // buckets, and neither field is ever assigned again (nothing takes
+        // a table by `&mut`), so both indices the caller guarantees below
+        // that count are in bounds.
+        unsafe {
+            (
+                self.buckets.get_unchecked(loc.i1),
+                self.buckets.get_unchecked(loc.i2),
+            )
+        }
     }
 
     /// Exact lookup that takes no lock and writes nothing in the common
@@ -216,12 +277,19 @@ impl<F: Fingerprint> RawTable<F> {
         }
     }
 
-    /// One optimistic attempt: `None` if a move through either bucket's
+    /// One optimistic attempt: `None` if a move that bumped the pair's
     /// version may have hidden the fingerprint from this attempt.
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Location<F>) -> Option<bool> {
         let (b1, b2) = (&self.buckets[loc.i1], &self.buckets[loc.i2]);
-        let versions = self.stripes.read_versions(loc.i1, loc.i2);
+        self.probe_optimistic(b1, b2, loc)
+    }
+
+    /// [`contains_optimistic`](Self::contains_optimistic) on `b1` and `b2`,
+    /// the buckets of `loc`.
+    #[inline(always)]
+    fn probe_optimistic(&self, b1: &F::Bucket, b2: &F::Bucket, loc: &Location<F>) -> Option<bool> {
+        let version = self.stripes.read_version(loc.i1, loc.i2);
         // Both loads are issued before either is compared, so their misses
         // overlap.
         let (w1, w2) = (F::load(b1), F::load(b2));
@@ -229,7 +297,7 @@ impl<F: Fingerprint> RawTable<F> {
             return Some(true);
         }
         fence(Ordering::Acquire);
-        versions.unchanged().then_some(false)
+        version.unchanged().then_some(false)
     }
 
     /// The rest of a lookup whose first attempt raced a move: a few more
@@ -639,7 +707,7 @@ impl<F: Fingerprint> RawTable<F> {
         // to a reader this remove is a move (see the module docs).
         #[cfg(not(concurrent_cuckoo_canary = "skip_remove_bump"))]
         if F::copy_outside_word(word, slot, fp) || F::count(other, fp) > 0 {
-            guard.bump_version(at);
+            guard.bump_version(i1, i2);
         }
         #[cfg(concurrent_cuckoo_canary = "skip_remove_bump")]
         let _ = other; // the planted bug: never tell readers
@@ -727,8 +795,8 @@ impl<F: Fingerprint> RawTable<F> {
 
 impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     #[inline(always)]
-    fn locate(&self, hash: u64) -> Location<F> {
-        RawTable::locate(self, hash)
+    fn index(&self) -> IndexMap {
+        self.index
     }
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
@@ -737,6 +805,18 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     #[inline(always)]
     fn contains(&self, loc: &Location<F>) -> bool {
         RawTable::contains(self, loc)
+    }
+    /// [`RawTable::contains`] without bounds checks.
+    #[inline(always)]
+    unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
+        // SAFETY: the caller guarantees both buckets are below
+        // `self.index().buckets()` (the trait method's contract), which is
+        // `buckets_of`'s.
+        let (b1, b2) = unsafe { self.buckets_of(loc) };
+        match self.probe_optimistic(b1, b2, loc) {
+            Some(answer) => answer,
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
+        }
     }
 }
 

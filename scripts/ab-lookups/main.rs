@@ -7,8 +7,18 @@
 //! each. Uses only API both old and new versions have.
 //!
 //! Usage: ab-lookups BITS MIB [ROUNDS]
+//!
+//! `ab-lookups mix MIB [ROUNDS]` instead runs the two-thread mix of issue
+//! 21: a 16-bit table of MIB MiB filled to 80% with keyed inserts, then
+//! ROUNDS rounds of one second in which two threads each run 90% keyed
+//! `contains` (keys half present), 5% `insert` of fresh keys and 5%
+//! `remove` of keys inserted at the start (so the load stays at 80%);
+//! prints the median over rounds of M operations/s by the wall clock and
+//! by the threads' CPU time (the sum of each thread's own rate).
 use concurrent_cuckoo::CuckooFilter;
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Barrier;
 
 fn key(i: u64) -> u64 {
     let mut z = i
@@ -41,8 +51,117 @@ pub fn hb(f: &CuckooFilter, h: &[u64], out: &mut [bool]) {
     f.contains_hash_batch(h, out)
 }
 
+/// xorshift64*: the mix's operation choices and lookup keys.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// One thread's share of a round of the mix: (operations, CPU ns).
+fn mix_thread(f: &CuckooFilter, t: u64, n: u64, round: u64, stop: &AtomicBool) -> (u64, u64) {
+    let start = cpu_ns();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t << 32) ^ round);
+    // Fresh keys from 2^40 on, originals from the start: disjoint per
+    // thread and round, so every remove finds its key and every insert
+    // adds a new one.
+    let (mut ins, mut rem) = ((1u64 << 40) + (round << 32) + t, round * (n / 16) + t);
+    let (mut ops, mut sink) = (0u64, 0usize);
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..256 {
+            let r = rng.next();
+            match r % 100 {
+                0..=89 => sink += usize::from(f.contains(&key((r >> 8) % (2 * n)))),
+                90..=94 => {
+                    sink += usize::from(f.insert(&key(ins)).is_ok());
+                    ins += 2;
+                }
+                _ => {
+                    sink += usize::from(f.remove(&key(rem)));
+                    rem += 2;
+                }
+            }
+        }
+        ops += 256;
+    }
+    black_box(sink);
+    (ops, (cpu_ns() - start) as u64)
+}
+
+fn mix(mib: u64, rounds: usize) {
+    let slots = mib * 1024 * 1024 * 8 / 16;
+    let n = slots * 8 / 10;
+    let f = CuckooFilter::builder()
+        .capacity(0)
+        .bucket_count((slots / 4) as usize)
+        .fingerprint_bits(16)
+        .seed(3)
+        .build()
+        .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..2u64 {
+            let f = &f;
+            s.spawn(move || {
+                let mut i = t;
+                while i < n {
+                    f.insert(&key(i)).unwrap();
+                    i += 2;
+                }
+            });
+        }
+    });
+    let (mut wall, mut cpu) = (Vec::new(), Vec::new());
+    for round in 0..rounds as u64 {
+        let stop = AtomicBool::new(false);
+        let barrier = Barrier::new(3);
+        let (results, secs) = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2u64)
+                .map(|t| {
+                    let (f, stop, barrier) = (&f, &stop, &barrier);
+                    s.spawn(move || {
+                        barrier.wait();
+                        mix_thread(f, t, n, round, stop)
+                    })
+                })
+                .collect();
+            barrier.wait();
+            let start = std::time::Instant::now();
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            stop.store(true, Ordering::Relaxed);
+            let results: Vec<(u64, u64)> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            (results, start.elapsed().as_secs_f64())
+        });
+        let ops: u64 = results.iter().map(|r| r.0).sum();
+        wall.push(ops as f64 / secs / 1e6);
+        cpu.push(
+            results
+                .iter()
+                .map(|r| r.0 as f64 / r.1.max(1) as f64 * 1e3)
+                .sum::<f64>(),
+        );
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!(
+        "mix {mib} MiB: wall {:.2} cpu {:.2} Mops",
+        med(&mut wall),
+        med(&mut cpu)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args[1] == "mix" {
+        let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
+        return mix(args[2].parse().unwrap(), rounds);
+    }
     let bits: u32 = args[1].parse().unwrap();
     let mib: u64 = args[2].parse().unwrap();
     let rounds: usize = args.get(3).map_or(5, |s| s.parse().unwrap());

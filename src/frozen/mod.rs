@@ -94,15 +94,8 @@ impl<F: Fingerprint> View<'_, F> {
 
 impl<F: Fingerprint> Lookup<F> for View<'_, F> {
     #[inline(always)]
-    fn locate(&self, hash: u64) -> Location<F> {
-        let hash = self.index.prepare(hash);
-        let fp = F::from_hash(hash);
-        let i1 = self.index.primary(hash);
-        Location {
-            i1,
-            i2: self.index.alternate(i1, fp.to_u64()),
-            fp,
-        }
+    fn index(&self) -> IndexMap {
+        self.index
     }
 
     #[inline(always)]
@@ -691,10 +684,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
         let header = &self.header;
         let body = self.body();
         let table = table_of_width!(header.bits, F => thaw::<F>(header, body)?);
-        Ok(CuckooFilter {
-            table,
-            hasher: S::from_seed(header.seed),
-        })
+        Ok(CuckooFilter::from_parts(table, S::from_seed(header.seed)))
     }
 }
 

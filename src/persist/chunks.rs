@@ -747,10 +747,10 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
                         unreachable!()
                     };
                     let (header, table) = level.finish()?;
-                    self.state = State::Done(DecodedFilter::Filter(CuckooFilter {
+                    self.state = State::Done(DecodedFilter::Filter(CuckooFilter::from_parts(
                         table,
-                        hasher: S::from_seed(header.seed),
-                    }));
+                        S::from_seed(header.seed),
+                    )));
                 }
                 Ok(())
             }

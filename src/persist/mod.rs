@@ -443,10 +443,7 @@ fn decode_stream<S: PersistentHasher, R: Read>(
     limit: Option<u64>,
 ) -> Result<CuckooFilter<S>, DecodeError> {
     let (header, table) = decode_one(r, S::ID, exact_len, limit)?;
-    Ok(CuckooFilter {
-        table,
-        hasher: S::from_seed(header.seed),
-    })
+    Ok(CuckooFilter::from_parts(table, S::from_seed(header.seed)))
 }
 
 /// Decodes one single-table encoding (format versions 1 and 2) from `r`,

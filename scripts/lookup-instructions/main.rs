@@ -1,0 +1,109 @@
+//! The instruction-count driver `scripts/lookup-instructions.sh` compiles
+//! against any version of the library and runs under callgrind: a table of
+//! BITS-bit fingerprints and MIB MiB filled to 90% on one thread (keys and
+//! seed as in `scripts/ab-lookups/main.rs`), then N operations of one kind
+//! inside one `#[inline(never)]` function named `op_KIND`, which callgrind
+//! collects alone (`--toggle-collect=op_KIND`). Instructions per operation
+//! = the collected total / N (the loop around each call included: a few
+//! instructions). Uses only API every version since `818fd9c` has.
+//!
+//! Usage: lookup-instructions BITS MIB KIND N
+//! KIND: contains_hash_miss, contains_hash_hit, contains_miss, contains_hit,
+//! hash_batch_miss, batch_miss (bursts of 32), insert_remove (N pairs of
+//! `insert_hash` then `remove_hash` of a fresh key, at 90% load).
+use concurrent_cuckoo::CuckooFilter;
+use std::hint::black_box;
+
+fn key(i: u64) -> u64 {
+    let mut z = i
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(0x1234_5678_9ABC_DEF1);
+    z = (z ^ (z >> 33)).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    z = (z ^ (z >> 33)).wrapping_mul(0xC4CE_B9FE_1A85_EC53);
+    z ^ (z >> 33)
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_contains_hash(f: &CuckooFilter, keys: &[u64]) -> usize {
+    keys.iter().filter(|&&h| f.contains_hash(h)).count()
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_contains(f: &CuckooFilter, keys: &[u64]) -> usize {
+    keys.iter().filter(|k| f.contains(*k)).count()
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_hash_batch(f: &CuckooFilter, keys: &[u64], out: &mut [bool]) -> usize {
+    let mut c = 0;
+    for ch in keys.chunks(32) {
+        f.contains_hash_batch(ch, &mut out[..ch.len()]);
+        c += out[0] as usize;
+    }
+    c
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_batch(f: &CuckooFilter, keys: &[u64], out: &mut [bool]) -> usize {
+    let mut c = 0;
+    for ch in keys.chunks(32) {
+        f.contains_batch(ch, &mut out[..ch.len()]);
+        c += out[0] as usize;
+    }
+    c
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_insert_remove(f: &CuckooFilter, keys: &[u64]) -> usize {
+    let mut c = 0;
+    for &h in keys {
+        c += f.insert_hash(h).is_ok() as usize;
+        c += f.remove_hash(h) as usize;
+    }
+    c
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let bits: u32 = args[1].parse().unwrap();
+    let mib: u64 = args[2].parse().unwrap();
+    let kind = args[3].as_str();
+    let ops: u64 = args[4].parse().unwrap();
+    let slots = mib * 1024 * 1024 * 8 / bits as u64;
+    let n = slots * 9 / 10;
+    let f = CuckooFilter::builder()
+        .capacity(0)
+        .bucket_count((slots / 4) as usize)
+        .fingerprint_bits(bits)
+        .seed(3)
+        .build()
+        .unwrap();
+    // Keyed kinds look keys up through the hasher: fill with the same keys.
+    let keyed = matches!(kind, "contains_miss" | "contains_hit" | "batch_miss");
+    for i in 0..n {
+        if keyed {
+            f.insert(&key(i)).unwrap();
+        } else {
+            f.insert_hash(key(i)).unwrap();
+        }
+    }
+    let absent: Vec<u64> = (0..ops).map(|i| key(n + 1 + i * 7)).collect();
+    let present: Vec<u64> = (0..ops).map(|i| key((i * 7919) % n)).collect();
+    let mut out = vec![false; 32];
+    let r = match kind {
+        "contains_hash_miss" => op_contains_hash(&f, &absent),
+        "contains_hash_hit" => op_contains_hash(&f, &present),
+        "contains_miss" => op_contains(&f, &absent),
+        "contains_hit" => op_contains(&f, &present),
+        "hash_batch_miss" => op_hash_batch(&f, &absent, &mut out),
+        "batch_miss" => op_batch(&f, &absent, &mut out),
+        "insert_remove" => op_insert_remove(&f, &absent),
+        _ => panic!("unknown kind {kind}"),
+    };
+    println!("{kind}: {}", black_box(r));
+}
