@@ -143,10 +143,7 @@ fn a_save_killed_at_any_moment_leaves_the_old_or_the_new_filter() {
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
         reader.join().unwrap();
-        let last_saved = saved
-            .try_iter()
-            .last()
-            .map_or(before + 2 * STEP, |(_, len)| len);
+        let last_saved = saved.try_iter().last().map_or(second_len, |(_, len)| len);
         saves += (last_saved - before) / STEP;
 
         let bytes = std::fs::read(&path).unwrap();
