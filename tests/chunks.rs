@@ -19,7 +19,7 @@ fn single(bits: u32, items: u64, seed: u64) -> CuckooFilter {
         .unwrap();
     f.insert_hash_batch(
         &(0..items)
-            .map(|i| i * 0x9E37_79B9_7F4A_7C15)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect::<Vec<_>>(),
     )
     .unwrap();
