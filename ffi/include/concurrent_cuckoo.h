@@ -49,8 +49,9 @@ typedef enum ccf_status {
    * length above 0, an empty path, or a configuration the library
    * refuses (capacity too large to address, false-positive rate outside
    * (0, 1), unsupported fingerprint width, or one too short for the
-   * requested rate; for a growing filter, a growth factor over 2^32 - 1, more
-   * than 64 levels, or a rate below the levels' reserve).
+   * requested rate; for a growing filter, a growth factor over
+   * 2^32 - 1, more than 64 levels, or a rate below the levels'
+   * reserve).
    */
   CCF_INVALID_ARGUMENT = 3,
   /**
@@ -873,13 +874,14 @@ enum ccf_status ccf_scalable_new(size_t initial_capacity,
  * `ccf_scalable_new` with every option: `growth_factor`, how many times
  * more items each new level holds than the one before (1 to 4294967295,
  * the most a saved file records; 1 makes every level the size of the
- * first; 0 = the default, 2); `max_levels`, the most levels the filter may have (1 to
- * 64; 0 = the default, 32); and `seed`, a pointer to the hash seed to use
- * (NULL = a fresh random seed), as for `ccf_new_with_options`.
+ * first; 0 = the default, 2); `max_levels`, the most levels the filter
+ * may have (1 to 64; 0 = the default, 32); and `seed`, a pointer to the
+ * hash seed to use (NULL = a fresh random seed), as for
+ * `ccf_new_with_options`.
  *
  * Returns as `ccf_scalable_new`, plus `CCF_INVALID_ARGUMENT` for a growth
- * factor above 4294967295, a level count above 64, or a rate below the reserve of
- * `max_levels` levels. `*out` is left unchanged on any error.
+ * factor above 4294967295, a level count above 64, or a rate below the
+ * reserve of `max_levels` levels. `*out` is left unchanged on any error.
  *
  * # Safety
  * `out` is NULL or valid for writing one pointer; `seed` is NULL or points

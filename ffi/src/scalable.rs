@@ -133,13 +133,14 @@ pub unsafe extern "C" fn ccf_scalable_new(
 /// `ccf_scalable_new` with every option: `growth_factor`, how many times
 /// more items each new level holds than the one before (1 to 4294967295,
 /// the most a saved file records; 1 makes every level the size of the
-/// first; 0 = the default, 2); `max_levels`, the most levels the filter may have (1 to
-/// 64; 0 = the default, 32); and `seed`, a pointer to the hash seed to use
-/// (NULL = a fresh random seed), as for `ccf_new_with_options`.
+/// first; 0 = the default, 2); `max_levels`, the most levels the filter
+/// may have (1 to 64; 0 = the default, 32); and `seed`, a pointer to the
+/// hash seed to use (NULL = a fresh random seed), as for
+/// `ccf_new_with_options`.
 ///
 /// Returns as `ccf_scalable_new`, plus `CCF_INVALID_ARGUMENT` for a growth
-/// factor above 4294967295, a level count above 64, or a rate below the reserve of
-/// `max_levels` levels. `*out` is left unchanged on any error.
+/// factor above 4294967295, a level count above 64, or a rate below the
+/// reserve of `max_levels` levels. `*out` is left unchanged on any error.
 ///
 /// # Safety
 /// `out` is NULL or valid for writing one pointer; `seed` is NULL or points

@@ -27,8 +27,9 @@ pub enum ccf_status {
     /// length above 0, an empty path, or a configuration the library
     /// refuses (capacity too large to address, false-positive rate outside
     /// (0, 1), unsupported fingerprint width, or one too short for the
-    /// requested rate; for a growing filter, a growth factor over 2^32 - 1, more
-    /// than 64 levels, or a rate below the levels' reserve).
+    /// requested rate; for a growing filter, a growth factor over
+    /// 2^32 - 1, more than 64 levels, or a rate below the levels'
+    /// reserve).
     CCF_INVALID_ARGUMENT = 3,
     /// The system could not provide the memory for the table.
     CCF_ALLOCATION_FAILED = 4,
