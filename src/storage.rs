@@ -113,7 +113,10 @@ mod raw {
     pub(super) fn mapping_sizes(bytes: usize, page: usize) -> Option<(usize, usize)> {
         let mapped = bytes.checked_next_multiple_of(page)?;
         let total = mapped.checked_add(HUGE_PAGE.max(page))?;
-        Some((mapped, total))
+        // No Rust object may span more than `isize::MAX` bytes (the heap
+        // path's `Layout` enforces it); on 32-bit targets `mmap` can hand
+        // out 3 GiB, so the mapped path must refuse it itself.
+        (total <= isize::MAX as usize).then_some((mapped, total))
     }
 
     /// Where the 2 MiB-aligned region of `mapped` bytes starts inside a
@@ -410,15 +413,15 @@ mod tests {
         let system = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
         assert_eq!(page_size(), system);
         for page in [4096usize, 16384, 65536] {
+            // Nothing may span more than isize::MAX bytes, mapping included.
+            assert_eq!(mapping_sizes(isize::MAX as usize - (1 << 20), page), None);
+            assert_eq!(mapping_sizes(usize::MAX - 1, page), None);
             for bytes in [4 << 20, (4 << 20) + 8, 100_000_003, 1 << 30] {
                 let (mapped, total) = mapping_sizes(bytes, page).unwrap();
                 assert!(mapped >= bytes && mapped % page == 0, "{page} {bytes}");
-                // mmap returns page-aligned addresses.
-                for base in [
-                    0x7f00_0000_0000usize,
-                    0x7f00_0000_0000 + page,
-                    0x7f00_001f_0000,
-                ] {
+                // mmap returns page-aligned addresses; these fit 32-bit
+                // targets too, with room for the largest mapping.
+                for base in [0x4000_0000usize, 0x4000_0000 + page, 0x401f_0000] {
                     let base = base / page * page;
                     let (aligned, head, tail) = trim(base, mapped, total);
                     assert_eq!(aligned % (2 << 20), 0);
@@ -434,5 +437,8 @@ mod tests {
     #[test]
     fn absurd_sizes_fail_cleanly() {
         assert!(BucketArray::<AtomicU64>::zeroed(usize::MAX / 4).is_err());
+        // Just past isize::MAX bytes: representable, never allocatable (on
+        // 32-bit targets `mmap` would have granted it; found under qemu-arm).
+        assert!(BucketArray::<AtomicU64>::zeroed(isize::MAX as usize / 8 + 1).is_err());
     }
 }

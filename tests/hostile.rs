@@ -80,9 +80,10 @@ fn builder_rejects_every_out_of_range_value() {
     ));
     // Capacities past 2^32 buckets of 4 slots (or, on 32-bit targets, past
     // what the address space can hold) overflow, at any width.
-    let mut capacities = vec![usize::MAX, usize::MAX / 2];
     #[cfg(target_pointer_width = "64")]
-    capacities.push(1 << 34);
+    let capacities = [usize::MAX, usize::MAX / 2, 1 << 34];
+    #[cfg(not(target_pointer_width = "64"))]
+    let capacities = [usize::MAX, usize::MAX / 2];
     for bits in [8, 16, 32] {
         for &capacity in &capacities {
             assert!(
