@@ -107,11 +107,12 @@ pub(crate) trait Lookup<F: Fingerprint> {
             *answer = unsafe { self.contains_located(&current) };
         }
         let start = body.len();
+        // The ring's filler is never read: the first `min(n, AHEAD)`
+        // entries were made above, and `tail` reads exactly those not yet
+        // overwritten (its bucket 0 would be in range anyway, every table
+        // having at least two).
         for (k, answer) in (start..).zip(tail) {
-            // SAFETY: as above. (The ring's filler is never read: the
-            // first `min(n, AHEAD)` entries were made above, and `tail`
-            // reads exactly those not yet overwritten; its bucket 0 would
-            // be in range anyway, every table having at least two.)
+            // SAFETY: every entry read was made by `Location::of` with `index`.
             *answer = unsafe { self.contains_located(&ring[k % AHEAD]) };
         }
     }
