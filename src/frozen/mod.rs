@@ -12,6 +12,7 @@ use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
 use crate::persist::format::{Header, CHECKSUM_LEN};
+use crate::persist::TableFill;
 use crate::storage::prefetch;
 use crate::table::RawTable;
 use core::fmt;
@@ -690,24 +691,9 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
 
 /// A live table holding the buckets of `body` (already validated).
 fn thaw<F: Fingerprint>(header: &Header, body: &[u8]) -> Result<RawTable<F>, DecodeError> {
-    let t = RawTable::<F>::new(
-        header.buckets as usize,
-        None,
-        None,
-        usize::from(header.max_path),
-        header.scheme(),
-    )
-    .map_err(DecodeError::AllocationFailed)?;
-    let mut counts = vec![0i64; t.stripes.count()];
-    for (index, raw) in body.chunks_exact(F::BUCKET_BYTES).enumerate() {
-        let word = F::Word::get_le(raw);
-        if word != F::Word::ZERO {
-            F::store_word(&t.buckets[index], word);
-            counts[t.stripes.stripe_of(index)] += F::occupied(word) as i64;
-        }
-    }
-    t.stripes.lock_all().set_counts(&counts);
-    Ok(t)
+    let mut fill = TableFill::<F>::new(header)?;
+    fill.fill(body);
+    Ok(fill.into_table())
 }
 
 impl<B, S> fmt::Debug for FrozenFilter<B, S> {

@@ -11,7 +11,7 @@
 
 use super::format::{Header, CHECKSUM_LEN, MAX_HEADER_LEN, PREFIX_LEN, V1, V2, V3_SCALABLE};
 use super::scalable::{check_container_version, ContainerHead};
-use super::{encoded_header, TableFill};
+use super::{admit_header, encoded_header, TableFill};
 use crate::error::DecodeError;
 use crate::filter::{with_table, CuckooFilter, Table};
 use crate::fingerprint::{BucketWord, Fingerprint};
@@ -453,26 +453,7 @@ impl LevelDecoder {
                 return Ok(false);
             }
             let header = Header::parse(&self.head)?;
-            if header.hasher_id != self.hasher_id {
-                return Err(DecodeError::HasherMismatch {
-                    expected: self.hasher_id,
-                    found: header.hasher_id,
-                });
-            }
-            let total = header.encoded_len();
-            if let Some(limit) = self.limit {
-                if total > limit {
-                    return Err(DecodeError::ExceedsLimit {
-                        claimed: total,
-                        limit,
-                    });
-                }
-            }
-            if usize::try_from(total).is_err() {
-                return Err(DecodeError::InvalidHeader(
-                    "the table is too large for this platform's address space",
-                ));
-            }
+            admit_header(&header, self.hasher_id, None, self.limit)?;
             self.sum.update(&self.head);
             self.fill = Some(AnyFill::new(&header)?);
             self.header = Some(header);

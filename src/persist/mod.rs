@@ -458,6 +458,23 @@ pub(crate) fn decode_one<R: Read>(
     limit: Option<u64>,
 ) -> Result<(Header, Table), DecodeError> {
     let (header, head) = read_header(&mut r)?;
+    admit_header(&header, hasher_id, exact_len, limit)?;
+    let mut sum = Xxh3Default::new();
+    sum.update(&head[..header.body_offset()]);
+    let table = table_of_width!(header.bits, F => decode_table::<F>(&header, &mut r, &mut sum)?);
+    Ok((header, table))
+}
+
+/// Checks a parsed header before anything is allocated for it: made with
+/// hasher `hasher_id`, as long as the input when its length is known
+/// (`exact_len`), within the caller's `limit`, and addressable on this
+/// platform. Returns the encoding's total length.
+pub(crate) fn admit_header(
+    header: &Header,
+    hasher_id: u32,
+    exact_len: Option<usize>,
+    limit: Option<u64>,
+) -> Result<u64, DecodeError> {
     if header.hasher_id != hasher_id {
         return Err(DecodeError::HasherMismatch {
             expected: hasher_id,
@@ -485,10 +502,7 @@ pub(crate) fn decode_one<R: Read>(
             "the table is too large for this platform's address space",
         ));
     }
-    let mut sum = Xxh3Default::new();
-    sum.update(&head[..header.body_offset()]);
-    let table = table_of_width!(header.bits, F => decode_table::<F>(&header, &mut r, &mut sum)?);
-    Ok((header, table))
+    Ok(total)
 }
 
 /// Allocates the table of a validated header, fills it from the body in
@@ -604,8 +618,15 @@ impl<F: Fingerprint> TableFill<F> {
                 "length does not match the occupied slots",
             ));
         }
+        Ok(self.into_table())
+    }
+
+    /// The table, once every bucket is in, for a body validated already
+    /// (a frozen filter's): sets the stripes' counts.
+    pub(crate) fn into_table(self) -> RawTable<F> {
+        debug_assert_eq!(self.remaining_bytes(), 0);
         self.table.stripes.lock_all().set_counts(&self.counts);
-        Ok(self.table)
+        self.table
     }
 }
 
