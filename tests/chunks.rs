@@ -34,15 +34,7 @@ fn growing(seed: u64) -> ScalableCuckooFilter {
         .seed(seed)
         .build()
         .unwrap();
-    let mut first = Vec::new();
-    let mut k = 0u64;
-    while f.levels() == 1 {
-        f.insert_hash(k).unwrap();
-        if f.levels() == 1 {
-            first.push(k);
-        }
-        k += 1;
-    }
+    let (first, k) = common::fill_first_level(&f);
     f.insert_hash_batch(&(k..k + 2000).collect::<Vec<_>>())
         .unwrap();
     for h in first {

@@ -319,15 +319,7 @@ fn a_reloaded_filter_without_its_first_level_clears_into_a_usable_filter() {
         .seed(11)
         .build()
         .unwrap();
-    let mut first = Vec::new();
-    let mut k = 0u64;
-    while f.levels() == 1 {
-        f.insert_hash(k).unwrap();
-        if f.levels() == 1 {
-            first.push(k); // went into level 0
-        }
-        k += 1;
-    }
+    let (first, k) = common::fill_first_level(&f);
     for h in &first {
         assert!(f.remove_hash(*h));
     }

@@ -54,3 +54,21 @@ pub fn child_test_process(entry: &str) -> std::process::Command {
     child.args(["--exact", entry, "--nocapture", "--test-threads=1"]);
     child
 }
+
+/// Inserts the hashes 0, 1, 2, ... into a one-level growing filter until
+/// it grows a second level. Returns the hashes that went into the first
+/// level and the first hash not inserted (the one that made it grow was
+/// `next - 1`, in the second level).
+pub fn fill_first_level(f: &concurrent_cuckoo::ScalableCuckooFilter) -> (Vec<u64>, u64) {
+    assert_eq!(f.levels(), 1);
+    let mut first = Vec::new();
+    let mut k = 0u64;
+    while f.levels() == 1 {
+        f.insert_hash(k).unwrap();
+        if f.levels() == 1 {
+            first.push(k);
+        }
+        k += 1;
+    }
+    (first, k)
+}
