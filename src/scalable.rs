@@ -68,11 +68,7 @@ impl Level {
 
     #[inline]
     fn contains(&self, hash: u64) -> bool {
-        with_table!(&self.table, t => {
-            let loc = t.locate(hash);
-            t.prefetch(&loc);
-            t.contains(&loc)
-        })
+        with_table!(&self.table, t => t.contains_hash(hash))
     }
 }
 
@@ -289,7 +285,9 @@ impl<S> ScalableCuckooFilter<S> {
     /// Level `i`, if allocated.
     #[inline]
     pub(crate) fn level(&self, i: usize) -> Option<&Level> {
-        let ptr = self.slots[i].load(Ordering::Acquire);
+        // `get`: a chunk encoder may ask a filter other than its own for a
+        // level past this one's `max_levels` (and gets "changed").
+        let ptr = self.slots.get(i)?.load(Ordering::Acquire);
         // SAFETY: a non-null slot points to a `Level` boxed by this filter
         // and freed only by `drop`, which `&self` rules out.
         unsafe { ptr.as_ref() }

@@ -243,4 +243,17 @@ fn an_encoder_refuses_a_filter_that_changed() {
     assert!(ChunkEncoder::scalable(&g)
         .next_chunk(&f, 10, &mut out)
         .is_err());
+    // Another growing filter, with fewer level slots than the encoder's
+    // filter has levels: "changed", not an index out of bounds.
+    let small = ScalableCuckooFilter::builder()
+        .initial_capacity(50)
+        .max_levels(1)
+        .seed(10)
+        .build()
+        .unwrap();
+    let mut e = ChunkEncoder::scalable(&g);
+    let err = (0..1000)
+        .find_map(|_| e.next_chunk_scalable(&small, 4096, &mut out).err())
+        .expect("the other filter is refused");
+    assert!(err.to_string().contains("changed"), "{err}");
 }
