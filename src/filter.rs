@@ -138,10 +138,7 @@ fn contains_hash_in<F: Width, P: Scheme>(table: &Table, hash: u64) -> bool {
 #[cold]
 #[inline(never)]
 fn contains_hash_any(table: &Table, hash: u64) -> bool {
-    with_table!(table, t => {
-        let loc = t.locate(hash);
-        t.contains(&loc)
-    })
+    with_table!(table, t => t.contains_hash(hash))
 }
 
 /// Runs `$body` with `$t` bound to the table, whatever its width: the one
@@ -1113,8 +1110,6 @@ impl<S> Builder<S> {
     }
 }
 
-/// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
-/// for small tables, rounded up to an even number of buckets.
 /// The [`Stats`] of one table: a filter's, or one level of a growing
 /// filter's.
 pub(crate) fn table_stats(table: &Table) -> Stats {
@@ -1143,6 +1138,8 @@ pub(crate) fn table_stats(table: &Table) -> Stats {
     })
 }
 
+/// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
+/// for small tables, rounded up to an even number of buckets.
 pub(crate) fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
     let n = capacity as f64;
     let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();

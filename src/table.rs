@@ -199,6 +199,14 @@ impl<F: Fingerprint> RawTable<F> {
         Lookup::locate(self, hash)
     }
 
+    /// [`contains_hash_as`](Self::contains_hash_as) for this table's hash
+    /// scheme, decided here: for callers that hold no per-filter choice (a
+    /// growing filter's levels).
+    #[inline(always)]
+    pub(crate) fn contains_hash(&self, hash: u64) -> bool {
+        crate::index::with_scheme!(self.index.scheme(), P => self.contains_hash_as::<P>(hash))
+    }
+
     /// [`contains`](Self::contains) of the location of `hash`, for a table
     /// whose hash scheme is `P`: a whole single lookup, with no decision
     /// on the scheme (each filter calls the one for its table, see

@@ -12,7 +12,7 @@ use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
 use crate::persist::format::{Header, CHECKSUM_LEN};
-use crate::persist::TableFill;
+use crate::persist::{admit_header, TableFill};
 use crate::storage::prefetch;
 use crate::table::RawTable;
 use core::fmt;
@@ -101,8 +101,11 @@ impl<F: Fingerprint> Lookup<F> for View<'_, F> {
 
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
-        prefetch(self.body[loc.i1 * F::BUCKET_BYTES..].as_ptr());
-        prefetch(self.body[loc.i2 * F::BUCKET_BYTES..].as_ptr());
+        // A hint, which never faults: wrapping addresses, no bounds check
+        // (as `RawTable::prefetch`).
+        let base = self.body.as_ptr();
+        prefetch(base.wrapping_add(loc.i1 * F::BUCKET_BYTES));
+        prefetch(base.wrapping_add(loc.i2 * F::BUCKET_BYTES));
     }
 
     /// Both words, then one SIMD compare: the bytes never change, so there
@@ -353,17 +356,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
     pub fn decode(bytes: B) -> Result<Self, DecodeError> {
         let data = bytes.as_ref();
         let header = Header::parse(data)?;
-        if header.hasher_id != S::ID {
-            return Err(DecodeError::HasherMismatch {
-                expected: S::ID,
-                found: header.hasher_id,
-            });
-        }
-        match (data.len() as u64).cmp(&header.encoded_len()) {
-            core::cmp::Ordering::Less => return Err(DecodeError::Truncated),
-            core::cmp::Ordering::Greater => return Err(DecodeError::TrailingBytes),
-            core::cmp::Ordering::Equal => {}
-        }
+        admit_header(&header, S::ID, Some(data.len()), None)?;
         // The length matches, so it fits in memory and in `usize`.
         let (offset, body_len) = (header.body_offset(), header.body_len() as usize);
         let occupied = match header.bits {
