@@ -10,7 +10,7 @@
 //! its RDB callbacks) needs to move a filter of many GiB.
 
 use super::format::{Header, CHECKSUM_LEN, MAX_HEADER_LEN, PREFIX_LEN, V1, V2, V3_SCALABLE};
-use super::scalable::{check_container_version, ContainerHead};
+use super::scalable::{check_container_version, level_cap, level_error, ContainerHead};
 use super::{admit_header, encoded_header, TableFill};
 use crate::error::DecodeError;
 use crate::filter::{with_table, CuckooFilter, Table};
@@ -559,7 +559,7 @@ struct Container {
     head: Option<ContainerHead>,
     indices: Vec<usize>,
     levels: Vec<(usize, Level)>,
-    current: Option<(LevelDecoder, usize)>,
+    current: Option<(LevelDecoder, usize, u64)>,
     /// Bytes of the container header and the finished levels.
     done_bytes: u64,
 }
@@ -809,15 +809,7 @@ impl Container {
                 &self.bytes[..ContainerHead::FIXED],
                 &self.bytes[ContainerHead::FIXED..],
             )?;
-            self.done_bytes = head.len() as u64;
-            if let Some(limit) = limit {
-                if self.done_bytes > limit {
-                    return Err(DecodeError::ExceedsLimit {
-                        claimed: self.done_bytes,
-                        limit,
-                    });
-                }
-            }
+            self.done_bytes = head.admit(limit)?;
             self.head = Some(head);
         }
         let head = self.head.clone().expect("parsed above");
@@ -827,35 +819,20 @@ impl Container {
                     break;
                 };
                 let (want, most) = head.level_size(i)?;
-                let cap = limit.map_or(most, |l| l.saturating_sub(self.done_bytes).min(most));
-                self.current = Some((LevelDecoder::new(S::ID, Some(cap)), want));
+                let cap = level_cap(most, self.done_bytes, limit);
+                self.current = Some((LevelDecoder::new(S::ID, Some(cap)), want, most));
             }
-            let (level, want) = self.current.as_mut().expect("set above");
-            let complete = level.take(input).map_err(|e| match e {
-                DecodeError::ExceedsLimit { claimed, .. } => {
-                    let most = head
-                        .level_size(self.indices[self.levels.len()])
-                        .map(|(_, m)| m);
-                    if most.is_ok_and(|m| claimed > m) {
-                        DecodeError::InvalidHeader(
-                            "a level's size does not match the configuration",
-                        )
-                    } else {
-                        DecodeError::ExceedsLimit {
-                            claimed: self.done_bytes.saturating_add(claimed),
-                            limit: limit.unwrap_or(u64::MAX),
-                        }
-                    }
-                }
-                e => e,
-            })?;
+            let (level, want, most) = self.current.as_mut().expect("set above");
+            let complete = level
+                .take(input)
+                .map_err(|e| level_error(e, *most, self.done_bytes, limit))?;
             if let Some(header) = level.header {
                 head.check_level(&header, *want)?;
             }
             if !complete {
                 return Ok(None);
             }
-            let (level, _) = self.current.take().expect("set above");
+            let (level, _, _) = self.current.take().expect("set above");
             let (header, table) = level.finish()?;
             self.done_bytes += header.encoded_len();
             let i = self.indices[self.levels.len()];
@@ -873,7 +850,7 @@ impl Container {
         for (_, level) in &self.levels {
             with_table!(&level.table, t => super::encode(t, S::ID, head.seed, out))?;
         }
-        if let Some((level, _)) = &self.current {
+        if let Some((level, _, _)) = &self.current {
             level.write_taken(out)?;
         }
         Ok(())

@@ -303,48 +303,59 @@ fn decode_container<S: PersistentHasher>(
     let mut rest = vec![0u8; head.rest_len()];
     read_exact(r, &mut rest)?;
     let indices = head.indices(&fixed, &rest)?;
-    let mut consumed = head.len() as u64;
-    let bound = match input {
-        Input::Exact(total) => Some(total),
-        Input::Stream(limit) => limit,
+    let (mut consumed, bound) = match input {
+        Input::Exact(total) => (head.len() as u64, Some(total)),
+        Input::Stream(limit) => (head.admit(limit)?, limit),
     };
-    if let Input::Stream(Some(limit)) = input {
-        if consumed > limit {
-            return Err(DecodeError::ExceedsLimit {
-                claimed: consumed,
-                limit,
-            });
-        }
-    }
     let mut levels = Vec::with_capacity(indices.len());
     for &i in &indices {
         let (want_buckets, most) = head.level_size(i)?;
-        // The level's length is unknown until its header is read. The
-        // configuration bounds it (the size it gives this level, at the
-        // widest fingerprints), and so does what is left of the input's
-        // length or of the caller's limit: a header claiming more is
-        // refused before its table is allocated.
-        let left = bound.map(|b| b.saturating_sub(consumed));
-        let cap = left.map_or(most, |left| left.min(most));
-        let (header, table) = decode_one(&mut *r, S::ID, None, Some(cap)).map_err(|e| match e {
-            DecodeError::ExceedsLimit { claimed, .. } if claimed > most => {
-                DecodeError::InvalidHeader("a level's size does not match the configuration")
-            }
-            DecodeError::ExceedsLimit { claimed, .. } => match input {
+        let cap = level_cap(most, consumed, bound);
+        let (header, table) =
+            decode_one(&mut *r, S::ID, None, Some(cap)).map_err(|e| match (e, input) {
                 // Longer than what is left of a whole input: cut short.
-                Input::Exact(_) => DecodeError::Truncated,
-                Input::Stream(limit) => DecodeError::ExceedsLimit {
-                    claimed: consumed.saturating_add(claimed),
-                    limit: limit.unwrap_or(u64::MAX),
-                },
-            },
-            e => e,
-        })?;
+                (DecodeError::ExceedsLimit { claimed, .. }, Input::Exact(_)) if claimed <= most => {
+                    DecodeError::Truncated
+                }
+                (e, _) => level_error(e, most, consumed, bound),
+            })?;
         head.check_level(&header, want_buckets)?;
         consumed += header.encoded_len();
         levels.push((i, Level { table }));
     }
     head.assemble(S::from_seed(head.seed), levels)
+}
+
+/// The most bytes the next level's encoding may take. Its length is
+/// unknown until its header is read; the configuration bounds it (`most`:
+/// the size it gives this level, at the widest fingerprints), and so does
+/// what is left of `bound` (the input's length, or the caller's limit)
+/// after the `consumed` bytes: a header claiming more is refused before
+/// its table is allocated.
+pub(crate) fn level_cap(most: u64, consumed: u64, bound: Option<u64>) -> u64 {
+    bound.map_or(most, |b| b.saturating_sub(consumed).min(most))
+}
+
+/// A level decoder's error as the container's: a level claiming more
+/// than its configuration gives it is invalid; one claiming more than is
+/// left of `limit` after `consumed` bytes exceeds the limit by the whole
+/// container's count.
+pub(crate) fn level_error(
+    e: DecodeError,
+    most: u64,
+    consumed: u64,
+    limit: Option<u64>,
+) -> DecodeError {
+    match e {
+        DecodeError::ExceedsLimit { claimed, .. } if claimed > most => {
+            DecodeError::InvalidHeader("a level's size does not match the configuration")
+        }
+        DecodeError::ExceedsLimit { claimed, .. } => DecodeError::ExceedsLimit {
+            claimed: consumed.saturating_add(claimed),
+            limit: limit.unwrap_or(u64::MAX),
+        },
+        e => e,
+    }
 }
 
 /// Refuses a prefix that is not a growing filter's container.
@@ -451,6 +462,19 @@ impl ContainerHead {
             ));
         }
         Ok(indices)
+    }
+
+    /// The container header's length, the bytes consumed once it is read,
+    /// if within the caller's `limit`.
+    pub(crate) fn admit(&self, limit: Option<u64>) -> Result<u64, DecodeError> {
+        let consumed = self.len() as u64;
+        match limit {
+            Some(limit) if consumed > limit => Err(DecodeError::ExceedsLimit {
+                claimed: consumed,
+                limit,
+            }),
+            _ => Ok(consumed),
+        }
     }
 
     /// The bucket count the configuration gives level `i`, and the most
