@@ -306,6 +306,14 @@ impl<S> ScalableCuckooFilter<S> {
         })
     }
 
+    /// [`live_levels`](Self::live_levels), oldest first: the order of the
+    /// saved format and of [`level_stats`](Self::level_stats).
+    pub(crate) fn live_levels_oldest_first(&self) -> Vec<(usize, &Level)> {
+        let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
+        levels.reverse();
+        levels
+    }
+
     /// Items stored, over all levels (each copy counts). Exact when no
     /// insert or remove is running.
     ///
@@ -483,12 +491,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_stats(&self) -> Vec<crate::Stats> {
-        let mut stats: Vec<crate::Stats> = self
-            .live_levels()
+        self.live_levels_oldest_first()
+            .into_iter()
             .map(|(_, l)| crate::filter::table_stats(&l.table))
-            .collect();
-        stats.reverse();
-        stats
+            .collect()
     }
 
     /// Removes every item from every level. The first level in use is

@@ -140,11 +140,7 @@ impl ChunkEncoder {
     #[must_use]
     pub fn scalable<S: PersistentHasher>(filter: &ScalableCuckooFilter<S>) -> Self {
         let seed = filter.hasher.seed();
-        let levels: Vec<(usize, &Level)> = {
-            let mut l: Vec<_> = filter.live_levels().collect();
-            l.reverse();
-            l
-        };
+        let levels = filter.live_levels_oldest_first();
         let prefix = super::scalable::container_header::<S>(filter, &levels);
         let parts = levels
             .iter()
@@ -839,7 +835,7 @@ impl Container {
             self.levels.push((i, Level { table }));
         }
         let levels = core::mem::take(&mut self.levels);
-        head.assemble(S::from_seed(head.seed), levels).map(Some)
+        head.assemble(levels).map(Some)
     }
 
     fn write_taken<S: PersistentHasher>(&self, out: &mut impl Write) -> io::Result<()> {

@@ -98,8 +98,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// Any error of `writer`.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
-        levels.reverse();
+        let levels = self.live_levels_oldest_first();
         writer.write_all(&container_header(self, &levels))?;
         for (_, level) in levels {
             with_table!(&level.table, t => encode(t, S::ID, self.hasher.seed(), &mut writer))?;
@@ -323,7 +322,7 @@ fn decode_container<S: PersistentHasher>(
         consumed += header.encoded_len();
         levels.push((i, Level { table }));
     }
-    head.assemble(S::from_seed(head.seed), levels)
+    head.assemble(levels)
 }
 
 /// The most bytes the next level's encoding may take. Its length is
@@ -510,9 +509,8 @@ impl ContainerHead {
     }
 
     /// The filter of the decoded levels, if their bounds fit the rate.
-    pub(crate) fn assemble<S>(
+    pub(crate) fn assemble<S: PersistentHasher>(
         &self,
-        hasher: S,
         levels: Vec<(usize, Level)>,
     ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
         let bound: f64 = levels
@@ -526,7 +524,7 @@ impl ContainerHead {
         }
         Ok(ScalableCuckooFilter::from_parts(
             self.config,
-            hasher,
+            S::from_seed(self.seed),
             levels,
         ))
     }
