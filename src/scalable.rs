@@ -155,22 +155,32 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// The limit of 8 copies of a fingerprint applies per level.
 ///
 /// # Removing keys across levels
-/// [`remove`](Self::remove) takes one copy from the newest level whose
-/// bucket pair holds the key's fingerprint *in that level*. Each level has
-/// its own size (and maybe width), so two keys that collide in one level
-/// (the same fingerprint and bucket pair) usually do not collide in
-/// another. If a key `a` stored in an older level collides in a newer
-/// level with a key `b` stored there, `remove(&a)` takes `b`'s copy and
-/// leaves `a`'s: afterwards `b` is a false negative (and `a` is still
-/// found). This is the paper's warning about removing a key that was never
-/// inserted, applied to every level newer than the one holding the key:
-/// each remove runs this risk with at most the probability that the key
-/// is a false positive of those newer levels, so at most
-/// [`false_positive_rate_bound`](Self::false_positive_rate_bound). A
-/// filter that never grew past its first level, or whose keys are never
-/// removed, is not affected. When a remove must never cause a false
-/// negative, use a [`CuckooFilter`](crate::CuckooFilter) sized for the
-/// peak instead.
+/// A key's copy is known only by its fingerprint in each level, and each
+/// level has its own size (and maybe width), so a key `a` stored in one
+/// level can collide in another level with a key `b` stored there (the
+/// same fingerprint and bucket pair *in that level*). Taking `b`'s copy
+/// for `a` would leave `b` unfound: a false negative. So
+/// [`remove`](Self::remove) first looks `a` up in every level and takes a
+/// copy only when exactly one level holds `a`'s fingerprint: that level is
+/// `a`'s own (a stored key always matches in its level), and within one
+/// level any matching copy may stand for `a`, as in a
+/// [`CuckooFilter`](crate::CuckooFilter). When two or more levels match,
+/// the remove is refused: it answers `false` and changes nothing, and `a`
+/// stays found. That happens
+/// - with at most about [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+///   probability for a key stored once (the chance that it collides in
+///   some other level), and
+/// - always for a key whose copies were inserted into two different
+///   levels (a key added again after the filter grew): such a key is
+///   removed only while its remaining copies share one level.
+///
+/// Removes therefore never hide another key, whatever the number of
+/// levels: an item inserted and not removed is always found, provided
+/// only keys that were inserted are removed (the paper's condition) and a
+/// remove does not race an insert of the same key. The price is the rare
+/// refused remove, whose key lingers as a false positive and keeps its
+/// level from being retired. A filter that never grew past one level
+/// refuses nothing.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated; never changes afterwards until drop.
     slots: Box<[AtomicPtr<Level>]>,
@@ -765,13 +775,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         self.live_levels().any(|(_, level)| level.contains(hash))
     }
 
-    /// Removes one copy of `key` from the newest level that holds one;
-    /// `false` if none does. A level that this empties, and that no longer
-    /// takes inserts, is retired. As for [`CuckooFilter`](crate::CuckooFilter),
-    /// removing a key that was never inserted may remove a colliding key's
-    /// copy (the paper's warning); here, so may removing a key that an
-    /// older level holds (see
+    /// Removes one copy of `key` from the one level that holds its
+    /// fingerprint; `false`, changing nothing, if no level does or if two
+    /// or more do (which copy is the key's cannot then be told, and taking
+    /// another key's would make that key a false negative: see
     /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
+    /// A level that this empties, and that no longer takes inserts, is
+    /// retired. As for [`CuckooFilter`](crate::CuckooFilter), removing a
+    /// key that was never inserted may remove a colliding key's copy (the
+    /// paper's warning).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -796,16 +808,28 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
         let newest = self.newest.load(Ordering::Acquire);
-        for (i, level) in self.live_levels() {
-            let removed = with_table!(&level.table, t => t.remove(&t.locate(hash)));
-            if removed {
-                if i != newest && level.len() == 0 {
-                    self.retire_if_empty(i);
-                }
-                return true;
+        let mut levels = self.live_levels().peekable();
+        let Some((mut i, mut level)) = levels.next() else {
+            return false;
+        };
+        if levels.peek().is_some() {
+            // Several levels: find the one holding the key's fingerprint
+            // before taking anything. A key stored in one level matches
+            // there, so a single match is the key's own level; two matches
+            // cannot be told apart (see "Removing keys across levels").
+            let mut holders = core::iter::once((i, level))
+                .chain(levels)
+                .filter(|(_, level)| level.contains(hash));
+            match (holders.next(), holders.next()) {
+                (Some(only), None) => (i, level) = only,
+                _ => return false,
             }
         }
-        false
+        let removed = with_table!(&level.table, t => t.remove(&t.locate(hash)));
+        if removed && i != newest && level.len() == 0 {
+            self.retire_if_empty(i);
+        }
+        removed
     }
 
     /// Copies of `key`'s fingerprint in its bucket pair, summed over every

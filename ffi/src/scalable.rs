@@ -52,16 +52,18 @@ use core::ffi::{c_char, c_void};
 /// each remove takes one copy away. `ccf_scalable_insert_unique` stays
 /// atomic across growth.
 ///
-/// Removes, where a growing filter is weaker than one table: a remove takes
-/// a copy from the newest level holding a match. A key's copy is
-/// identified only by its fingerprint, so removing `k` may take the copy of
-/// another key `j` that collides with `k` in a newer level, and `j` is no
-/// longer found. The chance is about a false positive's in the newer levels
-/// per remove (measured: 2 keys of 160,000 hidden by 160,000 removes with
-/// 16-bit levels); a low rate (`1e-7`: 32-bit levels) makes it negligible.
-/// Apart from that, a key inserted and not removed is found by every
-/// thread at every moment. As for `ccf_filter`, only remove keys that were
-/// inserted.
+/// Removes: a key's copy is identified only by its fingerprint in each
+/// level, and a key `k` may collide in another level with a key `j` stored
+/// there. A remove therefore takes a copy only when exactly one level holds
+/// the key's fingerprint (that level is the key's own); when two or more
+/// do it is refused (returns false, changes nothing, the key stays found),
+/// since taking `j`'s copy would make `j` a false negative. A key stored
+/// once is refused with about the false-positive bound's probability; a
+/// key whose copies went into two different levels (added again after the
+/// filter grew) is refused until its copies share one level. So a key
+/// inserted and not removed is found by every thread at every moment,
+/// whatever the number of levels. As for `ccf_filter`, only remove keys
+/// that were inserted.
 pub struct ccf_scalable {
     inner: ScalableCuckooFilter,
 }
@@ -275,7 +277,7 @@ pub unsafe extern "C" fn ccf_scalable_insert_unique(
 
 /// Is the key (probably) present in any level? A false positive with
 /// probability below `ccf_scalable_false_positive_bound(f)`; no false
-/// negative except as the type's documentation says of removes.
+/// negative.
 ///
 /// Returns false for a NULL `f`, or a NULL `key` with `len > 0`.
 ///
@@ -297,13 +299,13 @@ pub unsafe extern "C" fn ccf_scalable_contains(
     })
 }
 
-/// Removes one copy of the key from the newest level holding one; returns
-/// false if no level does (or for a NULL `f`, or a NULL `key` with
-/// `len > 0`). A level this empties, and that no longer takes inserts,
-/// is retired (see `ccf_scalable`).
+/// Removes one copy of the key from the one level holding its fingerprint;
+/// returns false, changing nothing, if no level does or two or more do
+/// (see `ccf_scalable` on removes), or for a NULL `f`, or a NULL `key` with
+/// `len > 0`. A level this empties, and that no longer takes inserts, is
+/// retired (see `ccf_scalable`).
 ///
-/// Only remove keys that were inserted, and see the type's documentation
-/// for the copy of a colliding key a remove may take.
+/// Only remove keys that were inserted.
 ///
 /// # Safety
 /// `f` is NULL or a live growing filter; `key` is NULL or points to `len`

@@ -19,9 +19,13 @@ def fill(r):
         for start in range(0, len(values), 1000):
             r.execute_command("CF.INSERT", key, "ITEMS", *values[start:start + 1000])
     for key in ("fixed", "grown"):
-        for item in items[key][:500]:
-            assert r.execute_command("CF.DEL", key, item)
-        items[key] = items[key][500:]
+        # A delete on the grown filter may be refused (0, the item stays:
+        # its fingerprint is in two sub-filters), about once per
+        # error-rate deletes; the fixed filter refuses none.
+        refused = [item for item in items[key][:500]
+                   if not r.execute_command("CF.DEL", key, item)]
+        assert len(refused) <= 5 and (key == "grown" or not refused), (key, refused)
+        items[key] = refused + items[key][500:]
     r.execute_command("CF.ADDNX", "single", "x")
     items["single"] = ["x"]
     return items
