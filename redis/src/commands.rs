@@ -638,7 +638,10 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// Makes a restored value live once its decoder has every byte.
+/// Makes a restored value live once its decoder has every byte and its
+/// settings, the given merged with the encoding's, are those of a live
+/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
+/// the caller drops it.
 pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
     let Body::Loading(decoder) = &value.body else {
         return Ok(());
@@ -651,7 +654,13 @@ pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
         unreachable!("checked above")
     };
     let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
-    value.meta = value.meta.merged(filter.implied_meta());
+    let meta = value.meta.merged(filter.implied_meta());
+    if !meta.loadable_live() {
+        // A filter the library allows but the module's settings cannot
+        // hold: taken in, it would make the server refuse its own RDB.
+        return Err(format!("settings outside the module's ranges: {meta:?}"));
+    }
+    value.meta = meta;
     value.body = Body::Live(filter);
     Ok(())
 }

@@ -120,15 +120,11 @@ fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
         _ => return None,
     };
     // A restore in progress keeps what its first chunk gave (zero: not
-    // given); a live filter's settings are all set.
-    let settled = meta.capacity >= 4
-        && meta.bucket_size >= 1
-        && meta.max_iterations >= 1
-        && meta.error_rate > 0.0
-        && meta.error_rate < 1.0;
+    // given, and never an expansion: that is the encoding's); a live
+    // filter's settings are all set.
     let given = (meta.error_rate == 0.0 || (meta.error_rate > 0.0 && meta.error_rate < 1.0))
         && meta.expansion == 0;
-    if meta.expansion > 32768 || !(if loading { given } else { settled }) {
+    if !(if loading { given } else { meta.loadable_live() }) {
         return None;
     }
     Some((meta, loading, u64_at(48)))
@@ -426,5 +422,15 @@ mod tests {
         let block = encode_meta(&given, true, 10);
         assert_eq!(decode_meta(&block), Some((given, true, 10)));
         assert_eq!(decode_meta(&encode_meta(&Meta::UNSET, false, 10)), None);
+        // A live filter's settings: exactly those `loadable_live` takes.
+        for (capacity, expansion, ok) in [(2, 32768, true), (1, 2, false), (2, 32769, false)] {
+            let m = Meta {
+                capacity,
+                expansion,
+                ..meta
+            };
+            assert_eq!(m.loadable_live(), ok);
+            assert_eq!(decode_meta(&encode_meta(&m, false, 10)).is_some(), ok);
+        }
     }
 }

@@ -21,6 +21,11 @@ pub(crate) const DEFAULT_CAPACITY: u64 = 1024;
 pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
 pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
 pub(crate) const DEFAULT_EXPANSION: u16 = 1;
+/// The smallest capacity a filter has: `CF.RESERVE`'s with `BUCKETSIZE 1`
+/// (RedisBloom's rule: at least twice the bucket size).
+pub(crate) const MIN_CAPACITY: u64 = 2;
+/// The largest `EXPANSION` (RedisBloom's).
+pub(crate) const MAX_EXPANSION: u16 = 32768;
 
 /// What `CF.RESERVE` (or an auto-creating `CF.ADD`/`CF.INSERT`) was told,
 /// kept for `CF.INFO` and for replicas, and the count of deletes.
@@ -75,6 +80,21 @@ impl Meta {
             },
             deleted: self.deleted,
         }
+    }
+
+    /// Whether these are the settings of a live filter: what an RDB file
+    /// or `RESTORE` takes back, and so what every filter must have. The
+    /// commands that create a filter stay within them by their ranges; a
+    /// filter restored by `CF.LOADCHUNK` takes settings from its encoding
+    /// (the library allows initial capacities 0-3 and growth factors past
+    /// 32768) and is refused unless they pass.
+    pub(crate) fn loadable_live(&self) -> bool {
+        self.capacity >= MIN_CAPACITY
+            && self.bucket_size >= 1
+            && self.max_iterations >= 1
+            && self.expansion <= MAX_EXPANSION
+            && self.error_rate > 0.0
+            && self.error_rate < 1.0
     }
 }
 
