@@ -189,3 +189,40 @@ def test_loadchunk_refuses_a_filter_whose_settings_a_restart_would_refuse(server
     server.stop(save=True)
     server.start()
     assert snapshot(server.client(), ["kept"]) == before
+
+
+def test_the_aof_rewrite_keeps_the_settings_of_a_restore_in_progress(servers):
+    server = servers(*AOF_ONLY)
+    r = server.client()
+    r.execute_command("CF.RESERVE", "src", 1_000_000, "EXPANSION", 0)
+    r.execute_command("CF.INSERT", "src", "ITEMS", *range(5000))
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", "src", it)
+        if it == 0:
+            break
+        chunks.append((it, data))
+    assert len(chunks) >= 3
+    # Settings given with the first chunk (not EXPANSION: the encoding's).
+    (it, data), rest = chunks[0], chunks[1:]
+    r.execute_command("CF.LOADCHUNK", "dst", it, data, "BUCKETSIZE", 4, "MAXITERATIONS", 100,
+                      "CAPACITY", 5000, "ERROR", 0.02, "DELETED", 7)
+    r.execute_command("CF.LOADCHUNK", "dst", *rest[0])
+    # One given setting only: the others stay the encoding's.
+    r.execute_command("CF.LOADCHUNK", "one", it, data, "MAXITERATIONS", 9)
+    rewrite_aof(r)
+    r = restart_from_the_aof_alone(server)
+    assert "being restored" in error(r, "CF.INFO", "dst")
+    for key, sent in (("dst", rest[:1]), ("one", [])):
+        for it, data in rest[len(sent):]:
+            r.execute_command("CF.LOADCHUNK", key, it, data)
+        assert encoding(r, key) == encoding(r, "src")
+    fields = dict(info(r, "dst"))
+    assert (fields["Bucket size"], fields["Max iterations"], fields["Number of items deleted"]) \
+        == (4, 100, 7)
+    fields = dict(info(r, "one"))
+    assert (fields["Bucket size"], fields["Max iterations"], fields["Number of items deleted"]) \
+        == (2, 9, 0)
+    stats = r.execute_command("CF.STATS", "dst")
+    stats = dict(stats.items()) if isinstance(stats, dict) else dict(zip(stats[::2], stats[1::2]))
+    assert float(stats[b"Error rate"]) == 0.02
