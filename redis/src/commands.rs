@@ -516,24 +516,17 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let iterator = args::iterator(&args[2])?;
-    let key = ctx.open_key_writable(&args[1]);
-    let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    // Read-only: the dumps in progress are kept through `&CfValue`.
+    let key = ctx.open_key(&args[1]);
+    let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let filter = value.filter()?;
     let generation = value.generation;
-    value.filter()?;
     // The dump this iterator continues (its encoder is where the last
     // call left it), or a new one.
     let (offset, resumed) = match iterator {
         0 => (0, None),
-        _ => {
-            let offset = iterator - 1;
-            let at = value
-                .dumps
-                .iter()
-                .position(|d| d.encoder.position() == offset);
-            (offset, at.map(|at| value.dumps.remove(at)))
-        }
+        _ => (iterator - 1, value.take_dump(iterator - 1)),
     };
-    let filter = value.filter()?;
     let mut dump = match resumed {
         None if iterator == 0 => Dump {
             generation,
@@ -607,7 +600,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             meta: given,
             body: Body::Loading(Box::new(decoder)),
             generation: 0,
-            dumps: Vec::new(),
+            dumps: core::cell::RefCell::new(Vec::new()),
         };
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         key.set_value(&CF_TYPE, value)?;

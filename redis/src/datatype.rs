@@ -237,7 +237,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
         meta,
         body: Body::Loading(Box::new(decoder)),
         generation: 0,
-        dumps: Vec::new(),
+        dumps: core::cell::RefCell::new(Vec::new()),
     };
     if loading {
         // Still incomplete, as it was saved.
@@ -397,7 +397,7 @@ unsafe extern "C" fn copy(
             meta: value.meta,
             body,
             generation: 0,
-            dumps: Vec::new(),
+            dumps: core::cell::RefCell::new(Vec::new()),
         }))
         .cast(),
         Err(e) => {

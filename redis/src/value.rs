@@ -6,6 +6,7 @@ use concurrent_cuckoo::{
     BuildError, ChunkDecoder, ChunkEncoder, CuckooFilter, DecodedFilter, DefaultHashBuilder,
     InsertError, ScalableCuckooFilter, Stats,
 };
+use core::cell::RefCell;
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
@@ -312,8 +313,22 @@ pub(crate) struct CfValue {
     /// Counts changes to the filter: a dump that began before a change
     /// cannot go on (its pieces would mix two states).
     pub(crate) generation: u64,
-    pub(crate) dumps: Vec<Dump>,
+    /// Dumps in progress. `CF.SCANDUMP` reads the key: it opens it for
+    /// reading (closing a key opened for writing counts as a change to it,
+    /// which aborts transactions that `WATCH` it), so it keeps its dumps
+    /// through a shared reference. Redis runs commands on its main thread
+    /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
+    /// between threads unnoticed.
+    pub(crate) dumps: RefCell<Vec<Dump>>,
 }
+
+// Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
+// the whole keyspace there): a value must be `Send`. It need not be
+// `Sync`, and is not: only the thread running commands uses it.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<CfValue>();
+};
 
 /// The error for a command on a filter `CF.LOADCHUNK` has not finished.
 pub(crate) const INCOMPLETE: &str =
@@ -325,7 +340,7 @@ impl CfValue {
             meta,
             body: Body::Live(filter),
             generation: 0,
-            dumps: Vec::new(),
+            dumps: RefCell::new(Vec::new()),
         }
     }
 
@@ -343,12 +358,22 @@ impl CfValue {
         self.generation += 1;
     }
 
+    /// Takes out the dump in progress that stopped at `position`.
+    pub(crate) fn take_dump(&self, position: u64) -> Option<Dump> {
+        let mut dumps = self.dumps.borrow_mut();
+        let at = dumps
+            .iter()
+            .position(|d| d.encoder.position() == position)?;
+        Some(dumps.remove(at))
+    }
+
     /// Keeps a dump in progress, dropping the oldest beyond [`MAX_DUMPS`].
-    pub(crate) fn keep_dump(&mut self, dump: Dump) {
-        if self.dumps.len() == MAX_DUMPS {
-            self.dumps.remove(0);
+    pub(crate) fn keep_dump(&self, dump: Dump) {
+        let mut dumps = self.dumps.borrow_mut();
+        if dumps.len() == MAX_DUMPS {
+            dumps.remove(0);
         }
-        self.dumps.push(dump);
+        dumps.push(dump);
     }
 
     /// Bytes held, for `MEMORY USAGE`.
