@@ -358,12 +358,18 @@ impl CfValue {
         self.generation += 1;
     }
 
-    /// Takes out the dump in progress that stopped at `position`.
+    /// Takes out the dump in progress that stopped at `position`: one of
+    /// the filter's current generation if there is one (another client's
+    /// stale dump may have stopped at the same place), else a stale one,
+    /// whose client then learns why it cannot go on.
     pub(crate) fn take_dump(&self, position: u64) -> Option<Dump> {
         let mut dumps = self.dumps.borrow_mut();
-        let at = dumps
-            .iter()
-            .position(|d| d.encoder.position() == position)?;
+        let at = |current: bool| {
+            dumps.iter().position(|d| {
+                d.encoder.position() == position && (!current || d.generation == self.generation)
+            })
+        };
+        let at = at(true).or_else(|| at(false))?;
         Some(dumps.remove(at))
     }
 

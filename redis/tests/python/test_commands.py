@@ -264,6 +264,14 @@ def test_scandump_and_loadchunk_errors(r):
     it, _ = r.execute_command("CF.SCANDUMP", "big", 0)
     r.execute_command("CF.ADD", "big", "more")
     assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", it)
+    # Two dumps stopped at the same place, one stale: the current one goes
+    # on, the stale one still gets its error.
+    stale, _ = r.execute_command("CF.SCANDUMP", "big", 0)
+    r.execute_command("CF.ADD", "big", "more again")
+    current, _ = r.execute_command("CF.SCANDUMP", "big", 0)
+    assert current == stale
+    assert r.execute_command("CF.SCANDUMP", "big", current)[0] > current
+    assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", stale)
     # LOADCHUNK.
     assert error(r, "CF.LOADCHUNK", "dst", "x", data) == "Invalid position"
     assert error(r, "CF.LOADCHUNK", "dst", 0, data) == "Invalid position"
