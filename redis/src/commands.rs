@@ -596,12 +596,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         decoder
             .feed(data)
             .map_err(|_| RedisError::Str("Couldn't create filter!"))?;
-        let mut value = CfValue {
-            meta: given,
-            body: Body::Loading(Box::new(decoder)),
-            generation: 0,
-            dumps: core::cell::RefCell::new(Vec::new()),
-        };
+        let mut value = CfValue::new(given, Body::Loading(Box::new(decoder)));
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         key.set_value(&CF_TYPE, value)?;
         ctx.replicate_verbatim();

@@ -233,12 +233,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     if decoder.consumed() != total {
         return None;
     }
-    let mut value = CfValue {
-        meta,
-        body: Body::Loading(Box::new(decoder)),
-        generation: 0,
-        dumps: core::cell::RefCell::new(Vec::new()),
-    };
+    let mut value = CfValue::new(meta, Body::Loading(Box::new(decoder)));
     if loading {
         // Still incomplete, as it was saved.
         return match &value.body {
@@ -393,13 +388,7 @@ unsafe extern "C" fn copy(
         }
     };
     match body {
-        Ok(body) => Box::into_raw(Box::new(CfValue {
-            meta: value.meta,
-            body,
-            generation: 0,
-            dumps: core::cell::RefCell::new(Vec::new()),
-        }))
-        .cast(),
+        Ok(body) => Box::into_raw(Box::new(CfValue::new(value.meta, body))).cast(),
         Err(e) => {
             log_warning(&format!("cuckoo: COPY failed: {e}"));
             core::ptr::null_mut()

@@ -335,13 +335,18 @@ pub(crate) const INCOMPLETE: &str =
     "ERR the filter is being restored: CF.LOADCHUNK has not sent every chunk";
 
 impl CfValue {
-    pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
+    /// A new value (no change yet, no dump in progress).
+    pub(crate) fn new(meta: Meta, body: Body) -> Self {
         Self {
             meta,
-            body: Body::Live(filter),
+            body,
             generation: 0,
             dumps: RefCell::new(Vec::new()),
         }
+    }
+
+    pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
+        Self::new(meta, Body::Live(filter))
     }
 
     /// The filter, or the error for one still being restored.
