@@ -220,7 +220,15 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     if pieces != total.div_ceil(RDB_PIECE as u64) {
         return None;
     }
-    let mut decoder = ChunkDecoder::new();
+    // A live filter's encoding is exactly the pieces: a table header that
+    // claims more (a forged value) is refused before its table is
+    // allocated. A restore in progress saved only the start of its
+    // encoding, whose headers rightly claim more.
+    let mut decoder = if loading {
+        ChunkDecoder::new()
+    } else {
+        ChunkDecoder::new().limit(total)
+    };
     for _ in 0..pieces {
         let piece = raw::load_string_buffer(rdb).ok()?;
         let piece = piece.as_ref();
