@@ -13,7 +13,9 @@
 #    tests/ holds its own cuckoo-filter tests;
 # 2. builds the module with debug assertions (cargo's test profile:
 #    optimised, with overflow and alignment checks) into
-#    target/debug/libconcurrent_cuckoo_redis.so;
+#    target/debug/libconcurrent_cuckoo_redis.so, and the example the Python
+#    tests run for library encodings the module never makes
+#    (target/debug/examples/library_encoding);
 # 3. runs the Rust test that pulls filters out of a live server with
 #    CF.SCANDUMP and opens them with FrozenFilter::from_bytes;
 # 4. runs redis/tests/python (pytest): every command and error in RESP2
@@ -54,7 +56,7 @@ if [[ ! -f "$sdist/tests/test_bloom.py" ]]; then
 fi
 
 step "build the module (test profile: debug assertions on)"
-cargo build --profile test -p concurrent-cuckoo-redis
+cargo build --profile test -p concurrent-cuckoo-redis --lib --example library_encoding
 module=$PWD/target/debug/libconcurrent_cuckoo_redis.so
 export CCF_REDIS_MODULE=$module
 

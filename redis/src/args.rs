@@ -9,7 +9,7 @@
 //! keyword is only looked for where options are, never in the key or the
 //! items.
 
-use crate::value::Meta;
+use crate::value::{Meta, MAX_EXPANSION, MIN_CAPACITY};
 use redis_module::{RedisError, RedisString};
 
 pub(crate) type Result<T> = core::result::Result<T, RedisError>;
@@ -104,7 +104,7 @@ pub(crate) fn settings(
         } else if is(keyword, "EXPANSION") && allow.expansion {
             meta.expansion = integer_in(
                 value,
-                0..=32768,
+                0..=i64::from(MAX_EXPANSION),
                 "Couldn't parse EXPANSION",
                 "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
             )? as u16;
@@ -113,7 +113,12 @@ pub(crate) fn settings(
         } else if is(keyword, "SEED") && allow.seed {
             seed = Some(self::seed(value)?);
         } else if is(keyword, "CAPACITY") && allow.capacity {
-            meta.capacity = positive(capacity(value)?)?;
+            // Any capacity a filter has (the AOF rewrite sends the
+            // filter's own), down to CF.RESERVE's smallest.
+            meta.capacity = u64::try_from(capacity(value)?)
+                .ok()
+                .filter(|&c| c >= MIN_CAPACITY)
+                .ok_or(RedisError::Str(SMALL_CAPACITY))?;
         } else if is(keyword, "DELETED") && allow.deleted {
             meta.deleted = value
                 .parse_integer()

@@ -516,24 +516,17 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let iterator = args::iterator(&args[2])?;
-    let key = ctx.open_key_writable(&args[1]);
-    let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    // Read-only: the dumps in progress are kept through `&CfValue`.
+    let key = ctx.open_key(&args[1]);
+    let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let filter = value.filter()?;
     let generation = value.generation;
-    value.filter()?;
     // The dump this iterator continues (its encoder is where the last
     // call left it), or a new one.
     let (offset, resumed) = match iterator {
         0 => (0, None),
-        _ => {
-            let offset = iterator - 1;
-            let at = value
-                .dumps
-                .iter()
-                .position(|d| d.encoder.position() == offset);
-            (offset, at.map(|at| value.dumps.remove(at)))
-        }
+        _ => (iterator - 1, value.take_dump(iterator - 1)),
     };
-    let filter = value.filter()?;
     let mut dump = match resumed {
         None if iterator == 0 => Dump {
             generation,
@@ -603,12 +596,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         decoder
             .feed(data)
             .map_err(|_| RedisError::Str("Couldn't create filter!"))?;
-        let mut value = CfValue {
-            meta: given,
-            body: Body::Loading(Box::new(decoder)),
-            generation: 0,
-            dumps: Vec::new(),
-        };
+        let mut value = CfValue::new(given, Body::Loading(Box::new(decoder)));
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         key.set_value(&CF_TYPE, value)?;
         ctx.replicate_verbatim();
@@ -638,7 +626,10 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// Makes a restored value live once its decoder has every byte.
+/// Makes a restored value live once its decoder has every byte and its
+/// settings, the given merged with the encoding's, are those of a live
+/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
+/// the caller drops it.
 pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
     let Body::Loading(decoder) = &value.body else {
         return Ok(());
@@ -651,7 +642,13 @@ pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
         unreachable!("checked above")
     };
     let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
-    value.meta = value.meta.merged(filter.implied_meta());
+    let meta = value.meta.merged(filter.implied_meta());
+    if !meta.loadable_live() {
+        // A filter the library allows but the module's settings cannot
+        // hold: taken in, it would make the server refuse its own RDB.
+        return Err(format!("settings outside the module's ranges: {meta:?}"));
+    }
+    value.meta = meta;
     value.body = Body::Live(filter);
     Ok(())
 }

@@ -120,15 +120,11 @@ fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
         _ => return None,
     };
     // A restore in progress keeps what its first chunk gave (zero: not
-    // given); a live filter's settings are all set.
-    let settled = meta.capacity >= 4
-        && meta.bucket_size >= 1
-        && meta.max_iterations >= 1
-        && meta.error_rate > 0.0
-        && meta.error_rate < 1.0;
+    // given, and never an expansion: that is the encoding's); a live
+    // filter's settings are all set.
     let given = (meta.error_rate == 0.0 || (meta.error_rate > 0.0 && meta.error_rate < 1.0))
         && meta.expansion == 0;
-    if meta.expansion > 32768 || !(if loading { given } else { settled }) {
+    if !(if loading { given } else { meta.loadable_live() }) {
         return None;
     }
     Some((meta, loading, u64_at(48)))
@@ -224,7 +220,15 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     if pieces != total.div_ceil(RDB_PIECE as u64) {
         return None;
     }
-    let mut decoder = ChunkDecoder::new();
+    // A live filter's encoding is exactly the pieces: a table header that
+    // claims more (a forged value) is refused before its table is
+    // allocated. A restore in progress saved only the start of its
+    // encoding, whose headers rightly claim more.
+    let mut decoder = if loading {
+        ChunkDecoder::new()
+    } else {
+        ChunkDecoder::new().limit(total)
+    };
     for _ in 0..pieces {
         let piece = raw::load_string_buffer(rdb).ok()?;
         let piece = piece.as_ref();
@@ -237,12 +241,7 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     if decoder.consumed() != total {
         return None;
     }
-    let mut value = CfValue {
-        meta,
-        body: Body::Loading(Box::new(decoder)),
-        generation: 0,
-        dumps: Vec::new(),
-    };
+    let mut value = CfValue::new(meta, Body::Loading(Box::new(decoder)));
     if loading {
         // Still incomplete, as it was saved.
         return match &value.body {
@@ -263,7 +262,10 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
 
 /// Rewrites the value as the `CF.LOADCHUNK` commands that rebuild it (only
 /// called with `aof-use-rdb-preamble no`; otherwise the rewrite's base is
-/// an RDB). The first chunk carries the settings `CF.INFO` reports.
+/// an RDB). The first chunk carries the settings `CF.INFO` reports: all of
+/// a live filter's, and those a restore in progress was given with its
+/// first chunk (the others are zero, "not given", which `CF.LOADCHUNK`
+/// would refuse).
 unsafe extern "C" fn aof_rewrite(
     aof: *mut raw::RedisModuleIO,
     key: *mut raw::RedisModuleString,
@@ -275,66 +277,82 @@ unsafe extern "C" fn aof_rewrite(
         return;
     };
     let m = value.meta;
-    let settings = [
-        m.bucket_size.to_string(),
-        m.max_iterations.to_string(),
-        m.capacity.to_string(),
-        format!("{:?}", m.error_rate),
-        m.deleted.to_string(),
+    let settings: Vec<(&[u8], String)> = [
+        (
+            &b"BUCKETSIZE"[..],
+            m.bucket_size != 0,
+            m.bucket_size.to_string(),
+        ),
+        (
+            b"MAXITERATIONS",
+            m.max_iterations != 0,
+            m.max_iterations.to_string(),
+        ),
+        (b"CAPACITY", m.capacity != 0, m.capacity.to_string()),
+        (b"ERROR", m.error_rate != 0.0, format!("{:?}", m.error_rate)),
+        (b"DELETED", m.deleted != 0, m.deleted.to_string()),
+    ]
+    .into_iter()
+    .filter(|&(_, set, _)| set)
+    .map(|(keyword, _, value)| (keyword, value))
+    .collect();
+    // The format of a command of the key and `2 + 2 * pairs` buffers: the
+    // iterator, the chunk and `pairs` keyword-value pairs.
+    const FORMATS: [&core::ffi::CStr; 6] = [
+        c"sbb",
+        c"sbbbb",
+        c"sbbbbbb",
+        c"sbbbbbbbb",
+        c"sbbbbbbbbbb",
+        c"sbbbbbbbbbbbb",
     ];
-    let loading = matches!(value.body, Body::Loading(_));
     let mut offset = 0u64;
     let result = for_each_piece(value, AOF_CHUNK, |_, chunk| {
         let iterator = (offset + chunk.len() as u64 + 1).to_string();
+        let pairs = if offset == 0 { settings.len() } else { 0 };
+        let mut b: [&[u8]; 12] = [&[]; 12];
+        b[0] = iterator.as_bytes();
+        b[1] = chunk;
+        for (i, (keyword, value)) in settings[..pairs].iter().enumerate() {
+            b[2 + 2 * i] = keyword;
+            b[3 + 2 * i] = value.as_bytes();
+        }
         // SAFETY: `EmitAOF` reads its variadic arguments by the format
         // string: `s` a RedisModuleString (the key Redis passed), each `b`
-        // a pointer and a length, all alive for the call.
+        // a pointer and a length, all alive for the call. It reads the
+        // first `2 + 2 * pairs` buffers; C ignores the variadic arguments
+        // a function does not read, so the unused (empty) ones may follow.
         unsafe {
-            if offset == 0 && !loading {
-                emit(
-                    aof,
-                    c"CF.LOADCHUNK".as_ptr(),
-                    // The key, then 12 buffers: the iterator, the chunk and five
-                    // keyword-value pairs.
-                    c"sbbbbbbbbbbbb".as_ptr(),
-                    key,
-                    iterator.as_ptr(),
-                    iterator.len(),
-                    chunk.as_ptr(),
-                    chunk.len(),
-                    b"BUCKETSIZE".as_ptr(),
-                    10usize,
-                    settings[0].as_ptr(),
-                    settings[0].len(),
-                    b"MAXITERATIONS".as_ptr(),
-                    13usize,
-                    settings[1].as_ptr(),
-                    settings[1].len(),
-                    b"CAPACITY".as_ptr(),
-                    8usize,
-                    settings[2].as_ptr(),
-                    settings[2].len(),
-                    b"ERROR".as_ptr(),
-                    5usize,
-                    settings[3].as_ptr(),
-                    settings[3].len(),
-                    b"DELETED".as_ptr(),
-                    7usize,
-                    settings[4].as_ptr(),
-                    settings[4].len(),
-                );
-            } else {
-                emit(
-                    aof,
-                    c"CF.LOADCHUNK".as_ptr(),
-                    c"sbb".as_ptr(),
-                    key,
-                    iterator.as_ptr(),
-                    iterator.len(),
-                    chunk.as_ptr(),
-                    chunk.len(),
-                );
-            }
+            emit(
+                aof,
+                c"CF.LOADCHUNK".as_ptr(),
+                FORMATS[pairs].as_ptr(),
+                key,
+                b[0].as_ptr(),
+                b[0].len(),
+                b[1].as_ptr(),
+                b[1].len(),
+                b[2].as_ptr(),
+                b[2].len(),
+                b[3].as_ptr(),
+                b[3].len(),
+                b[4].as_ptr(),
+                b[4].len(),
+                b[5].as_ptr(),
+                b[5].len(),
+                b[6].as_ptr(),
+                b[6].len(),
+                b[7].as_ptr(),
+                b[7].len(),
+                b[8].as_ptr(),
+                b[8].len(),
+                b[9].as_ptr(),
+                b[9].len(),
+                b[10].as_ptr(),
+                b[10].len(),
+                b[11].as_ptr(),
+                b[11].len(),
+            );
         }
         offset += chunk.len() as u64;
         true
@@ -378,13 +396,7 @@ unsafe extern "C" fn copy(
         }
     };
     match body {
-        Ok(body) => Box::into_raw(Box::new(CfValue {
-            meta: value.meta,
-            body,
-            generation: 0,
-            dumps: Vec::new(),
-        }))
-        .cast(),
+        Ok(body) => Box::into_raw(Box::new(CfValue::new(value.meta, body))).cast(),
         Err(e) => {
             log_warning(&format!("cuckoo: COPY failed: {e}"));
             core::ptr::null_mut()
@@ -426,5 +438,15 @@ mod tests {
         let block = encode_meta(&given, true, 10);
         assert_eq!(decode_meta(&block), Some((given, true, 10)));
         assert_eq!(decode_meta(&encode_meta(&Meta::UNSET, false, 10)), None);
+        // A live filter's settings: exactly those `loadable_live` takes.
+        for (capacity, expansion, ok) in [(2, 32768, true), (1, 2, false), (2, 32769, false)] {
+            let m = Meta {
+                capacity,
+                expansion,
+                ..meta
+            };
+            assert_eq!(m.loadable_live(), ok);
+            assert_eq!(decode_meta(&encode_meta(&m, false, 10)).is_some(), ok);
+        }
     }
 }

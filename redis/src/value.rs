@@ -6,6 +6,7 @@ use concurrent_cuckoo::{
     BuildError, ChunkDecoder, ChunkEncoder, CuckooFilter, DecodedFilter, DefaultHashBuilder,
     InsertError, ScalableCuckooFilter, Stats,
 };
+use core::cell::RefCell;
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
@@ -21,6 +22,11 @@ pub(crate) const DEFAULT_CAPACITY: u64 = 1024;
 pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
 pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
 pub(crate) const DEFAULT_EXPANSION: u16 = 1;
+/// The smallest capacity a filter has: `CF.RESERVE`'s with `BUCKETSIZE 1`
+/// (RedisBloom's rule: at least twice the bucket size).
+pub(crate) const MIN_CAPACITY: u64 = 2;
+/// The largest `EXPANSION` (RedisBloom's).
+pub(crate) const MAX_EXPANSION: u16 = 32768;
 
 /// What `CF.RESERVE` (or an auto-creating `CF.ADD`/`CF.INSERT`) was told,
 /// kept for `CF.INFO` and for replicas, and the count of deletes.
@@ -75,6 +81,21 @@ impl Meta {
             },
             deleted: self.deleted,
         }
+    }
+
+    /// Whether these are the settings of a live filter: what an RDB file
+    /// or `RESTORE` takes back, and so what every filter must have. The
+    /// commands that create a filter stay within them by their ranges; a
+    /// filter restored by `CF.LOADCHUNK` takes settings from its encoding
+    /// (the library allows initial capacities 0-3 and growth factors past
+    /// 32768) and is refused unless they pass.
+    pub(crate) fn loadable_live(&self) -> bool {
+        self.capacity >= MIN_CAPACITY
+            && self.bucket_size >= 1
+            && self.max_iterations >= 1
+            && self.expansion <= MAX_EXPANSION
+            && self.error_rate > 0.0
+            && self.error_rate < 1.0
     }
 }
 
@@ -292,21 +313,40 @@ pub(crate) struct CfValue {
     /// Counts changes to the filter: a dump that began before a change
     /// cannot go on (its pieces would mix two states).
     pub(crate) generation: u64,
-    pub(crate) dumps: Vec<Dump>,
+    /// Dumps in progress. `CF.SCANDUMP` reads the key: it opens it for
+    /// reading (closing a key opened for writing counts as a change to it,
+    /// which aborts transactions that `WATCH` it), so it keeps its dumps
+    /// through a shared reference. Redis runs commands on its main thread
+    /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
+    /// between threads unnoticed.
+    pub(crate) dumps: RefCell<Vec<Dump>>,
 }
+
+// Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
+// the whole keyspace there): a value must be `Send`. It need not be
+// `Sync`, and is not: only the thread running commands uses it.
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<CfValue>();
+};
 
 /// The error for a command on a filter `CF.LOADCHUNK` has not finished.
 pub(crate) const INCOMPLETE: &str =
     "ERR the filter is being restored: CF.LOADCHUNK has not sent every chunk";
 
 impl CfValue {
-    pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
+    /// A new value (no change yet, no dump in progress).
+    pub(crate) fn new(meta: Meta, body: Body) -> Self {
         Self {
             meta,
-            body: Body::Live(filter),
+            body,
             generation: 0,
-            dumps: Vec::new(),
+            dumps: RefCell::new(Vec::new()),
         }
+    }
+
+    pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
+        Self::new(meta, Body::Live(filter))
     }
 
     /// The filter, or the error for one still being restored.
@@ -323,12 +363,28 @@ impl CfValue {
         self.generation += 1;
     }
 
+    /// Takes out the dump in progress that stopped at `position`: one of
+    /// the filter's current generation if there is one (another client's
+    /// stale dump may have stopped at the same place), else a stale one,
+    /// whose client then learns why it cannot go on.
+    pub(crate) fn take_dump(&self, position: u64) -> Option<Dump> {
+        let mut dumps = self.dumps.borrow_mut();
+        let at = |current: bool| {
+            dumps.iter().position(|d| {
+                d.encoder.position() == position && (!current || d.generation == self.generation)
+            })
+        };
+        let at = at(true).or_else(|| at(false))?;
+        Some(dumps.remove(at))
+    }
+
     /// Keeps a dump in progress, dropping the oldest beyond [`MAX_DUMPS`].
-    pub(crate) fn keep_dump(&mut self, dump: Dump) {
-        if self.dumps.len() == MAX_DUMPS {
-            self.dumps.remove(0);
+    pub(crate) fn keep_dump(&self, dump: Dump) {
+        let mut dumps = self.dumps.borrow_mut();
+        if dumps.len() == MAX_DUMPS {
+            dumps.remove(0);
         }
-        self.dumps.push(dump);
+        dumps.push(dump);
     }
 
     /// Bytes held, for `MEMORY USAGE`.

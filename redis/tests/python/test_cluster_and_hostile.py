@@ -3,6 +3,7 @@ and hostile input: random CF.LOADCHUNK chunks and damaged RESTORE payloads
 (every single-bit flip, with a recomputed Redis checksum) give errors while
 the server stays up and no other key changes."""
 
+import pathlib
 import random
 import subprocess
 import time
@@ -80,6 +81,28 @@ def test_damaged_restore_payloads_are_refused_and_the_server_stays_up(server):
     assert r.ping()
     assert r.dump("other") == other
     assert r.exists("dst") == 0
+
+
+def test_a_restore_payload_claiming_a_huge_table_is_refused_before_allocating_it(server):
+    # The saved value's settings block gives the bytes that follow; a table
+    # header claiming more (here 2^32 buckets of 32-bit fingerprints,
+    # 64 GiB, with Redis's checksum recomputed) is refused before its
+    # table is allocated.
+    r = server.client()
+    r.config_set("rdbcompression", "no")  # the filter's bytes as they are
+    r.execute_command("CF.RESERVE", "src", 100, "EXPANSION", 0, "ERROR", 1e-6)  # 32-bit
+    payload = bytearray(r.dump("src")[:-8])
+    at = payload.index(b"\x89CUCKOO\n")
+    assert payload[at + 10] == 32
+    payload[at + 16:at + 24] = (1 << 32).to_bytes(8, "little")
+    with pytest.raises(ResponseError, match="Bad data format"):
+        r.restore("dst", 0, reseal(bytes(payload)))
+    # The process's peak address space (Linux), which an allocated and
+    # freed table would have raised by 64 GiB.
+    status = pathlib.Path(f"/proc/{server.proc.pid}/status").read_text()
+    peak_kib = int(next(line for line in status.splitlines() if line.startswith("VmPeak:"))
+                   .split()[1])
+    assert peak_kib < 8 << 20, f"VmPeak {peak_kib} KiB"
 
 
 def test_random_loadchunk_chunks_give_errors_and_touch_nothing_else(server):

@@ -8,7 +8,7 @@ strips a leading "ERR ").
 """
 
 import pytest
-from redis.exceptions import ResponseError
+from redis.exceptions import ResponseError, WatchError
 
 INFO_FIELDS = [
     "Size",
@@ -264,6 +264,14 @@ def test_scandump_and_loadchunk_errors(r):
     it, _ = r.execute_command("CF.SCANDUMP", "big", 0)
     r.execute_command("CF.ADD", "big", "more")
     assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", it)
+    # Two dumps stopped at the same place, one stale: the current one goes
+    # on, the stale one still gets its error.
+    stale, _ = r.execute_command("CF.SCANDUMP", "big", 0)
+    r.execute_command("CF.ADD", "big", "more again")
+    current, _ = r.execute_command("CF.SCANDUMP", "big", 0)
+    assert current == stale
+    assert r.execute_command("CF.SCANDUMP", "big", current)[0] > current
+    assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", stale)
     # LOADCHUNK.
     assert error(r, "CF.LOADCHUNK", "dst", "x", data) == "Invalid position"
     assert error(r, "CF.LOADCHUNK", "dst", 0, data) == "Invalid position"
@@ -291,6 +299,41 @@ def test_scandump_and_loadchunk_errors(r):
     # Options only with the first chunk.
     assert "only taken with the first chunk" in error(
         r, "CF.LOADCHUNK", "x", 100, "abc", "BUCKETSIZE", 4)
+
+
+def test_scandump_does_not_abort_a_transaction_watching_the_key(server):
+    # CF.SCANDUMP reads: a client WATCHing the key sees no change (Redis
+    # counts closing a key opened for writing as one).
+    r, other = server.client(), server.client()
+    r.execute_command("CF.RESERVE", "k", 1_000_000, "EXPANSION", 0)  # 3 chunks
+    r.execute_command("CF.INSERT", "k", "ITEMS", *range(1000))
+    whole = encoding(r, "k")
+    parts = []
+    with r.pipeline() as p:
+        p.watch("k")
+        it, data = other.execute_command("CF.SCANDUMP", "k", 0)
+        parts.append(data)
+        p.multi()
+        p.execute_command("CF.EXISTS", "k", 1)
+        assert p.execute() in ([1], [True])
+    # The dump goes on where it was, from another transaction's watch.
+    with r.pipeline() as p:
+        p.watch("k")
+        while it:
+            it, data = other.execute_command("CF.SCANDUMP", "k", it)
+            parts.append(data or b"")
+        p.multi()
+        p.execute_command("CF.EXISTS", "k", 1)
+        assert p.execute() in ([1], [True])
+    assert b"".join(parts) == whole
+    # A write still aborts it.
+    with r.pipeline() as p:
+        p.watch("k")
+        other.execute_command("CF.ADD", "k", "more")
+        p.multi()
+        p.execute_command("CF.EXISTS", "k", 1)
+        with pytest.raises(WatchError):
+            p.execute()
 
 
 def test_compact_and_unknown_keys(r):
