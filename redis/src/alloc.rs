@@ -21,8 +21,9 @@ pub(crate) use api;
 /// pointer never changes during its life, since the entry points are set
 /// once, before the first allocation.
 ///
-/// Redis's allocator takes no alignment and guarantees 16 bytes, so a
-/// larger alignment (the library's cache-padded locks want 128, its tables
+/// Redis's allocator takes no alignment and guarantees 16 bytes for blocks
+/// of 16 bytes or more (jemalloc's quantum; its 8-byte class is only
+/// 8-aligned), so a larger alignment, or 16 for a smaller block, (the library's cache-padded locks want 128, its tables
 /// 64) is made by hand: the block is allocated `align` bytes longer, the
 /// pointer handed out is the first aligned address at least 8 bytes in,
 /// and the allocator's own pointer is kept in the 8 bytes before it, for
@@ -35,8 +36,14 @@ pub(crate) use api;
 /// every page of a new filter at once.
 pub(crate) struct ModuleAlloc;
 
-/// The alignment Redis's allocator (jemalloc) guarantees.
+/// The alignment Redis's allocator (jemalloc) guarantees for blocks of at
+/// least this many bytes; smaller blocks are only 8-aligned.
 const REDIS_ALIGN: usize = 16;
+
+/// Whether a block from Redis's allocator, as it is, satisfies `layout`.
+fn served_as_is(layout: Layout) -> bool {
+    layout.align() <= 8 || (layout.align() <= REDIS_ALIGN && layout.size() >= REDIS_ALIGN)
+}
 
 /// Aligns a block `raw` of `layout.size() + layout.align()` bytes from
 /// Redis's allocator for `layout`, keeping `raw` just before the result.
@@ -48,8 +55,8 @@ unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
         return raw;
     }
     // At least 8 bytes in (room for `raw`), and a multiple of the
-    // alignment: at most `align` bytes in, since `raw` is 16-aligned and
-    // `align` a power of two of at least 32.
+    // alignment: at most `align` bytes in, since `raw` is 16-aligned (the
+    // block is at least 17 bytes) and `align` a power of two of at least 16.
     let offset = layout.align() - (raw as usize % layout.align());
     let offset = if offset < 8 {
         offset + layout.align()
@@ -74,7 +81,7 @@ unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         match api!(RedisModule_Alloc) {
             // SAFETY: a plain allocation of a non-zero size.
-            Some(alloc) if layout.align() <= REDIS_ALIGN => unsafe { alloc(layout.size()).cast() },
+            Some(alloc) if served_as_is(layout) => unsafe { alloc(layout.size()).cast() },
             // SAFETY: as above; `align_in` gets the longer block it needs.
             Some(alloc) => unsafe {
                 align_in(alloc(layout.size() + layout.align()).cast(), layout)
@@ -87,9 +94,7 @@ unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         match api!(RedisModule_Calloc) {
             // SAFETY: as in `alloc`; calloc zeroes what it returns.
-            Some(calloc) if layout.align() <= REDIS_ALIGN => unsafe {
-                calloc(1, layout.size()).cast()
-            },
+            Some(calloc) if served_as_is(layout) => unsafe { calloc(1, layout.size()).cast() },
             // SAFETY: as in `alloc`.
             Some(calloc) => unsafe {
                 align_in(calloc(1, layout.size() + layout.align()).cast(), layout)
@@ -102,7 +107,7 @@ unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         match api!(RedisModule_Free) {
             // SAFETY: `ptr` came from Redis's allocator as it is.
-            Some(free) if layout.align() <= REDIS_ALIGN => unsafe { free(ptr.cast()) },
+            Some(free) if served_as_is(layout) => unsafe { free(ptr.cast()) },
             // SAFETY: `ptr` was aligned by `align_in`, which kept the
             // allocator's pointer in the 8 bytes before it.
             Some(free) => unsafe { free(ptr.cast::<*mut u8>().sub(1).read_unaligned().cast()) },
@@ -112,17 +117,18 @@ unsafe impl GlobalAlloc for ModuleAlloc {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
+            return core::ptr::null_mut();
+        };
         match api!(RedisModule_Realloc) {
-            Some(realloc) if layout.align() <= REDIS_ALIGN => {
+            Some(realloc) if served_as_is(layout) && served_as_is(new) => {
                 // SAFETY: `ptr` came from Redis's allocator as it is, and
-                // jemalloc keeps 16-byte alignment on reallocation.
+                // the new block, of the new size, is aligned enough as it
+                // is (`served_as_is`).
                 unsafe { realloc(ptr.cast(), new_size).cast() }
             }
             Some(_) => {
-                // Larger alignments: a fresh aligned block and a copy.
-                let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
-                    return core::ptr::null_mut();
-                };
+                // Hand-aligned blocks, old or new: a fresh block and a copy.
                 // SAFETY: `new` is a valid layout of non-zero size.
                 let fresh = unsafe { self.alloc(new) };
                 if !fresh.is_null() {
@@ -147,24 +153,41 @@ mod tests {
 
     /// The hand alignment, on blocks from the system allocator standing in
     /// for Redis's (16-aligned, at every offset a 16-aligned allocator may
-    /// return).
+    /// return), for the layouts that need it.
     #[test]
     fn hand_aligned_blocks_are_aligned_and_keep_their_origin() {
-        for align in [32usize, 64, 128, 4096] {
-            let layout = Layout::from_size_align(100, align).unwrap();
-            let backing = vec![0u64; (100 + align + 2 * align) / 8];
+        for (size, align) in [
+            (100usize, 32usize),
+            (100, 64),
+            (100, 128),
+            (100, 4096),
+            (8, 16),
+        ] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            assert!(!served_as_is(layout), "{layout:?}");
+            let backing = vec![0u64; (size + align + 2 * align) / 8];
             for shift in (0..align).step_by(16) {
                 let raw = (backing.as_ptr() as *mut u8).wrapping_add(shift);
                 let raw = raw.wrapping_add((16 - raw as usize % 16) % 16);
-                // SAFETY: `raw` has `100 + align` bytes of `backing` after it.
+                // SAFETY: `raw` has `size + align` bytes of `backing` after it.
                 let aligned = unsafe { align_in(raw, layout) };
                 assert_eq!(aligned as usize % align, 0);
                 assert!(aligned as usize >= raw as usize + 8);
-                assert!(aligned as usize + 100 <= raw as usize + 100 + align);
+                assert!(aligned as usize + size <= raw as usize + size + align);
                 // SAFETY: written by `align_in`.
                 let kept = unsafe { aligned.cast::<*mut u8>().sub(1).read_unaligned() };
                 assert_eq!(kept, raw);
             }
         }
+    }
+
+    /// jemalloc aligns blocks of 16 bytes or more to 16, its 8-byte class
+    /// only to 8: a 16-aligned layout under 16 bytes is aligned by hand.
+    #[test]
+    fn redis_blocks_serve_alignments_up_to_16_from_16_bytes() {
+        let layout = |size, align| Layout::from_size_align(size, align).unwrap();
+        assert!(served_as_is(layout(1, 1)) && served_as_is(layout(8, 8)));
+        assert!(served_as_is(layout(16, 16)) && served_as_is(layout(48, 16)));
+        assert!(!served_as_is(layout(8, 16)) && !served_as_is(layout(64, 32)));
     }
 }
