@@ -12,6 +12,8 @@
 //! through `contains_hash_batch`, and the mix one key at a time through
 //! `contains_hash`; CPU ns per key, the median of the rounds. Both filters
 //! are measured in the same run, one after the other, round by round.
+//! Then a quarter of the keys are removed from both, alternating in chunks
+//! (CPU ns per remove, and the growing filter's refused removes).
 
 use crate::keys::{key, queries};
 use crate::report::{bar, f1, f2, machine, Table};
@@ -86,6 +88,28 @@ impl Times {
         self.mixed.push(batched(f, &q.mixed).0);
         self.mixed_single.push(single(f, &q.mixed).0);
     }
+}
+
+/// Removes: `keys` (all present in both filters) taken out of each in
+/// chunks, the filters alternating chunk by chunk. CPU ns per remove of
+/// the growing and the single filter, and the growing filter's refused
+/// removes (its key's fingerprint in two levels).
+fn removes(grown: &ScalableCuckooFilter, one: &CuckooFilter, keys: &[u64]) -> (f64, f64, usize) {
+    let (mut ns_grown, mut ns_one, mut refused) = (0.0, 0.0, 0);
+    for chunk in keys.chunks(1 << 14) {
+        let (ns, kept) = time_ns(chunk.len(), || {
+            chunk.iter().filter(|&&k| !grown.remove_hash(k)).count()
+        });
+        ns_grown += ns * chunk.len() as f64;
+        refused += kept;
+        let (ns, missed) = time_ns(chunk.len(), || {
+            chunk.iter().filter(|&&k| !one.remove_hash(k)).count()
+        });
+        assert_eq!(missed, 0, "the single filter lost a key");
+        ns_one += ns * chunk.len() as f64;
+    }
+    let n = keys.len() as f64;
+    (ns_grown / n, ns_one / n, refused)
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -164,6 +188,8 @@ pub fn run(opts: &Options) -> String {
         "batch absent",
         "batch 50/50",
         "one-at-a-time 50/50",
+        "remove",
+        "refused removes",
     ]);
     for levels in [1u32, 2, 4, 8] {
         let initial = (n as usize).div_ceil((1 << levels) - 1);
@@ -187,6 +213,10 @@ pub fn run(opts: &Options) -> String {
             pb.inc(1);
         }
         pb.finish_and_clear();
+        // Removes last: they change both filters. A quarter of the keys,
+        // spread over every level (keys went in in order).
+        let gone: Vec<u64> = keys.iter().step_by(4).copied().collect();
+        let (remove_grown, remove_one, refused) = removes(&grown, &one, &gone);
         let grown_row = Row {
             label: format!(
                 "ScalableCuckooFilter, {} level{}",
@@ -215,6 +245,13 @@ pub fn run(opts: &Options) -> String {
             r(&g.negative, &o.negative),
             r(&g.mixed, &o.mixed),
             r(&g.mixed_single, &o.mixed_single),
+            format!(
+                "{}x ({} / {} ns)",
+                f2(remove_grown / remove_one),
+                f1(remove_grown),
+                f1(remove_one)
+            ),
+            format!("{refused} of {}", gone.len()),
         ]);
         table.row(grown_row.cells());
         table.row(one_row.cells());
