@@ -825,8 +825,16 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 _ => return false,
             }
         }
-        let removed = with_table!(&level.table, t => t.remove(&t.locate(hash)));
-        if removed && i != newest && level.len() == 0 {
+        // Retirement is checked only when this remove's own two stripes
+        // count nothing: a level this remove emptied has every stripe at 0,
+        // and the sum over all of them (`len`, up to 4096 cache lines) is
+        // then read once, not on every remove from an older level.
+        let (removed, pair_empty) = with_table!(&level.table, t => {
+            let loc = t.locate(hash);
+            let removed = t.remove(&loc);
+            (removed, removed && i != newest && t.pair_stripes_empty(&loc))
+        });
+        if pair_empty && level.len() == 0 {
             self.retire_if_empty(i);
         }
         removed

@@ -265,6 +265,16 @@ impl Stripes {
         self.waiting.load(Ordering::Relaxed) != 0
     }
 
+    /// Items counted in `bucket`'s stripe (one cache line, where
+    /// [`len`](Self::len) reads every stripe's). Exact when no writer of
+    /// that stripe is running.
+    #[inline]
+    pub(crate) fn stripe_len(&self, bucket: usize) -> i64 {
+        self.stripes[self.stripe_of(bucket)]
+            .len
+            .load(Ordering::Relaxed)
+    }
+
     /// Items stored, summed over stripes. Exact when no writer is running.
     pub(crate) fn len(&self) -> usize {
         let sum: i64 = self

@@ -754,6 +754,14 @@ impl<F: Fingerprint> RawTable<F> {
         self.stripes.len()
     }
 
+    /// Whether the stripes of `loc`'s two buckets count no items: the
+    /// cheap first test of whether a remove there emptied the table (an
+    /// empty table has every stripe at 0), before [`len`](Self::len) sums
+    /// every stripe (up to 4096 cache lines).
+    pub(crate) fn pair_stripes_empty(&self, loc: &Location<F>) -> bool {
+        self.stripes.stripe_len(loc.i1) <= 0 && self.stripes.stripe_len(loc.i2) <= 0
+    }
+
     /// Stops inserts (`all` holds every stripe lock, so no insert is
     /// between its check and its store) and, if the table is empty, gives
     /// its memory back (`BucketArray::discard`). Returns whether it did.
