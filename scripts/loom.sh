@@ -2,14 +2,18 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter three times, each time with a
-#                              deliberately planted bug in a move
-#                              ("reorder": clear the source before writing
-#                              the destination; "skip_bump": a path move
-#                              never bumps the version readers validate
-#                              against; "skip_remove_bump": a remove that
-#                              leaves another copy of the fingerprint in the
-#                              pair never bumps it). Exits non-zero when the
+#   scripts/loom.sh --canary   build the filter four times, each time with a
+#                              deliberately planted bug ("reorder": a move
+#                              clears the source before writing the
+#                              destination; "skip_bump": a path move never
+#                              bumps the version readers validate against;
+#                              "skip_remove_bump": a remove that leaves
+#                              another copy of the fingerprint in the pair
+#                              never bumps it; "newest_match_remove": a
+#                              growing filter's remove takes the newest
+#                              matching copy, the rule it had before it
+#                              looked for a single matching level). Exits
+#                              non-zero when the
 #                              models catch *every* bug as a lost
 #                              fingerprint, which is what CI expects; exits 0
 #                              ("CANARY NOT CAUGHT") if any one slips
@@ -37,7 +41,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove)
 for bug in "${bugs[@]}"; do
     log="target/loom-canary-${bug}.log"
     mkdir -p target

@@ -812,6 +812,18 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         let Some((mut i, mut level)) = levels.next() else {
             return false;
         };
+        // The canary plants the old rule: take the newest matching copy.
+        #[cfg(concurrent_cuckoo_canary = "newest_match_remove")]
+        if levels.peek().is_some() {
+            let newest_match = core::iter::once((i, level))
+                .chain(levels)
+                .find(|(_, level)| level.contains(hash));
+            match newest_match {
+                Some(found) => (i, level) = found,
+                None => return false,
+            }
+        }
+        #[cfg(not(concurrent_cuckoo_canary = "newest_match_remove"))]
         if levels.peek().is_some() {
             // Several levels: find the one holding the key's fingerprint
             // before taking anything. A key stored in one level matches

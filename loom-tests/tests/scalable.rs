@@ -159,3 +159,102 @@ fn retiring_an_emptied_level_against_a_reader_and_an_inserter() {
         assert_eq!(f.capacity(), 8);
     });
 }
+
+/// A key `a` of level 0, and a key `c` that collides with `a` in level 1
+/// (the same fingerprint and bucket pair there) but not in level 0. One
+/// thread removes `a` while another inserts `c` (into level 1). Whatever
+/// the order, `c` must stay found: a remove that took `c`'s copy for `a`'s
+/// (the newest matching copy, the rule before a remove looked for a single
+/// matching level) would leave `c` a false negative. The remove either
+/// takes `a`'s own copy (it ran before `c` was visible) or is refused
+/// (both levels matched) and changes nothing.
+#[test]
+fn removing_a_key_never_takes_the_copy_of_a_key_colliding_in_another_level() {
+    let (a, c) = colliding_in_level_1_only();
+    model(move || {
+        let f = ScalableCuckooFilter::builder()
+            .initial_capacity(16)
+            .false_positive_rate(1e-3)
+            .hasher(Identity)
+            .build()
+            .unwrap();
+        f.insert(&a).unwrap();
+        let mut filler = 0u64;
+        while f.levels() == 1 {
+            filler += 1;
+            f.insert(&filler.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .unwrap();
+        }
+        let geometry: Vec<(usize, u32)> = f
+            .level_stats()
+            .iter()
+            .map(|s| (s.bucket_count, s.fingerprint_bits))
+            .collect();
+        assert_eq!(geometry, LEVELS, "setup: the levels' sizes changed");
+        assert_eq!(
+            (f.count(&a), f.count(&c)),
+            (1, 0),
+            "setup: no filler may collide with a or c"
+        );
+        let f = Arc::new(f);
+        let remover = {
+            let f = f.clone();
+            thread::spawn(move || f.remove(&a))
+        };
+        f.insert(&c).unwrap();
+        assert!(
+            f.contains(&c),
+            "LOST FINGERPRINT: a key colliding in another level, while that level's twin is removed"
+        );
+        let removed = remover.join().unwrap();
+        assert!(
+            f.contains(&c),
+            "LOST FINGERPRINT: a remove took the copy of a key colliding in another level"
+        );
+        // `a` counts `c`'s copy in level 1, and its own in level 0 unless
+        // the remove took it.
+        assert_eq!(f.count(&a), if removed { 1 } else { 2 });
+        assert_eq!(f.count(&c), 1);
+    });
+}
+
+/// The levels of a filter of initial capacity 16 after one growth: (buckets,
+/// fingerprint bits) of level 0 and level 1.
+const LEVELS: [(usize, u32); 2] = [(8, 16), (14, 16)];
+
+/// Keys `a` and `c` (hashes, under `Identity`) with the same fingerprint
+/// and bucket pair in level 1 but not in level 0, found with plain filters
+/// of the levels' geometry (`signature_of_hash`, `hash_for_bucket`). Runs
+/// inside a loom model once (the filters use loom's atomics).
+fn colliding_in_level_1_only() -> (u64, u64) {
+    let found = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = found.clone();
+    loom::model(move || {
+        let probe = |(buckets, bits): (usize, u32)| {
+            concurrent_cuckoo::CuckooFilter::builder()
+                .capacity(0)
+                .bucket_count(buckets)
+                .fingerprint_bits(bits)
+                .hasher(Identity)
+                .build()
+                .unwrap()
+        };
+        let (level0, level1) = (probe(LEVELS[0]), probe(LEVELS[1]));
+        let pair = |(fp, i1, i2): (u64, usize, usize)| (fp, i1.min(i2), i1.max(i2));
+        let keys = (1..1000u64).map(|i| i.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        let pick = keys
+            .flat_map(|a| {
+                let (fp, i1, i2) = level1.signature_of_hash(a);
+                [i1, i2].map(|b| (a, level1.hash_for_bucket(b, fp as u32)))
+            })
+            .find(|&(a, c)| {
+                a != c
+                    && pair(level1.signature_of_hash(c)) == pair(level1.signature_of_hash(a))
+                    && pair(level0.signature_of_hash(c)) != pair(level0.signature_of_hash(a))
+            })
+            .expect("a pair of keys colliding in level 1 only");
+        *out.lock().unwrap() = Some(pick);
+    });
+    let pick = found.lock().unwrap().expect("the search ran");
+    pick
+}
