@@ -47,6 +47,16 @@ def check(r, items, before):
     assert after == before
 
 
+def scandump_chunks(r, key):
+    """(iterator, data) of every CF.SCANDUMP chunk of `key`, in order."""
+    chunks, it = [], 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", key, it)
+        if it == 0:
+            return chunks
+        chunks.append((it, data))
+
+
 def rewrite_aof(r):
     """BGREWRITEAOF, waited for."""
     r.bgrewriteaof()
@@ -127,12 +137,7 @@ def test_a_restore_in_progress_survives_a_restart_and_completes(server):
     r = server.client()
     r.execute_command("CF.RESERVE", "src", 1_000_000, "EXPANSION", 0)
     r.execute_command("CF.INSERT", "src", "ITEMS", *range(5000))
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command("CF.SCANDUMP", "src", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
+    chunks = scandump_chunks(r, "src")
     assert len(chunks) >= 3
     for it, data in chunks[:2]:
         r.execute_command("CF.LOADCHUNK", "dst", it, data)
@@ -200,12 +205,7 @@ def test_the_aof_rewrite_keeps_the_settings_of_a_restore_in_progress(servers):
     r = server.client()
     r.execute_command("CF.RESERVE", "src", 1_000_000, "EXPANSION", 0)
     r.execute_command("CF.INSERT", "src", "ITEMS", *range(5000))
-    chunks, it = [], 0
-    while True:
-        it, data = r.execute_command("CF.SCANDUMP", "src", it)
-        if it == 0:
-            break
-        chunks.append((it, data))
+    chunks = scandump_chunks(r, "src")
     assert len(chunks) >= 3
     # Settings given with the first chunk (not EXPANSION: the encoding's).
     (it, data), rest = chunks[0], chunks[1:]
