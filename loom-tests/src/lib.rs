@@ -33,9 +33,24 @@ impl BuildHasher for Identity {
 /// says otherwise), prints how many interleavings it explored, and fails a
 /// model that explored only one: its threads never interacted.
 pub fn model(f: impl Fn() + Sync + Send + 'static) {
+    run(None, f);
+}
+
+/// [`model`] with at most `most` preemptions, whatever
+/// `LOOM_MAX_PREEMPTIONS` says: for a model too large to explore
+/// exhaustively in CI's time, whose bad schedules need no more than
+/// `most` (each such model says why, and its canary shows it still bites).
+pub fn model_with_preemptions_at_most(most: usize, f: impl Fn() + Sync + Send + 'static) {
+    run(Some(most), f);
+}
+
+fn run(most: Option<usize>, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(3);
+    }
+    if let Some(most) = most {
+        builder.preemption_bound = builder.preemption_bound.map(|b| b.min(most));
     }
     // A branch is every atomic access: the models of 128-stripe tables
     // (batches under pair locks) sum 128 per-stripe counters in `len()`
