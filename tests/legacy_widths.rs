@@ -37,7 +37,7 @@ fn legacy_encoding() -> Vec<u8> {
     for i in &stored {
         head.extend_from_slice(&i.to_le_bytes());
     }
-    while head.len() % 8 != 0 {
+    while !head.len().is_multiple_of(8) {
         head.push(0);
     }
     let sum = xxh3_64(&head);
