@@ -15,11 +15,13 @@
 mod alloc;
 mod args;
 mod commands;
+mod configs;
 mod datatype;
 mod keyspecs;
 mod value;
 
 use datatype::CF_TYPE;
+use redis_module::configuration::ConfigurationFlags;
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 
 /// Loads the module: persistence errors become load failures (never a
@@ -62,4 +64,21 @@ redis_module! {
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
         ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
     ],
+    configurations: [
+        i64: [
+            [
+                configs::MAX_MEMORY_USAGE_NAME,
+                &configs::MAX_MEMORY_USAGE,
+                configs::DEFAULT_MAX_MEMORY_USAGE,
+                configs::MIN_MAX_MEMORY_USAGE,
+                configs::MAX_MAX_MEMORY_USAGE,
+                ConfigurationFlags::MEMORY,
+                None
+            ],
+        ],
+        string: [],
+        bool: [],
+        enum: [],
+        module_args_as_configuration: true,
+    ]
 }
