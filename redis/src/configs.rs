@@ -35,7 +35,6 @@ pub(crate) const MIN_MAX_MEMORY_USAGE: i64 = 64 << 10;
 pub(crate) const MAX_MAX_MEMORY_USAGE: i64 = i64::MAX;
 
 /// The per-filter memory limit now, in bytes.
-#[allow(dead_code)] // read by memory admission (the next commits)
 pub(crate) fn max_memory_usage() -> usize {
     usize::try_from(MAX_MEMORY_USAGE.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
 }

@@ -12,6 +12,7 @@
 //! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
 //! is compatible with RedisBloom and what is not, and why.
 
+mod admission;
 mod alloc;
 mod args;
 mod commands;
@@ -30,6 +31,7 @@ use redis_module::{raw, redis_module, Context, RedisString, Status};
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
     concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
+    admission::init(ctx.ctx);
     if let Err(e) = keyspecs::register(ctx) {
         ctx.log_warning(&format!("cuckoo: {e}"));
         return Status::Err;
