@@ -377,6 +377,7 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // Saturating: an RDB value may hold any count (a forged one
         // `u64::MAX`), and a count must never abort the server.
         value.meta.deleted = value.meta.deleted.saturating_add(1);
+        value.reclaim_retired();
         value.changed();
         ctx.replicate_verbatim();
     }
