@@ -175,3 +175,41 @@ fn within_maxmemory(bytes: usize) -> bool {
     }
     used.saturating_add(bytes as u64) <= maxmemory
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a server (`maxmemory` unknown) only the per-filter limit
+    /// applies: what a filter holds already counts, admitted blocks add
+    /// up, a refusal is recorded, and scopes nest.
+    #[test]
+    fn scopes_admit_up_to_the_limit_less_what_is_held() {
+        let limit = configs::max_memory_usage();
+        let (taken, seen) = within(limit - 1000, || (admit(600), admit(300), admit(200)));
+        assert_eq!(taken, (true, true, false));
+        assert_eq!(
+            seen,
+            Outcome {
+                refused: true,
+                admitted: 900
+            }
+        );
+        let (inner, outer) = within(0, || {
+            assert!(admit(100));
+            let (_, inner) = within(limit, || admit(1));
+            assert!(!refused(), "the inner scope's refusal stays there");
+            inner
+        });
+        assert!(inner.refused && !outer.refused && outer.admitted == 100);
+        // Outside any scope: against the limit alone.
+        assert!(admit(limit) && !admit(limit + 1));
+        // A block the allocator then failed is given back to the scope.
+        let ((), seen) = within(0, || {
+            assert!(admit(limit));
+            allocation_failed(limit);
+            assert!(admit(limit));
+        });
+        assert!(seen.refused && seen.admitted == limit);
+    }
+}
