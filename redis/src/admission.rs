@@ -23,6 +23,12 @@
 //! Redis runs commands, loads and copies on its main thread, one at a
 //! time: the scope is a thread-local, and allocations on other threads
 //! (none allocate tables) see no scope.
+//!
+//! A replica admits every table: its writes come from its primary, which
+//! admitted them and replicates only what it did (a command whose growth
+//! was refused part way reaches replicas as the items it added), so a
+//! replica with a lower limit, or past its own `maxmemory`, still holds
+//! the primary's filters byte for byte.
 
 use crate::alloc::api;
 use crate::configs;
@@ -82,9 +88,12 @@ pub(crate) fn admit(bytes: usize) -> bool {
         admitted: 0,
         refused: false,
     });
-    let ok = bytes <= scope.left && within_maxmemory(bytes);
+    // A replica applies what its primary admitted (its writes come from
+    // the primary, which replicates only what it did): refusing there, by
+    // its own config or maxmemory, would make it diverge.
+    let ok = is_replica() || (bytes <= scope.left && within_maxmemory(bytes));
     if ok {
-        scope.left -= bytes;
+        scope.left = scope.left.saturating_sub(bytes);
         scope.admitted = scope.admitted.saturating_add(bytes);
     } else {
         scope.refused = true;
@@ -132,6 +141,24 @@ pub(crate) fn init(ctx: *mut raw::RedisModuleCtx) {
 
 /// `REDISMODULE_CTX_FLAGS_LOADING`: the server is loading an RDB or AOF.
 const CTX_FLAGS_LOADING: i32 = raw::REDISMODULE_CTX_FLAGS_LOADING as i32;
+/// `REDISMODULE_CTX_FLAGS_SLAVE`: the server is a replica.
+const CTX_FLAGS_REPLICA: i32 = raw::REDISMODULE_CTX_FLAGS_SLAVE as i32;
+
+/// The server's context flags (0 without a server).
+fn server_flags() -> i32 {
+    let ctx = SERVER_CTX.load(Ordering::Relaxed);
+    match api!(RedisModule_GetContextFlags) {
+        // SAFETY: `ctx` is the detached context kept by `init`, valid for
+        // the module's life; this runs on the main thread.
+        Some(flags) if !ctx.is_null() => unsafe { flags(ctx) },
+        _ => 0,
+    }
+}
+
+/// Whether the server is a replica.
+fn is_replica() -> bool {
+    server_flags() & CTX_FLAGS_REPLICA != 0
+}
 
 /// Whether `bytes` more fit under `maxmemory`, when one is set. While the
 /// server loads its data (an RDB, an AOF, a full resync) it is not
@@ -139,20 +166,14 @@ const CTX_FLAGS_LOADING: i32 = raw::REDISMODULE_CTX_FLAGS_LOADING as i32;
 /// data, and the per-filter limit still holds.
 fn within_maxmemory(bytes: usize) -> bool {
     let ctx = SERVER_CTX.load(Ordering::Relaxed);
-    let (Some(flags), Some(info), Some(field), Some(free)) = (
-        api!(RedisModule_GetContextFlags),
+    let (Some(info), Some(field), Some(free)) = (
         api!(RedisModule_GetServerInfo),
         api!(RedisModule_ServerInfoGetFieldUnsigned),
         api!(RedisModule_FreeServerInfo),
     ) else {
         return true;
     };
-    if ctx.is_null() {
-        return true;
-    }
-    // SAFETY: `ctx` is the detached context kept by `init`, valid for the
-    // module's life; this runs on the main thread (see the module docs).
-    if unsafe { flags(ctx) } & CTX_FLAGS_LOADING != 0 {
+    if ctx.is_null() || server_flags() & CTX_FLAGS_LOADING != 0 {
         return true;
     }
     // SAFETY: as above; the section name is a C string; the data is freed

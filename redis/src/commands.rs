@@ -156,6 +156,31 @@ fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u
     }
 }
 
+/// Replicates a `CF.INSERT`/`CF.INSERTNX` as the filter's creation (if it
+/// made it) and the same command with only the items it added, in order:
+/// for a command part of whose items were refused for memory, which a
+/// replica (admitting what its primary did) would otherwise add.
+fn replicate_added(
+    ctx: &Context,
+    args: &[RedisString],
+    created: Option<(Meta, u64)>,
+    items: &[&[u8]],
+    replies: &[RedisValue],
+) {
+    if let Some((meta, seed)) = created {
+        replicate_reserve(ctx, &args[1], &meta, seed);
+    }
+    let added = items.iter().zip(replies).filter_map(|(item, reply)| {
+        matches!(reply, RedisValue::Bool(true) | RedisValue::Integer(1)).then_some(*item)
+    });
+    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"ITEMS"];
+    parts.extend(added);
+    if parts.len() > 2 {
+        let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
+        ctx.replicate(&name, parts.as_slice());
+    }
+}
+
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
 /// [ERROR rate] [SEED s]`.
 pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -272,7 +297,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         _ => no.clone(),
     };
     // Admitted: growth allocates levels (never past the limits).
-    admission::within(value.memory_usage(), || {
+    let ((), seen) = admission::within(value.memory_usage(), || {
         if unique {
             for item in &items {
                 replies.push(match filter.insert_unique(item) {
@@ -318,7 +343,11 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     if changed {
         value.changed();
     }
-    if changed || created.is_some() {
+    if seen.refused {
+        // A refusal a replica would not make (its limits are not the
+        // primary's): replicas get exactly the items added.
+        replicate_added(ctx, args, created, &items, &replies);
+    } else if changed || created.is_some() {
         replicate_write(ctx, args, created);
     }
     Ok(RedisValue::Array(replies))

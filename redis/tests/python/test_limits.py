@@ -441,3 +441,38 @@ def test_memory_of_a_retired_level_is_given_back(server):
     # The first level's table: buckets x 4 slots x 2 or 4 bytes.
     assert fell[1] == fell[2] and fell[1] >= table * 4 * 2, (fell, table)
     assert abs(fell[0] - fell[1]) < fell[1] // 10, fell
+
+
+def test_replicas_hold_what_the_primary_admitted(servers):
+    """Admission is the primary's: a replica with a higher limit does not
+    add the items whose growth the primary refused (the command reaches it
+    as the items added), and one with a lower limit still takes every
+    filter its primary holds."""
+    primary = servers()
+    r = primary.client()
+    r.config_set(CONFIG, "8mb")
+    high = servers("--replicaof", "127.0.0.1", str(primary.port)).client()
+    low = servers("--replicaof", "127.0.0.1", str(primary.port)).client()
+    deadline = time.time() + 30
+    while any(x.info("replication").get("master_link_status") != "up" for x in (high, low)):
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert r.execute_command("WAIT", 2, 10000) == 2
+    high.config_set(CONFIG, "1gb")
+    low.config_set(CONFIG, "64kb")
+    r.execute_command("CF.RESERVE", "f", 200_000)  # about 420 KB: past the low replica's limit
+    r.execute_command("CF.RESERVE", "g", 1000, "EXPANSION", 32768)
+    refused = 0
+    for batch in range(20):
+        for command in ("CF.INSERT", "CF.INSERTNX"):
+            replies = r.execute_command(
+                command, "g", "ITEMS", *[f"{command}{batch}-{i}" for i in range(200)]
+            )
+            refused += sum(isinstance(x, ResponseError) for x in replies)
+    assert refused > 0
+    r.execute_command("CF.INSERT", "f", "ITEMS", *range(1000))
+    assert r.execute_command("WAIT", 2, 10000) == 2
+    for key in ("f", "g"):
+        assert high.dump(key) == r.dump(key), key
+        assert low.dump(key) == r.dump(key), key
+    assert stats(high, "g")[b"Levels"] == 1
