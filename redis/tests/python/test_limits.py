@@ -373,7 +373,10 @@ def test_copies_evolve_identically_after_a_level_retires(servers):
     DUMP equals the primary's as writes go on."""
     primary = servers()
     r = primary.client()
-    r.execute_command("CF.RESERVE", "f", 1000, "ERROR", 0.001, "EXPANSION", 1)
+    # A fixed seed: placement is deterministic, and with this one the
+    # first level empties (with some seeds a delete is refused where
+    # another level holds the same fingerprint, and the level stays).
+    r.execute_command("CF.RESERVE", "f", 1000, "ERROR", 0.001, "EXPANSION", 1, "SEED", 2)
     first = fill_first_level(r, "f")
     r.execute_command("CF.INSERT", "f", "ITEMS", *[f"j{i}" for i in range(3000 - len(first))])
     levels = stats(r, "f")[b"Levels"]
@@ -415,7 +418,7 @@ def test_memory_of_a_retired_level_is_given_back(server):
     its memory: MEMORY USAGE and CF.INFO Size fell, used_memory did not.
     Now all three fall by about the first level's table."""
     r = server.client()
-    r.execute_command("CF.RESERVE", "f", 200_000, "EXPANSION", 2)
+    r.execute_command("CF.RESERVE", "f", 200_000, "EXPANSION", 2, "SEED", 2)  # as above
     k = 0
     while stats(r, "f")[b"Levels"] == 1:
         r.execute_command("CF.INSERT", "f", "ITEMS", *range(k, k + 1000))
@@ -436,6 +439,7 @@ def test_memory_of_a_retired_level_is_given_back(server):
         pipe.execute()
         if stats(r, "f")[b"Levels"] == 1:
             break
+    assert stats(r, "f")[b"Levels"] == 1, "the first level retired"
     after = measure()
     fell = [b - a for b, a in zip(before, after)]
     # The first level's table: buckets x 4 slots x 2 or 4 bytes.
