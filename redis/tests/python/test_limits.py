@@ -445,6 +445,7 @@ def test_memory_of_a_retired_level_is_given_back(server):
     # The first level's table: buckets x 4 slots x 2 or 4 bytes.
     assert fell[1] == fell[2] and fell[1] >= table * 4 * 2, (fell, table)
     assert abs(fell[0] - fell[1]) < fell[1] // 10, fell
+    print("fell (used_memory, MEMORY USAGE, CF.INFO Size):", fell)
 
 
 def test_replicas_hold_what_the_primary_admitted(servers):
