@@ -24,7 +24,9 @@
 //! time: the scope is a thread-local, and allocations on other threads
 //! (none allocate tables) see no scope.
 //!
-//! A replica admits every table: its writes come from its primary, which
+//! While the server loads its data, only a restore's claimed tables are
+//! checked (against the per-filter limit; see [`admit`]). A replica
+//! admits every table: its writes come from its primary, which
 //! admitted them and replicates only what it did (a command whose growth
 //! was refused part way reaches replicas as the items it added), so a
 //! replica with a lower limit, or past its own `maxmemory`, still holds
@@ -46,6 +48,10 @@ struct Scope {
     admitted: usize,
     /// Whether a table was refused in this scope.
     refused: bool,
+    /// Whether the tables are a restore's (`CF.LOADCHUNK`, or a restore in
+    /// progress loaded from an RDB): claimed by a header, not backed by
+    /// the bytes received (see [`admit`]).
+    restore: bool,
 }
 
 std::thread_local! {
@@ -63,10 +69,32 @@ pub(crate) struct Outcome {
 /// it allocates against the limits; returns its result and what the scope
 /// saw. Scopes nest (an inner one is the one in force).
 pub(crate) fn within<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    scope(held, false, op)
+}
+
+/// [`within`] for a restore's tables (`CF.LOADCHUNK`): admitted against
+/// the per-filter limit even while the server loads its data.
+pub(crate) fn within_restore<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    scope(held, true, op)
+}
+
+/// Marks the scope in force as a restore's (an RDB value found to be a
+/// restore in progress once its settings are read).
+pub(crate) fn mark_restore() {
+    SCOPE.with(|s| {
+        if let Some(mut scope) = s.get() {
+            scope.restore = true;
+            s.set(Some(scope));
+        }
+    });
+}
+
+fn scope<T>(held: usize, restore: bool, op: impl FnOnce() -> T) -> (T, Outcome) {
     let scope = Scope {
         left: configs::max_memory_usage().saturating_sub(held),
         admitted: 0,
         refused: false,
+        restore,
     };
     let outer = SCOPE.with(|s| s.replace(Some(scope)));
     let result = op();
@@ -87,11 +115,25 @@ pub(crate) fn admit(bytes: usize) -> bool {
         left: configs::max_memory_usage(),
         admitted: 0,
         refused: false,
+        restore: false,
     });
-    // A replica applies what its primary admitted (its writes come from
-    // the primary, which replicates only what it did): refusing there, by
-    // its own config or maxmemory, would make it diverge.
-    let ok = is_replica() || (bytes <= scope.left && within_maxmemory(bytes));
+    let flags = server_flags();
+    let ok = if flags & CTX_FLAGS_REPLICA != 0 {
+        // A replica applies what its primary admitted (its writes come
+        // from the primary, which replicates only what it did): refusing
+        // there, by its own config or maxmemory, would make it diverge.
+        true
+    } else if flags & CTX_FLAGS_LOADING != 0 {
+        // Loading (an RDB, an AOF, a full resynchronisation) takes back
+        // what the server held: a filter's tables are backed by the bytes
+        // read (the decoder refuses a header claiming more than the value
+        // holds), and the server itself loads past `maxmemory` rather
+        // than lose data. A restore in progress is the exception: its
+        // headers claim tables its bytes do not hold.
+        !scope.restore || bytes <= scope.left
+    } else {
+        bytes <= scope.left && within_maxmemory(bytes)
+    };
     if ok {
         scope.left = scope.left.saturating_sub(bytes);
         scope.admitted = scope.admitted.saturating_add(bytes);
@@ -155,15 +197,7 @@ fn server_flags() -> i32 {
     }
 }
 
-/// Whether the server is a replica.
-fn is_replica() -> bool {
-    server_flags() & CTX_FLAGS_REPLICA != 0
-}
-
-/// Whether `bytes` more fit under `maxmemory`, when one is set. While the
-/// server loads its data (an RDB, an AOF, a full resync) it is not
-/// checked: the server itself loads past `maxmemory` rather than lose
-/// data, and the per-filter limit still holds.
+/// Whether `bytes` more fit under `maxmemory`, when one is set.
 fn within_maxmemory(bytes: usize) -> bool {
     let ctx = SERVER_CTX.load(Ordering::Relaxed);
     let (Some(info), Some(field), Some(free)) = (
@@ -173,7 +207,7 @@ fn within_maxmemory(bytes: usize) -> bool {
     ) else {
         return true;
     };
-    if ctx.is_null() || server_flags() & CTX_FLAGS_LOADING != 0 {
+    if ctx.is_null() {
         return true;
     }
     // SAFETY: as above; the section name is a C string; the data is freed

@@ -681,7 +681,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         let mut decoder = ChunkDecoder::new();
         // Admitted: a header that arrived allocates its table (a forged
         // one claiming more than the limits is refused here).
-        let (fed, admitted) = admission::within(0, || decoder.feed(data));
+        let (fed, admitted) = admission::within_restore(0, || decoder.feed(data));
         if admitted.refused {
             return Err(RedisError::Str(CREATE_REFUSED));
         }
@@ -707,7 +707,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("Invalid position"));
     }
     let (fed, admitted) =
-        admission::within(held, || !data.is_empty() && decoder.feed(data).is_ok());
+        admission::within_restore(held, || !data.is_empty() && decoder.feed(data).is_ok());
     value.restore_tables = value.restore_tables.saturating_add(admitted.admitted);
     if admitted.refused {
         // A table the limits refused: the decoder cannot go on, so the

@@ -481,3 +481,27 @@ def test_replicas_hold_what_the_primary_admitted(servers):
         assert high.dump(key) == r.dump(key), key
         assert low.dump(key) == r.dump(key), key
     assert stats(high, "g")[b"Levels"] == 1
+
+
+def test_a_restart_with_a_lower_limit_loses_no_filter(servers):
+    """Loading takes back what the server held: a filter's tables are backed
+    by the bytes read, so a limit lowered since does not refuse it (only a
+    restore in progress's claimed tables are checked while loading)."""
+    s = servers("--save", "3600 1")
+    r = s.client()
+    r.execute_command("CF.RESERVE", "big", 1_000_000)  # about 2.3 MB
+    r.execute_command("CF.INSERT", "big", "ITEMS", *range(1000))
+    r.execute_command("CF.RESERVE", "small", 200_000)  # about 470 KB
+    _, first = r.execute_command("CF.SCANDUMP", "small", 0)
+    half = first[: len(first) // 2]
+    assert ok(r.execute_command("CF.LOADCHUNK", "part", len(half) + 1, half))
+    before = (r.dump("big"), r.memory_usage("part"))
+    r.save()
+    s.module_args = ["cf-max-memory-usage", str(MIB)]
+    s.stop()
+    s.start()
+    r = s.client()
+    assert r.config_get(CONFIG) == {CONFIG: str(MIB)}
+    assert (r.dump("big"), r.memory_usage("part")) == before
+    # Commands are held to the new limit.
+    assert error(r, "CF.RESERVE", "more", 2_000_000) == CREATE_REFUSED
