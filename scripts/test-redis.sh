@@ -8,8 +8,8 @@
 #
 # 1. installs what is missing: libclang-dev (the redis-module crate's
 #    bindgen), redis-server and redis-tools (Debian's Redis 7.0), and, in a
-#    virtual environment under target/, redis-py, pytest and
-#    pytest-asyncio from PyPI, plus redis-py's source distribution, whose
+#    virtual environment under target/, redis-py, pytest,
+#    pytest-asyncio and xxhash (forged RDB values) from PyPI, plus redis-py's source distribution, whose
 #    tests/ holds its own cuckoo-filter tests;
 # 2. builds the module with debug assertions (cargo's test profile:
 #    optimised, with overflow and alignment checks) into
@@ -46,7 +46,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "redis==$REDIS_PY" "pytest>=8,<10" "pytest-asyncio>=0.24,<2"
+    "redis==$REDIS_PY" "pytest>=8,<10" "pytest-asyncio>=0.24,<2" "xxhash>=3,<4"
 sdist=target/redis-py/redis-$REDIS_PY
 if [[ ! -f "$sdist/tests/test_bloom.py" ]]; then
     mkdir -p target/redis-py

@@ -41,8 +41,9 @@ def free_port():
 class Server:
     """One redis-server process with the module loaded."""
 
-    def __init__(self, directory, *extra, port=None):
+    def __init__(self, directory, *extra, port=None, module_args=()):
         self.dir = directory
+        self.module_args = list(module_args)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.extra = list(extra)
@@ -55,7 +56,7 @@ class Server:
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--dir", str(self.dir),
-            "--loadmodule", MODULE,
+            "--loadmodule", MODULE, *self.module_args,
             "--save", "",
             "--appendonly", "no",
             "--logfile", str(self.dir / "redis.log"),
@@ -115,8 +116,8 @@ def servers(tmp_path):
     """A factory of servers, all stopped when the test ends."""
     started = []
 
-    def make(*extra, name=None):
-        s = Server(tmp_path / (name or f"s{len(started)}"), *extra)
+    def make(*extra, name=None, module_args=()):
+        s = Server(tmp_path / (name or f"s{len(started)}"), *extra, module_args=module_args)
         started.append(s)
         return s
 
