@@ -76,6 +76,11 @@ pub(crate) fn seed(arg: &RedisString) -> Result<u64> {
 /// chunk), applied to `meta`: `BUCKETSIZE`, `MAXITERATIONS`, `EXPANSION`,
 /// `ERROR`, and the ones `allow` names among `SEED`, `CAPACITY`, `DELETED`.
 /// Returns the seed if one was given.
+///
+/// RedisBloom's three keywords are checked as RedisBloom checks them (its
+/// differential test compares the errors): `MAXITERATIONS`, then
+/// `BUCKETSIZE`, then `EXPANSION`, each at its first occurrence only (a
+/// repeat is ignored); this module's own keywords and unknown ones after.
 pub(crate) fn settings(
     pairs: &[RedisString],
     meta: &mut Meta,
@@ -84,30 +89,44 @@ pub(crate) fn settings(
     if !pairs.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
+    let first = |keyword: &str| {
+        pairs
+            .chunks_exact(2)
+            .find(|pair| is(&pair[0], keyword))
+            .map(|pair| &pair[1])
+    };
+    if let Some(value) = first("MAXITERATIONS") {
+        meta.max_iterations = integer_in(
+            value,
+            1..=65535,
+            "Couldn't parse MAXITERATIONS",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        )? as u16;
+    }
+    if let Some(value) = first("BUCKETSIZE") {
+        meta.bucket_size = integer_in(
+            value,
+            1..=255,
+            "Couldn't parse BUCKETSIZE",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        )? as u8;
+    }
+    if let Some(value) = first("EXPANSION").filter(|_| allow.expansion) {
+        meta.expansion = integer_in(
+            value,
+            0..=i64::from(MAX_EXPANSION),
+            "Couldn't parse EXPANSION",
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        )? as u16;
+    }
     let mut seed = None;
     for pair in pairs.chunks_exact(2) {
         let (keyword, value) = (&pair[0], &pair[1]);
-        if is(keyword, "BUCKETSIZE") {
-            meta.bucket_size = integer_in(
-                value,
-                1..=255,
-                "Couldn't parse BUCKETSIZE",
-                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
-            )? as u8;
-        } else if is(keyword, "MAXITERATIONS") {
-            meta.max_iterations = integer_in(
-                value,
-                1..=65535,
-                "Couldn't parse MAXITERATIONS",
-                "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
-            )? as u16;
-        } else if is(keyword, "EXPANSION") && allow.expansion {
-            meta.expansion = integer_in(
-                value,
-                0..=i64::from(MAX_EXPANSION),
-                "Couldn't parse EXPANSION",
-                "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
-            )? as u16;
+        if is(keyword, "BUCKETSIZE")
+            || is(keyword, "MAXITERATIONS")
+            || (is(keyword, "EXPANSION") && allow.expansion)
+        {
+            // Taken above.
         } else if is(keyword, "ERROR") {
             meta.error_rate = error_rate(value)?;
         } else if is(keyword, "SEED") && allow.seed {

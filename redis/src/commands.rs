@@ -506,11 +506,16 @@ pub(crate) fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `CF.SCANDUMP key iterator`: the filter's encoding (the library's saved
 /// format, `concurrent_cuckoo::CuckooFilter::to_bytes` or
-/// `ScalableCuckooFilter::to_bytes`) in chunks of at most [`DUMP_CHUNK`]
-/// bytes: iterator 0 starts, each reply is `[next, chunk]` with `next`
-/// the iterator of the following call, and `[0, nil]` ends. A write to
-/// the filter between two calls ends the dump (an error: start again from
-/// 0), so the chunks always make one state of the filter.
+/// `ScalableCuckooFilter::to_bytes`) in chunks, as RedisBloom's users see
+/// a dump: iterator 0 answers the header chunk (the encoding's headers up
+/// to the first table's buckets, `ChunkEncoder::header_len` bytes), each
+/// later call a data chunk of at most [`DUMP_CHUNK`] bytes; each reply is
+/// `[next, chunk]` with `next` the iterator of the following call (one more
+/// than the bytes handed out so far), and `[0, nil]` ends: past the end, and
+/// at once for a filter with no items (RedisBloom's answer: nothing to
+/// restore). A write to the filter between two calls ends the dump (an
+/// error: start again from 0), so the chunks always make one state of the
+/// filter.
 pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
@@ -521,6 +526,12 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
     let filter = value.filter()?;
     let generation = value.generation;
+    let end = || {
+        Ok(RedisValue::Array(vec![
+            RedisValue::Integer(0),
+            RedisValue::Null,
+        ]))
+    };
     // The dump this iterator continues (its encoder is where the last
     // call left it), or a new one.
     let (offset, resumed) = match iterator {
@@ -528,6 +539,9 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         _ => (iterator - 1, value.take_dump(iterator - 1)),
     };
     let mut dump = match resumed {
+        // Nothing to dump: no dump begins (a dump that began before the
+        // filter emptied is stale, below: never a torn dump).
+        None if filter.len() == 0 => return end(),
         None if iterator == 0 => Dump {
             generation,
             encoder: filter.encoder(),
@@ -538,17 +552,18 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
             ))
         }
-        None if offset >= filter.encoder().total_len() => {
-            return Ok(RedisValue::Array(vec![
-                RedisValue::Integer(0),
-                RedisValue::Null,
-            ]));
-        }
+        None if offset >= filter.encoder().total_len() => return end(),
         None => return Err(RedisError::Str("Invalid position")),
     };
-    let mut chunk = Vec::with_capacity(DUMP_CHUNK);
+    let max = match dump.encoder.position() {
+        0 => usize::try_from(dump.encoder.header_len())
+            .unwrap_or(DUMP_CHUNK)
+            .clamp(1, DUMP_CHUNK),
+        _ => DUMP_CHUNK,
+    };
+    let mut chunk = Vec::with_capacity(max);
     filter
-        .next_chunk(&mut dump.encoder, DUMP_CHUNK, &mut chunk)
+        .next_chunk(&mut dump.encoder, max, &mut chunk)
         .map_err(|e| RedisError::String(format!("ERR {e}")))?;
     let next = offset + chunk.len() as u64 + 1;
     if !dump.encoder.is_done() {
