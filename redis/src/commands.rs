@@ -9,6 +9,7 @@
 //! replicated explicitly: a command that creates a filter reaches
 //! replicas as `CF.RESERVE ... SEED s` followed by the command itself.
 
+use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
 use crate::value::{
@@ -26,19 +27,48 @@ pub(crate) const DUMP_CHUNK: usize = 1 << 20;
 /// smallest chunk of a batch).
 const INSERT_WINDOW: usize = 64;
 
+/// The id of the client running the command (0 where there is none).
+fn client_id(ctx: &Context) -> u64 {
+    match crate::alloc::api!(RedisModule_GetClientId) {
+        // SAFETY: `ctx` is the context of the running command.
+        Some(id) => unsafe { id(ctx.ctx) },
+        None => 0,
+    }
+}
+
 fn resp3(ctx: &Context) -> bool {
     ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
 }
 
+/// RedisBloom's error for a filter whose table cannot be had: here one
+/// that would pass `cuckoo.cf-max-memory-usage` or `maxmemory`
+/// (`admission.rs`), or that the allocator refused. Nothing was created.
+pub(crate) const CREATE_REFUSED: &str = "ERR Insufficient memory to create filter";
+
+/// RedisBloom's error (`Memory allocation failure`) for an insert whose
+/// filter had to grow and could not have its new level's table; the item
+/// was not added, and nothing changed.
+pub(crate) const GROW_REFUSED: &str = "ERR Memory allocation failure: the filter's new level \
+     would pass cuckoo.cf-max-memory-usage or maxmemory";
+
 /// The error for a filter that cannot be created with these settings.
-fn build_error(e: BuildError, reserve: bool) -> RedisError {
+fn build_error(e: BuildError) -> RedisError {
     match e {
         BuildError::FingerprintTooShort { .. } => RedisError::String(format!(
             "ERR error rate too small: at least {:e} for a filter of up to {MAX_FILTERS} levels",
             (MAX_FILTERS * 8) as f64 / 2f64.powi(32)
         )),
-        _ if reserve => RedisError::Str("ERR Insufficient memory to create filter"),
-        _ => RedisError::Str("Insufficient memory to create filter"),
+        _ => RedisError::Str(CREATE_REFUSED),
+    }
+}
+
+/// The error for an insert refused while a scope of `admission` is in
+/// force: a growth refused for memory, or what the filter said.
+fn refused_in_scope(filter: &Filter, e: &InsertError) -> RedisError {
+    if matches!(e, InsertError::Full) && admission::refused() {
+        RedisError::Str(GROW_REFUSED)
+    } else {
+        refused(filter, e)
     }
 }
 
@@ -61,7 +91,6 @@ fn refused(filter: &Filter, e: &InsertError) -> RedisError {
 fn open_or_create(
     key: &RedisKeyWritable,
     create: Option<Meta>,
-    reserve: bool,
 ) -> Result<Option<(Meta, u64)>, RedisError> {
     if value::write(key, &CF_TYPE)?.is_some() {
         return Ok(None);
@@ -69,16 +98,12 @@ fn open_or_create(
     let Some(meta) = create else {
         return Err(RedisError::Str("ERR not found"));
     };
-    create_with(key, meta, random_seed(), reserve).map(Some)
+    create_with(key, meta, random_seed()).map(Some)
 }
 
-fn create_with(
-    key: &RedisKeyWritable,
-    meta: Meta,
-    seed: u64,
-    reserve: bool,
-) -> Result<(Meta, u64), RedisError> {
-    let filter = Filter::create(&meta, seed).map_err(|e| build_error(e, reserve))?;
+fn create_with(key: &RedisKeyWritable, meta: Meta, seed: u64) -> Result<(Meta, u64), RedisError> {
+    let (filter, _) = admission::within(0, || Filter::create(&meta, seed));
+    let filter = filter.map_err(build_error)?;
     key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
     Ok((meta, seed))
 }
@@ -154,7 +179,7 @@ pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if value::write(&key, &CF_TYPE)?.is_some() {
         return Err(RedisError::Str("ERR item exists"));
     }
-    let (meta, seed) = create_with(&key, meta, seed.unwrap_or_else(random_seed), true)?;
+    let (meta, seed) = create_with(&key, meta, seed.unwrap_or_else(random_seed))?;
     replicate_reserve(ctx, &args[1], &meta, seed);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -174,15 +199,20 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, Some(Meta::default()), false)?;
+    let created = open_or_create(&key, Some(Meta::default()))?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let item = args[2].as_slice();
-    let result = if unique {
-        filter.insert_unique(item)
-    } else {
-        filter.insert(item).map(|()| true)
-    };
+    // Admitted: growth allocates a level (never more than the limits).
+    let (result, _) = admission::within(value.memory_usage(), || match unique {
+        true => filter
+            .insert_unique(item)
+            .map_err(|e| refused_in_scope(filter, &e)),
+        false => filter
+            .insert(item)
+            .map(|()| true)
+            .map_err(|e| refused_in_scope(filter, &e)),
+    });
     match result {
         Ok(added) => {
             if added {
@@ -197,7 +227,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
             if let Some((meta, seed)) = created {
                 replicate_reserve(ctx, &args[1], &meta, seed);
             }
-            Err(refused(filter, &e))
+            Err(e)
         }
     }
 }
@@ -223,55 +253,68 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         ..Meta::default()
     });
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, create, false)?;
+    let created = open_or_create(&key, create)?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
     let mut replies = Vec::with_capacity(items.len());
     let mut changed = false;
-    if unique {
-        for item in &items {
-            replies.push(RedisValue::Integer(match filter.insert_unique(item) {
-                Ok(true) => {
-                    changed = true;
-                    1
-                }
-                Ok(false) => 0,
-                Err(_) => -1,
-            }));
-        }
+    // A refused item's reply: -1 (false in RESP3), or, where the filter
+    // had to grow and its new level was refused for memory, that error
+    // (RedisBloom replies with its error in the array too).
+    let no = if resp3(ctx) {
+        RedisValue::Bool(false)
     } else {
+        RedisValue::Integer(-1)
+    };
+    let refusal = |e: Option<InsertError>| match e {
+        Some(InsertError::Full) if admission::refused() => RedisValue::StaticError(GROW_REFUSED),
+        _ => no.clone(),
+    };
+    // Admitted: growth allocates levels (never past the limits).
+    admission::within(value.memory_usage(), || {
+        if unique {
+            for item in &items {
+                replies.push(match filter.insert_unique(item) {
+                    Ok(true) => {
+                        changed = true;
+                        RedisValue::Integer(1)
+                    }
+                    Ok(false) => RedisValue::Integer(0),
+                    Err(InsertError::Full) if admission::refused() => {
+                        RedisValue::StaticError(GROW_REFUSED)
+                    }
+                    Err(_) => RedisValue::Integer(-1),
+                });
+            }
+            return;
+        }
         // Pipelined: one batch call per window of items. After a refused
         // item (RedisBloom goes on after it) the rest of its window goes
         // in one at a time: restarting the batch would hash the rest of
         // the window again for every refusal (a command of one item
         // repeated: every copy past 8 is refused).
-        let refused = if resp3(ctx) {
-            RedisValue::Bool(false)
-        } else {
-            RedisValue::Integer(-1)
-        };
         for window in items.chunks(INSERT_WINDOW) {
             let (inserted, failed) = match filter.insert_batch(window) {
-                Ok(()) => (window.len(), false),
-                Err((inserted, _)) => (inserted, true),
+                Ok(()) => (window.len(), None),
+                Err((inserted, e)) => (inserted, Some(e)),
             };
             changed |= inserted > 0;
             replies.extend((0..inserted).map(|_| RedisValue::Bool(true)));
-            if failed {
-                replies.push(refused.clone());
+            if failed.is_some() {
+                replies.push(refusal(failed));
                 for item in &window[inserted + 1..] {
-                    let ok = filter.insert(item).is_ok();
-                    changed |= ok;
-                    replies.push(if ok {
-                        RedisValue::Bool(true)
-                    } else {
-                        refused.clone()
-                    });
+                    match filter.insert(item) {
+                        Ok(()) => {
+                            changed = true;
+                            replies.push(RedisValue::Bool(true));
+                        }
+                        Err(e) => replies.push(refusal(Some(e))),
+                    }
                 }
             }
         }
-    }
+    });
     if changed {
         value.changed();
     }
@@ -331,7 +374,9 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("Not found"))?;
     let removed = value.filter()?.remove(args[2].as_slice());
     if removed {
-        value.meta.deleted += 1;
+        // Saturating: an RDB value may hold any count (a forged one
+        // `u64::MAX`), and a count must never abort the server.
+        value.meta.deleted = value.meta.deleted.saturating_add(1);
         value.changed();
         ctx.replicate_verbatim();
     }
@@ -533,20 +578,28 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         ]))
     };
     // The dump this iterator continues (its encoder is where the last
-    // call left it), or a new one.
+    // call at this place left it), or a new one.
+    let client = client_id(ctx);
     let (offset, resumed) = match iterator {
         0 => (0, None),
         _ => (iterator - 1, value.take_dump(iterator - 1)),
     };
     let mut dump = match resumed {
-        // Nothing to dump: no dump begins (a dump that began before the
-        // filter emptied is stale, below: never a torn dump).
+        // Nothing to dump: no dump begins (RedisBloom's answer for a
+        // filter with no items; a dump that began before the filter
+        // emptied is stale, below: never a torn dump).
         None if filter.len() == 0 => return end(),
-        None if iterator == 0 => Dump {
-            generation,
-            encoder: filter.encoder(),
-        },
-        Some(dump) if dump.generation == generation => dump,
+        None if iterator == 0 => {
+            value.client_current(client, true);
+            Dump {
+                generation,
+                encoder: filter.encoder(),
+            }
+        }
+        // Every chunk went out: the closing call ends the dump, even if
+        // the filter changed since its last chunk (the dump was whole).
+        Some(dump) if dump.encoder.is_done() => return end(),
+        Some(dump) if dump.generation == generation && value.client_current(client, false) => dump,
         Some(_) => {
             return Err(RedisError::Str(
                 "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
@@ -566,9 +619,8 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .next_chunk(&mut dump.encoder, max, &mut chunk)
         .map_err(|e| RedisError::String(format!("ERR {e}")))?;
     let next = offset + chunk.len() as u64 + 1;
-    if !dump.encoder.is_done() {
-        value.keep_dump(dump);
-    }
+    // Kept done too: the closing call finds it (see above).
+    value.keep_dump(dump);
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(to_i64(next)),
         RedisValue::StringBuffer(chunk),
@@ -608,10 +660,15 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             return Err(RedisError::Str("Couldn't create filter!"));
         }
         let mut decoder = ChunkDecoder::new();
-        decoder
-            .feed(data)
-            .map_err(|_| RedisError::Str("Couldn't create filter!"))?;
+        // Admitted: a header that arrived allocates its table (a forged
+        // one claiming more than the limits is refused here).
+        let (fed, admitted) = admission::within(0, || decoder.feed(data));
+        if admitted.refused {
+            return Err(RedisError::Str(CREATE_REFUSED));
+        }
+        fed.map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         let mut value = CfValue::new(given, Body::Loading(Box::new(decoder)));
+        value.restore_tables = admitted.admitted;
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         key.set_value(&CF_TYPE, value)?;
         ctx.replicate_verbatim();
@@ -623,13 +680,24 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         ));
     }
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    let held = value.memory_usage();
     let Body::Loading(decoder) = &mut value.body else {
         return Err(RedisError::Str("Invalid position"));
     };
     if decoder.consumed() != offset {
         return Err(RedisError::Str("Invalid position"));
     }
-    if data.is_empty() || decoder.feed(data).is_err() || complete_if_done(value).is_err() {
+    let (fed, admitted) =
+        admission::within(held, || !data.is_empty() && decoder.feed(data).is_ok());
+    value.restore_tables = value.restore_tables.saturating_add(admitted.admitted);
+    if admitted.refused {
+        // A table the limits refused: the decoder cannot go on, so the
+        // restore is abandoned, as for a bad chunk (below).
+        key.delete()?;
+        ctx.replicate("DEL", &[args[1].as_slice()]);
+        return Err(RedisError::Str(CREATE_REFUSED));
+    }
+    if !fed || complete_if_done(value).is_err() {
         // The decoder cannot go on: the restore is abandoned, here and on
         // replicas (which took the same chunks before).
         key.delete()?;

@@ -49,13 +49,13 @@ pub(crate) static CF_TYPE: RedisType = RedisType::new(
         rdb_save: Some(rdb_save),
         aof_rewrite: Some(aof_rewrite),
         mem_usage: Some(mem_usage),
-        digest: None,
+        digest: Some(digest),
         free: Some(free),
         aux_load: None,
         aux_save: None,
         aux_save2: None,
         aux_save_triggers: 0,
-        free_effort: None,
+        free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
         defrag: None,
@@ -204,9 +204,24 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         ));
         return core::ptr::null_mut();
     }
-    match load(rdb) {
-        Some(value) => Box::into_raw(Box::new(value)).cast(),
-        None => {
+    // Admitted: each table against `cuckoo.cf-max-memory-usage` (and
+    // `maxmemory` for a `RESTORE`; not while the server loads its data).
+    match crate::admission::within(0, || load(rdb)) {
+        (_, seen) if seen.refused => {
+            log_warning(&format!(
+                "cuckoo: a saved filter needs more memory than cuckoo.cf-max-memory-usage \
+                 ({} bytes) or maxmemory allows: refused (raise the limit to load it)",
+                crate::configs::max_memory_usage()
+            ));
+            core::ptr::null_mut()
+        }
+        (Some(mut value), seen) => {
+            if matches!(value.body, Body::Loading(_)) {
+                value.restore_tables = seen.admitted;
+            }
+            Box::into_raw(Box::new(value)).cast()
+        }
+        (None, _) => {
             log_warning("cuckoo: a saved filter is damaged or cut short: refused");
             core::ptr::null_mut()
         }
@@ -369,6 +384,56 @@ unsafe extern "C" fn mem_usage(value: *const c_void) -> usize {
     unsafe { &*value.cast::<CfValue>() }.memory_usage()
 }
 
+/// `free_effort`: the work of freeing a value, in units where more than
+/// Redis's `LAZYFREE_THRESHOLD` (64) frees it on a background thread
+/// (`UNLINK`, eviction, `FLUSHALL ASYNC`, an overwritten key with
+/// `lazyfree-lazy-*`). A table is one allocation, but freeing a large one
+/// returns its pages to the system, work in proportion to its size: one
+/// unit per 64 KiB, so filters of more than 4 MiB are freed off the main
+/// thread. (`free` is safe there: a value is `Send`.)
+unsafe extern "C" fn free_effort(_key: *mut raw::RedisModuleString, value: *const c_void) -> usize {
+    // SAFETY: as in `rdb_save`.
+    let value = unsafe { &*value.cast::<CfValue>() };
+    1 + value.memory_usage() / FREE_EFFORT_UNIT
+}
+
+/// Bytes of a value per unit of `free_effort`.
+const FREE_EFFORT_UNIT: usize = 64 << 10;
+
+/// `DEBUG DIGEST-VALUE` (and `DEBUG DIGEST`): the settings block and the
+/// encoding, which holds every fingerprint where it lies, so two values
+/// digest alike exactly when they save alike (a replica's filter against
+/// its primary's).
+unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    let (Some(add), Some(end)) = (
+        crate::alloc::api!(RedisModule_DigestAddStringBuffer),
+        crate::alloc::api!(RedisModule_DigestEndSequence),
+    ) else {
+        return;
+    };
+    // SAFETY: as in `rdb_save`.
+    let value = unsafe { &*value.cast::<CfValue>() };
+    let total = pieces_len(value);
+    let loading = matches!(value.body, Body::Loading(_));
+    let meta = encode_meta(&value.meta, loading, total);
+    // SAFETY: `md` is the digest Redis passed, alive for the call; each
+    // buffer is read for its length during the call.
+    unsafe { add(md, meta.as_ptr().cast(), meta.len()) };
+    let result = for_each_piece(value, DIGEST_PIECE, |_, piece| {
+        // SAFETY: as above.
+        unsafe { add(md, piece.as_ptr().cast(), piece.len()) };
+        true
+    });
+    if let Err(e) = result {
+        log_warning(&format!("cuckoo: digesting a filter failed: {e}"));
+    }
+    // SAFETY: as above.
+    unsafe { end(md) };
+}
+
+/// Pieces a digest takes the encoding in.
+const DIGEST_PIECE: usize = 1 << 20;
+
 unsafe extern "C" fn free(value: *mut c_void) {
     // SAFETY: `value` is a `Box<CfValue>` this type created; Redis frees
     // each value once, after its last use.
@@ -383,7 +448,8 @@ unsafe extern "C" fn copy(
 ) -> *mut c_void {
     // SAFETY: as in `rdb_save`.
     let value = unsafe { &*value.cast::<CfValue>() };
-    let body = match &value.body {
+    // Admitted as a new filter's tables (`COPY` fails when refused).
+    let (body, seen) = crate::admission::within(0, || match &value.body {
         Body::Live(filter) => filter.duplicate().map(Body::Live),
         Body::Loading(decoder) => {
             let mut taken = Vec::new();
@@ -394,9 +460,15 @@ unsafe extern "C" fn copy(
                 .and_then(|()| copy.feed(&taken).map_err(|e| e.to_string()))
                 .map(|()| Body::Loading(Box::new(copy)))
         }
-    };
+    });
     match body {
-        Ok(body) => Box::into_raw(Box::new(CfValue::new(value.meta, body))).cast(),
+        Ok(body) => {
+            let mut copy = CfValue::new(value.meta, body);
+            if matches!(copy.body, Body::Loading(_)) {
+                copy.restore_tables = seen.admitted;
+            }
+            Box::into_raw(Box::new(copy)).cast()
+        }
         Err(e) => {
             log_warning(&format!("cuckoo: COPY failed: {e}"));
             core::ptr::null_mut()

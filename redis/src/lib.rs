@@ -12,14 +12,17 @@
 //! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
 //! is compatible with RedisBloom and what is not, and why.
 
+mod admission;
 mod alloc;
 mod args;
 mod commands;
+mod configs;
 mod datatype;
 mod keyspecs;
 mod value;
 
 use datatype::CF_TYPE;
+use redis_module::configuration::ConfigurationFlags;
 use redis_module::{raw, redis_module, Context, RedisString, Status};
 
 /// Loads the module: persistence errors become load failures (never a
@@ -28,6 +31,7 @@ use redis_module::{raw, redis_module, Context, RedisString, Status};
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
     concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
+    admission::init(ctx.ctx);
     if let Err(e) = keyspecs::register(ctx) {
         ctx.log_warning(&format!("cuckoo: {e}"));
         return Status::Err;
@@ -62,4 +66,21 @@ redis_module! {
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
         ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
     ],
+    configurations: [
+        i64: [
+            [
+                configs::MAX_MEMORY_USAGE_NAME,
+                &configs::MAX_MEMORY_USAGE,
+                configs::DEFAULT_MAX_MEMORY_USAGE,
+                configs::MIN_MAX_MEMORY_USAGE,
+                configs::MAX_MAX_MEMORY_USAGE,
+                ConfigurationFlags::MEMORY,
+                None
+            ],
+        ],
+        string: [],
+        bool: [],
+        enum: [],
+        module_args_as_configuration: true,
+    ]
 }

@@ -282,14 +282,43 @@ impl From<DecodedFilter> for Filter {
 
 /// A dump in progress (`CF.SCANDUMP`): where it is, and the filter's
 /// generation when it began.
+#[derive(Clone)]
 pub(crate) struct Dump {
     pub(crate) generation: u64,
     pub(crate) encoder: ChunkEncoder,
 }
 
-/// Dumps kept per key at once (clients dumping the same key together);
-/// the oldest goes first.
-const MAX_DUMPS: usize = 4;
+/// Dumps of generations before the current one kept at once, the newest,
+/// to tell their clients why they cannot go on (or that a dump which
+/// already handed out its last chunk is complete).
+const MAX_STALE_DUMPS: usize = 64;
+
+/// Clients whose generation is remembered (see [`Dumps`]).
+const MAX_DUMP_CLIENTS: usize = 1024;
+
+/// The dumps in progress of one key.
+///
+/// A dump's state is kept by where it is (generation and position), not
+/// by who asked: every client at the same place of the same state of the
+/// filter continues from the same encoder, so any number of clients
+/// dumping one key in turns never evict each other's progress (the states
+/// of the current generation are at most one per chunk of the filter,
+/// plus the end). A state is cloned when a client continues from it, so a
+/// call repeated with the same iterator hands out the same chunk again.
+/// A write makes every state stale; the newest [`MAX_STALE_DUMPS`] are
+/// kept to tell their clients to start again.
+///
+/// Two clients at the same offset of two different states of the filter
+/// cannot be told apart by the iterator (RedisBloom's: one more than the
+/// offset), so each client's generation is remembered (the last
+/// [`MAX_DUMP_CLIENTS`] clients): a client whose dump began before a write
+/// learns that it changed, even where another client's current dump is at
+/// the same offset.
+#[derive(Default)]
+pub(crate) struct Dumps {
+    states: Vec<Dump>,
+    clients: Vec<(u64, u64)>,
+}
 
 /// A live filter, or one being restored by `CF.LOADCHUNK`.
 // The live variant is the common one: boxing it would add a pointer chase
@@ -319,7 +348,11 @@ pub(crate) struct CfValue {
     /// through a shared reference. Redis runs commands on its main thread
     /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
     /// between threads unnoticed.
-    pub(crate) dumps: RefCell<Vec<Dump>>,
+    pub(crate) dumps: RefCell<Dumps>,
+    /// Bytes of tables a restore in progress has allocated (admitted as
+    /// their headers arrived: `admission.rs`), which `MEMORY USAGE`
+    /// counts with the bytes taken in.
+    pub(crate) restore_tables: usize,
 }
 
 // Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
@@ -341,7 +374,8 @@ impl CfValue {
             meta,
             body,
             generation: 0,
-            dumps: RefCell::new(Vec::new()),
+            dumps: RefCell::new(Dumps::default()),
+            restore_tables: 0,
         }
     }
 
@@ -357,34 +391,55 @@ impl CfValue {
         }
     }
 
-    /// Records a change: a dump in progress can no longer go on (it is
-    /// kept, at most [`MAX_DUMPS`] of them, to tell its client why).
+    /// Records a change: a dump in progress can no longer go on (the
+    /// newest [`MAX_STALE_DUMPS`] are kept to tell their clients why).
     pub(crate) fn changed(&mut self) {
         self.generation += 1;
+        let states = &mut self.dumps.get_mut().states;
+        if states.len() > MAX_STALE_DUMPS {
+            states.drain(..states.len() - MAX_STALE_DUMPS);
+        }
     }
 
-    /// Takes out the dump in progress that stopped at `position`: one of
-    /// the filter's current generation if there is one (another client's
-    /// stale dump may have stopped at the same place), else a stale one,
-    /// whose client then learns why it cannot go on.
+    /// Whether `client`'s dump, if it has one, began at the filter's
+    /// current generation; `restart` records that it begins now.
+    pub(crate) fn client_current(&self, client: u64, restart: bool) -> bool {
+        let clients = &mut self.dumps.borrow_mut().clients;
+        let at = clients.iter().position(|&(c, _)| c == client);
+        if restart {
+            if let Some(at) = at {
+                clients.remove(at);
+            } else if clients.len() == MAX_DUMP_CLIENTS {
+                clients.remove(0);
+            }
+            clients.push((client, self.generation));
+            return true;
+        }
+        at.is_none_or(|at| clients[at].1 == self.generation)
+    }
+
+    /// The state of a dump that stopped at `position`: a copy of one of
+    /// the filter's current generation if there is one, else a stale one
+    /// (the newest), whose client then learns why it cannot go on, or
+    /// that it is complete.
     pub(crate) fn take_dump(&self, position: u64) -> Option<Dump> {
-        let mut dumps = self.dumps.borrow_mut();
+        let dumps = self.dumps.borrow();
         let at = |current: bool| {
-            dumps.iter().position(|d| {
+            dumps.states.iter().rposition(|d| {
                 d.encoder.position() == position && (!current || d.generation == self.generation)
             })
         };
         let at = at(true).or_else(|| at(false))?;
-        Some(dumps.remove(at))
+        Some(dumps.states[at].clone())
     }
 
-    /// Keeps a dump in progress, dropping the oldest beyond [`MAX_DUMPS`].
+    /// Keeps the state of a dump (one per generation and position: every
+    /// client there continues from it).
     pub(crate) fn keep_dump(&self, dump: Dump) {
-        let mut dumps = self.dumps.borrow_mut();
-        if dumps.len() == MAX_DUMPS {
-            dumps.remove(0);
-        }
-        dumps.push(dump);
+        let states = &mut self.dumps.borrow_mut().states;
+        let position = dump.encoder.position();
+        states.retain(|d| d.generation != dump.generation || d.encoder.position() != position);
+        states.push(dump);
     }
 
     /// Bytes held, for `MEMORY USAGE`.
@@ -392,9 +447,11 @@ impl CfValue {
         core::mem::size_of::<Self>()
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
-                // The restored tables are allocated as headers arrive;
-                // what has arrived is a fair measure of what is used.
-                Body::Loading(d) => usize::try_from(d.consumed()).unwrap_or(usize::MAX),
+                // The tables allocated as their headers arrived, and the
+                // bytes taken in (a fair measure of the decoder's own).
+                Body::Loading(d) => usize::try_from(d.consumed())
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(self.restore_tables),
             }
     }
 }

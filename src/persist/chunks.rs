@@ -842,7 +842,7 @@ impl Container {
             let (header, table) = level.finish()?;
             self.done_bytes += header.encoded_len();
             let i = self.indices[self.levels.len()];
-            self.levels.push((i, Level { table }));
+            self.levels.push((i, Level::from_table(table)));
         }
         let levels = core::mem::take(&mut self.levels);
         head.assemble(levels).map(Some)

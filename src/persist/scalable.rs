@@ -320,7 +320,7 @@ fn decode_container<S: PersistentHasher>(
             })?;
         head.check_level(&header, want_buckets)?;
         consumed += header.encoded_len();
-        levels.push((i, Level { table }));
+        levels.push((i, Level::from_table(table)));
     }
     head.assemble(levels)
 }

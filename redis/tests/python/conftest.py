@@ -57,9 +57,10 @@ class Server:
     """One server process (CCF_SERVER) with a module loaded: this one, or
     `module` (the differential test loads RedisBloom's)."""
 
-    def __init__(self, directory, *extra, port=None, module=None):
+    def __init__(self, directory, *extra, port=None, module=None, module_args=()):
         self.module = module or MODULE
         self.dir = directory
+        self.module_args = list(module_args)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
         self.extra = list(extra)
@@ -72,7 +73,7 @@ class Server:
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--dir", str(self.dir),
-            "--loadmodule", self.module,
+            "--loadmodule", self.module, *self.module_args,
             "--save", "",
             "--appendonly", "no",
             "--logfile", str(self.dir / "redis.log"),
@@ -132,8 +133,10 @@ def servers(tmp_path):
     """A factory of servers, all stopped when the test ends."""
     started = []
 
-    def make(*extra, name=None, module=None):
-        s = Server(tmp_path / (name or f"s{len(started)}"), *extra, module=module)
+    def make(*extra, name=None, module=None, module_args=()):
+        s = Server(
+            tmp_path / (name or f"s{len(started)}"), *extra, module=module, module_args=module_args
+        )
         started.append(s)
         return s
 

@@ -316,14 +316,28 @@ def test_scandump_and_loadchunk_errors(r):
     it, _ = r.execute_command("CF.SCANDUMP", "big", 0)
     r.execute_command("CF.ADD", "big", "more")
     assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", it)
-    # Two dumps stopped at the same place, one stale: the current one goes
-    # on, the stale one still gets its error.
-    stale, _ = r.execute_command("CF.SCANDUMP", "big", 0)
-    r.execute_command("CF.ADD", "big", "more again")
-    current, _ = r.execute_command("CF.SCANDUMP", "big", 0)
-    assert current == stale
-    assert r.execute_command("CF.SCANDUMP", "big", current)[0] > current
-    assert "changed during CF.SCANDUMP" in error(r, "CF.SCANDUMP", "big", stale)
+    # Two dumps stopped at the same place by two clients, one stale: the
+    # current one goes on, the stale one still gets its error (the
+    # iterators are equal: each client's generation tells them apart).
+    other = r.connection_pool.get_connection("_")
+    try:
+        other.send_command("CF.SCANDUMP", "big", 0)
+        stale, _ = other.read_response()
+        r.execute_command("CF.ADD", "big", "more again")
+        current, _ = r.execute_command("CF.SCANDUMP", "big", 0)
+        assert current == stale
+        assert r.execute_command("CF.SCANDUMP", "big", current)[0] > current
+        other.send_command("CF.SCANDUMP", "big", stale)
+        with pytest.raises(ResponseError, match="changed during CF.SCANDUMP"):
+            other.read_response()
+    finally:
+        other.disconnect()  # a new client next time: this one's dump is stale
+        r.connection_pool.release(other)
+    # A call repeated with the same iterator hands out the same chunk again
+    # (dumps are kept by where they are, not consumed by a call).
+    assert r.execute_command("CF.SCANDUMP", "big", current) == r.execute_command(
+        "CF.SCANDUMP", "big", current
+    )
     # LOADCHUNK.
     assert error(r, "CF.LOADCHUNK", "dst", "x", data) == "Invalid position"
     assert error(r, "CF.LOADCHUNK", "dst", 0, data) == "Invalid position"

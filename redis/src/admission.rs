@@ -1,0 +1,177 @@
+//! Memory admission: every filter table the module allocates, from any
+//! command, `COPY`, restore or load, is sized before it is allocated and
+//! refused when it would take its filter past `cuckoo.cf-max-memory-usage`
+//! ([`configs::max_memory_usage`]) or, with `maxmemory` set, the server
+//! past `maxmemory`.
+//!
+//! The library allocates every table through the global allocator (the
+//! module sets `TableMemory::GlobalAllocator`), as a zeroed block aligned
+//! to its cache line, and turns a null into an error (`BuildError`, a
+//! failed insert's growth, a `DecodeError`): those are the only fallible
+//! allocations it makes. The module's allocator (`alloc.rs`) asks
+//! [`admit`] before each such block and returns null when it says no, so
+//! every path that can allocate a table is covered at the one place they
+//! all pass, and nothing else (lookups never allocate) pays for it.
+//!
+//! What a write may still allocate is known only to the write: a command
+//! runs its filter operation [`within`] a scope that knows what the
+//! filter holds already, and learns whether a table was refused (to
+//! choose its error reply) and how much was admitted (what a restore in
+//! progress then holds). Outside any scope a table is admitted against the
+//! limits as if its filter held nothing else.
+//!
+//! Redis runs commands, loads and copies on its main thread, one at a
+//! time: the scope is a thread-local, and allocations on other threads
+//! (none allocate tables) see no scope.
+
+use crate::alloc::api;
+use crate::configs;
+use core::cell::Cell;
+use core::sync::atomic::{AtomicPtr, Ordering};
+use redis_module::raw;
+
+/// The scope of one filter operation (see the module docs).
+#[derive(Clone, Copy, Debug)]
+struct Scope {
+    /// Bytes the filter may still take: the limit less what it held when
+    /// the scope began, less what was admitted since.
+    left: usize,
+    /// Bytes admitted in this scope.
+    admitted: usize,
+    /// Whether a table was refused in this scope.
+    refused: bool,
+}
+
+std::thread_local! {
+    static SCOPE: Cell<Option<Scope>> = const { Cell::new(None) };
+}
+
+/// What a scope saw: whether a table was refused, and the bytes admitted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Outcome {
+    pub(crate) refused: bool,
+    pub(crate) admitted: usize,
+}
+
+/// Runs `op` on a filter that holds `held` bytes now, admitting the tables
+/// it allocates against the limits; returns its result and what the scope
+/// saw. Scopes nest (an inner one is the one in force).
+pub(crate) fn within<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    let scope = Scope {
+        left: configs::max_memory_usage().saturating_sub(held),
+        admitted: 0,
+        refused: false,
+    };
+    let outer = SCOPE.with(|s| s.replace(Some(scope)));
+    let result = op();
+    let seen = SCOPE.with(|s| s.replace(outer)).unwrap_or(scope);
+    (
+        result,
+        Outcome {
+            refused: seen.refused,
+            admitted: seen.admitted,
+        },
+    )
+}
+
+/// Whether a table block of `bytes` may be allocated now; records the
+/// answer in the scope in force.
+pub(crate) fn admit(bytes: usize) -> bool {
+    let mut scope = SCOPE.with(Cell::get).unwrap_or(Scope {
+        left: configs::max_memory_usage(),
+        admitted: 0,
+        refused: false,
+    });
+    let ok = bytes <= scope.left && within_maxmemory(bytes);
+    if ok {
+        scope.left -= bytes;
+        scope.admitted = scope.admitted.saturating_add(bytes);
+    } else {
+        scope.refused = true;
+    }
+    SCOPE.with(|s| {
+        if s.get().is_some() {
+            s.set(Some(scope));
+        }
+    });
+    ok
+}
+
+/// Whether a table was refused in the scope in force so far.
+pub(crate) fn refused() -> bool {
+    SCOPE.with(Cell::get).is_some_and(|s| s.refused)
+}
+
+/// Records that a block admitted in the scope in force could not be had
+/// from the allocator after all (the allocator, not the limits, said no).
+pub(crate) fn allocation_failed(bytes: usize) {
+    SCOPE.with(|s| {
+        if let Some(mut scope) = s.get() {
+            scope.refused = true;
+            scope.admitted = scope.admitted.saturating_sub(bytes);
+            scope.left = scope.left.saturating_add(bytes);
+            s.set(Some(scope));
+        }
+    });
+}
+
+/// A context the module keeps for calls that need one outside a command
+/// (`GetServerInfo`, `GetContextFlags`): set once at load.
+static SERVER_CTX: AtomicPtr<raw::RedisModuleCtx> = AtomicPtr::new(core::ptr::null_mut());
+
+/// Keeps a detached context for [`within_maxmemory`]; called once from
+/// the module's `init`.
+pub(crate) fn init(ctx: *mut raw::RedisModuleCtx) {
+    if let Some(detach) = api!(RedisModule_GetDetachedThreadSafeContext) {
+        // SAFETY: `ctx` is the context `RedisModule_OnLoad` was given; a
+        // detached context lives until freed, which the module never does.
+        let detached = unsafe { detach(ctx) };
+        SERVER_CTX.store(detached, Ordering::Relaxed);
+    }
+}
+
+/// `REDISMODULE_CTX_FLAGS_LOADING`: the server is loading an RDB or AOF.
+const CTX_FLAGS_LOADING: i32 = raw::REDISMODULE_CTX_FLAGS_LOADING as i32;
+
+/// Whether `bytes` more fit under `maxmemory`, when one is set. While the
+/// server loads its data (an RDB, an AOF, a full resync) it is not
+/// checked: the server itself loads past `maxmemory` rather than lose
+/// data, and the per-filter limit still holds.
+fn within_maxmemory(bytes: usize) -> bool {
+    let ctx = SERVER_CTX.load(Ordering::Relaxed);
+    let (Some(flags), Some(info), Some(field), Some(free)) = (
+        api!(RedisModule_GetContextFlags),
+        api!(RedisModule_GetServerInfo),
+        api!(RedisModule_ServerInfoGetFieldUnsigned),
+        api!(RedisModule_FreeServerInfo),
+    ) else {
+        return true;
+    };
+    if ctx.is_null() {
+        return true;
+    }
+    // SAFETY: `ctx` is the detached context kept by `init`, valid for the
+    // module's life; this runs on the main thread (see the module docs).
+    if unsafe { flags(ctx) } & CTX_FLAGS_LOADING != 0 {
+        return true;
+    }
+    // SAFETY: as above; the section name is a C string; the data is freed
+    // below, once read.
+    let data = unsafe { info(ctx, c"memory".as_ptr()) };
+    if data.is_null() {
+        return true;
+    }
+    let (mut max_err, mut used_err) = (0, 0);
+    // SAFETY: `data` is the live info just returned; field names are C
+    // strings; each error flag is written by its call.
+    let (maxmemory, used) = unsafe {
+        let maxmemory = field(data, c"maxmemory".as_ptr(), &mut max_err);
+        let used = field(data, c"used_memory".as_ptr(), &mut used_err);
+        free(ctx, data);
+        (maxmemory, used)
+    };
+    if max_err != 0 || used_err != 0 || maxmemory == 0 {
+        return true;
+    }
+    used.saturating_add(bytes as u64) <= maxmemory
+}

@@ -1,0 +1,364 @@
+"""The module's limits (issue 24): the per-filter memory limit config,
+admission of every table allocation against it and against maxmemory,
+restores bounded by what they received, dumps that always finish, and the
+smaller items (free_effort, digest, saturating counters).
+
+Each test runs against a real redis-server (Debian's 7.0) started by the
+fixtures in conftest.py, and failed against the module before its fix."""
+
+import socket
+import struct
+import time
+
+import pytest
+import xxhash
+from redis.exceptions import ResponseError
+
+from test_cluster_and_hostile import reseal
+from test_commands import encoding, error, info
+
+CONFIG = "cuckoo.cf-max-memory-usage"
+MIB = 1 << 20
+GIB = 1 << 30
+CREATE_REFUSED = "Insufficient memory to create filter"
+GROW_REFUSED = "Memory allocation failure"
+
+
+def used(r):
+    return r.info("memory")["used_memory"]
+
+
+def ok(reply):
+    return reply in (b"OK", "OK", True)
+
+
+def test_memory_limit_config_defaults_sets_and_loads_from_module_arguments(servers):
+    r = servers().client()
+    assert r.config_get(CONFIG) == {CONFIG: str(GIB)}
+    assert r.config_set(CONFIG, "2gb")
+    assert r.config_get(CONFIG) == {CONFIG: str(2 * GIB)}
+    with pytest.raises(ResponseError):
+        r.config_set(CONFIG, 5)
+    assert r.config_get(CONFIG) == {CONFIG: str(2 * GIB)}
+    # As a --loadmodule argument (after the module's path).
+    s = servers(module_args=["cf-max-memory-usage", "1000000"])
+    assert s.client().config_get(CONFIG) == {CONFIG: "1000000"}
+
+
+def test_one_command_cannot_reserve_past_the_limit(server):
+    """Item 1: CF.RESERVE f 15000000000 ERROR 0.00001 answered OK and took
+    64 GB; now the default limit refuses it (and CF.INSERT CAPACITY), with
+    RedisBloom's error and ERR prefix, and used_memory does not move."""
+    r = server.client()
+    r.set("other", "x")
+    before = used(r)
+    for command in (
+        ("CF.RESERVE", "f", 15000000000, "ERROR", 0.00001),
+        ("CF.RESERVE", "f", 15000000000, "EXPANSION", 0),
+        ("CF.INSERT", "f", "CAPACITY", 15000000000, "ITEMS", "a"),
+        ("CF.INSERTNX", "f", "CAPACITY", 15000000000, "ITEMS", "a"),
+    ):
+        assert error(r, *command) == CREATE_REFUSED, command
+    assert r.exists("f") == 0 and r.get("other") == b"x"
+    assert used(r) - before < MIB
+    # The default holds a filter for 100 million items at the default rate.
+    assert ok(r.execute_command("CF.RESERVE", "big", 100_000_000))
+    assert r.memory_usage("big") < GIB
+    assert r.execute_command("CF.ADD", "big", "a")
+    r.delete("big")
+    # A lower limit refuses smaller filters; nothing is created.
+    r.config_set(CONFIG, "1mb")
+    assert error(r, "CF.RESERVE", "two", 1_000_000) == CREATE_REFUSED
+    assert ok(r.execute_command("CF.RESERVE", "small", 100_000))
+    assert r.memory_usage("small") < MIB
+
+
+def test_growth_inside_one_add_is_admitted(server):
+    """Item 1: growth inside CF.ADD / CF.INSERT with a large EXPANSION
+    (each level that many times the last) allocated any size; now the new
+    level is refused past the limit, the item is not added, and the filter
+    is exactly as it was (DUMP equal)."""
+    r = server.client()
+    r.config_set(CONFIG, "8mb")
+    r.execute_command("CF.RESERVE", "g", 1000, "EXPANSION", 32768)
+    added, refusals = [], 0
+    for i in range(20000):
+        before = r.dump("g")
+        try:
+            r.execute_command("CF.ADD" if i % 2 else "CF.ADDNX", "g", f"i{i}")
+            added.append(f"i{i}")
+        except ResponseError as e:
+            assert str(e).startswith(GROW_REFUSED), e
+            assert r.dump("g") == before
+            refusals += 1
+            if refusals == 5:
+                break
+    assert refusals == 5
+    assert stats(r, "g")[b"Levels"] == 1
+    held = used(r)
+    for command in ("CF.INSERT", "CF.INSERTNX"):
+        replies = r.execute_command(command, "g", "ITEMS", *[f"new{i}" for i in range(200)])
+        refused = [x for x in replies if isinstance(x, ResponseError)]
+        assert refused and all(GROW_REFUSED in str(x) for x in refused), replies
+    assert stats(r, "g")[b"Levels"] == 1
+    assert used(r) - held < MIB
+    assert all(r.execute_command("CF.MEXISTS", "g", *added))
+    # Raised, the same filter grows.
+    r.config_set(CONFIG, "1gb")
+    assert r.execute_command("CF.ADD", "g", "more")
+    assert stats(r, "g")[b"Levels"] == 2
+
+
+def test_maxmemory_headroom_refuses_tables_and_evicts_nothing(server):
+    """Item 1: with maxmemory set, a table past the headroom was allocated
+    and the next writes evicted the dataset (allkeys-*); now it is refused
+    and every key stays."""
+    r = server.client()
+    for i in range(100):
+        r.set(f"k{i}", "v" * 100)
+    r.execute_command("CF.RESERVE", "small", 100_000)
+    r.config_set("maxmemory-policy", "allkeys-lru")
+    r.config_set("maxmemory", used(r) + 8 * MIB)
+    keys = r.dbsize()
+    assert error(r, "CF.RESERVE", "f", 10_000_000) == CREATE_REFUSED
+    assert error(r, "CF.INSERT", "f", "CAPACITY", 10_000_000, "ITEMS", "a") == (
+        CREATE_REFUSED
+    )
+    # COPY of a filter larger than the headroom.
+    r.config_set("maxmemory", 0)
+    r.execute_command("CF.RESERVE", "mid", 3_000_000)  # about 7 MB
+    r.config_set("maxmemory", used(r) + 4 * MIB)
+    with pytest.raises(ResponseError):
+        r.copy("mid", "mid2")
+    assert r.exists("mid2") == 0
+    r.set("after", "x")  # a write still fits: nothing was taken
+    assert r.dbsize() == keys + 2
+    assert all(r.exists(f"k{i}") for i in range(100))
+    r.config_set("maxmemory", 0)
+    assert r.copy("mid", "mid2")
+
+
+def test_restores_are_bounded_and_counted(server):
+    """Item 2: the first CF.LOADCHUNK chunk's header reserved whatever it
+    claimed, and MEMORY USAGE said the bytes received. Now a header past
+    the limit is refused before its table exists, and a restore in progress
+    counts its table."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "src", 1_000_000, "EXPANSION", 0)  # ~2.3 MB table
+    r.execute_command("CF.ADD", "src", "an item")  # a filter with no items has no dump
+    # The header chunk and the first 1 MiB data chunk, sent as one chunk
+    # (CF.LOADCHUNK takes any in-order split of the encoding).
+    it, header = r.execute_command("CF.SCANDUMP", "src", 0)
+    it, body = r.execute_command("CF.SCANDUMP", "src", it)
+    assert len(header) < 200 and len(body) == MIB
+    first = header + body
+    # Counted: the table arrived with its header.
+    assert ok(r.execute_command("CF.LOADCHUNK", "part", it, first))
+    table = r.memory_usage("src")
+    assert r.memory_usage("part") >= table, (r.memory_usage("part"), table)
+    # Saved and loaded (DEBUG RELOAD), still counted.
+    r.execute_command("DEBUG", "RELOAD")
+    assert r.memory_usage("part") >= table
+    r.delete("part")
+    # Refused under a lower limit: nothing created, nothing held.
+    r.config_set(CONFIG, "1mb")
+    before = used(r)
+    assert error(r, "CF.LOADCHUNK", "part", it, first) == CREATE_REFUSED
+    assert r.exists("part") == 0
+    assert used(r) - before < MIB // 4
+
+
+def test_forged_header_in_a_restore_is_refused(server):
+    """Item 2: 64 bytes claiming a 2^32-bucket 32-bit table (docs/format.md:
+    width at offset 10, bucket count at 16) reserved 64 GiB, and again on
+    every load of the RDB holding them. Now refused before the table exists."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "src", 100, "EXPANSION", 0)
+    r.execute_command("CF.ADD", "src", "an item")  # a filter with no items has no dump
+    header = bytearray(encoding(r, "src")[:64])
+    header[10] = 32
+    header[16:24] = (1 << 32).to_bytes(8, "little")
+    before = used(r)
+    assert error(r, "CF.LOADCHUNK", "forged", len(header) + 1, bytes(header)) == (
+        CREATE_REFUSED
+    )
+    assert r.exists("forged") == 0
+    assert used(r) - before < MIB
+
+
+def dump_in_turns(server, key, clients):
+    conns = [server.client() for _ in range(clients)]
+    its = [0] * clients
+    parts = [[] for _ in range(clients)]
+    done = [False] * clients
+    while not all(done):
+        for c in range(clients):
+            if done[c]:
+                continue
+            it, data = conns[c].execute_command("CF.SCANDUMP", key, its[c])
+            if it == 0:
+                done[c] = True
+            else:
+                parts[c].append((it, data))
+                its[c] = it
+    for c in conns:
+        c.close()
+    return parts
+
+
+def test_any_number_of_clients_dumping_in_turns_all_finish(server):
+    """Item 4: dumps lived in a per-key list of four; five clients in turns
+    evicted each other and none finished."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "src", 2_000_000, "EXPANSION", 0)  # 5 chunks
+    r.execute_command("CF.INSERT", "src", "ITEMS", *range(0, 100000, 7))
+    whole = encoding(r, "src")
+    for clients in (5, 12):
+        for c, chunks in enumerate(dump_in_turns(server, "src", clients)):
+            assert b"".join(d for _, d in chunks) == whole
+            key = f"copy{clients}-{c}"
+            for it, data in chunks:
+                assert ok(r.execute_command("CF.LOADCHUNK", key, it, data))
+            assert encoding(r, key) == whole
+            assert all(r.execute_command("CF.MEXISTS", key, *range(0, 100000, 7)))
+
+
+def test_a_level_added_before_the_closing_call_does_not_fail_a_complete_dump(server):
+    """Item 4: a level added between the last chunk and the closing call
+    ended a complete dump with `Invalid position`."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 1)
+    r.execute_command("CF.INSERT", "g", "ITEMS", *range(50))
+    # The header chunk and the one data chunk: the whole encoding.
+    header_it, header = r.execute_command("CF.SCANDUMP", "g", 0)
+    it, data = r.execute_command("CF.SCANDUMP", "g", header_it)
+    levels = stats(r, "g")[b"Levels"]
+    r.execute_command("CF.INSERT", "g", "ITEMS", *range(1000, 1400))
+    assert stats(r, "g")[b"Levels"] > levels
+    assert r.execute_command("CF.SCANDUMP", "g", it) == [0, None]
+    assert ok(r.execute_command("CF.LOADCHUNK", "old", header_it, header))
+    assert ok(r.execute_command("CF.LOADCHUNK", "old", it, data))
+    assert all(r.execute_command("CF.MEXISTS", "old", *range(50)))
+
+
+def stats(r, key):
+    reply = r.execute_command("CF.STATS", key)
+    return dict(zip(reply[::2], reply[1::2]))
+
+
+def lazyfreed(r):
+    return r.info("memory").get("lazyfreed_objects", r.info("all").get("lazyfreed_objects"))
+
+
+def test_large_filters_are_freed_off_the_main_thread(server):
+    """Item 6: no free_effort, so UNLINK / FLUSHALL ASYNC / eviction freed a
+    multi-GB filter on the main thread."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "big", 10_000_000, "EXPANSION", 0)  # ~23 MB
+    r.execute_command("CF.RESERVE", "small", 1000)
+    before = lazyfreed(r)
+    r.unlink("small")
+    assert lazyfreed(r) == before, "a small filter is freed at once"
+    r.unlink("big")
+    deadline = time.time() + 10
+    while lazyfreed(r) == before:
+        assert time.time() < deadline, "the large filter was not freed lazily"
+        time.sleep(0.05)
+
+
+def test_digest_sees_the_filters_contents(server):
+    """Item 6: no digest callback, so DEBUG DIGEST-VALUE was the same for
+    any two filters and could not catch a diverging replica."""
+    r = server.client()
+    r.execute_command("CF.RESERVE", "a", 1000)
+    r.execute_command("CF.RESERVE", "b", 1000, "SEED", 1)
+    assert r.copy("a", "c")
+    digest = lambda k: r.execute_command("DEBUG", "DIGEST-VALUE", k)[0]  # noqa: E731
+    assert digest("a") == digest("c")
+    assert digest("a") != digest("b")
+    r.execute_command("CF.ADD", "a", "x")
+    assert digest("a") != digest("c")
+    r.execute_command("CF.ADD", "c", "x")
+    assert digest("a") == digest("c")
+
+
+def rdb_length(n):
+    """RDB's length encoding."""
+    if n < 64:
+        return bytes([n])
+    if n < 16384:
+        return bytes([0x40 | (n >> 8), n & 0xFF])
+    return b"\x80" + n.to_bytes(4, "big")
+
+
+def rdb_string(data):
+    return b"\x05" + rdb_length(len(data)) + data  # RDB_MODULE_OPCODE_STRING
+
+
+def forge_payload(payload, pieces, capacity, error_rate, deleted, expansion):
+    """A DUMP payload of this module's value (datatype.rs: the settings
+    block, then the encoding in one piece), uncompressed, with the module
+    id and RDB version of `payload` (a real DUMP of a filter) and Redis's
+    checksum. The settings block's own checksum is XXH3-64 of its first 56
+    bytes."""
+    meta = bytearray(64)
+    meta[0:8] = b"CCFRMETA"
+    meta[8:16] = capacity.to_bytes(8, "little")
+    meta[16:24] = struct.pack("<d", error_rate)
+    meta[24:32] = deleted.to_bytes(8, "little")
+    meta[32] = 2  # bucket size
+    meta[34:36] = (20).to_bytes(2, "little")  # max iterations
+    meta[36:38] = expansion.to_bytes(2, "little")
+    meta[48:56] = len(pieces).to_bytes(8, "little")
+    meta[56:64] = xxhash.xxh3_64_intdigest(bytes(meta[:56])).to_bytes(8, "little")
+    body = payload[:10]  # RDB_TYPE_MODULE_2 and the module id (64-bit length)
+    body += rdb_string(bytes(meta))
+    body += b"\x02" + rdb_length(1)  # RDB_MODULE_OPCODE_UINT: one piece
+    body += rdb_string(pieces)
+    body += b"\x00"  # RDB_MODULE_OPCODE_EOF
+    return reseal(body + payload[-10:-8])
+
+
+def test_a_forged_delete_count_saturates(server):
+    """Item 6: `Number of items deleted` was incremented unchecked: a value
+    holding u64::MAX aborted a build with overflow checks (the test
+    profile's)."""
+    r = server.client()
+    r.execute_command("CF.INSERT", "f", "ITEMS", "a", "b")
+    payload, pieces = r.dump("f"), encoding(r, "f")
+    # The forgery is sound: with a real count it loads and matches.
+    r.restore("same", 0, forge_payload(payload, pieces, 1024, 0.001, 0, 1))
+    assert r.dump("same") == payload
+    r.restore("forged", 0, forge_payload(payload, pieces, 1024, 0.001, (1 << 64) - 1, 1))
+    assert r.execute_command("CF.DEL", "forged", "a") == 1
+    assert dict(info(r, "forged"))["Number of items deleted"] == (1 << 63) - 1  # reported as i64
+    assert r.ping()
+
+
+def raw_error(port, *command):
+    """The error line exactly as the server sends it (redis-py drops an
+    `ERR ` prefix, so it cannot tell whether there was one)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        parts = [str(a).encode() for a in command]
+        sock.sendall(
+            b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
+        )
+        reply = b""
+        while not reply.endswith(b"\r\n"):
+            reply += sock.recv(4096)
+    return reply.decode()
+
+
+def test_memory_errors_carry_the_err_prefix(server):
+    """Item 6: `Insufficient memory to create filter` lacked RedisBloom's
+    `ERR` prefix where a command created a filter implicitly."""
+    r = server.client()
+    for command in (
+        ("CF.RESERVE", "f", 15000000000),
+        ("CF.INSERT", "f", "CAPACITY", 15000000000, "ITEMS", "a"),
+    ):
+        assert raw_error(server.port, *command) == "-ERR " + CREATE_REFUSED + "\r\n"
+    r.config_set(CONFIG, "8mb")
+    r.execute_command("CF.RESERVE", "g", 1000, "EXPANSION", 32768)
+    r.execute_command("CF.INSERT", "g", "ITEMS", *range(2000))
+    assert raw_error(server.port, "CF.ADD", "g", "x").startswith("-ERR " + GROW_REFUSED)
