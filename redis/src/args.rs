@@ -131,6 +131,15 @@ pub(crate) fn settings(
             meta.error_rate = error_rate(value)?;
         } else if is(keyword, "SEED") && allow.seed {
             seed = Some(self::seed(value)?);
+        } else if is(keyword, "MAXEXPANSIONS") && allow.seed {
+            // With SEED, what replication sends (the creating server's
+            // `cf-max-expansions`).
+            meta.max_levels = integer_in(
+                value,
+                1..=64,
+                "Couldn't parse MAXEXPANSIONS",
+                "MAXEXPANSIONS: value must be an integer between 1 and 64, inclusive.",
+            )? as u16;
         } else if is(keyword, "CAPACITY") && allow.capacity {
             // Any capacity a filter has (the AOF rewrite sends the
             // filter's own), down to CF.RESERVE's smallest.
@@ -151,11 +160,12 @@ pub(crate) fn settings(
     Ok(seed)
 }
 
-/// A capacity that is at least twice RedisBloom's default bucket size.
+/// A capacity that is at least twice the default bucket size
+/// (`cf-bucket-size`, RedisBloom's check).
 pub(crate) fn positive(capacity: i64) -> Result<u64> {
     u64::try_from(capacity)
         .ok()
-        .filter(|&c| c >= 2 * u64::from(crate::value::DEFAULT_BUCKET_SIZE))
+        .filter(|&c| c >= 2 * u64::from(Meta::default().bucket_size))
         .ok_or(RedisError::Str(SMALL_CAPACITY))
 }
 

@@ -12,9 +12,7 @@
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
-use crate::value::{
-    self, random_seed, Body, CfValue, Dump, Filter, Meta, DEFAULT_CAPACITY, MAX_FILTERS,
-};
+use crate::value::{self, random_seed, Body, CfValue, Dump, Filter, Meta};
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -52,11 +50,11 @@ pub(crate) const GROW_REFUSED: &str = "ERR Memory allocation failure: the filter
      would pass cuckoo.cf-max-memory-usage or maxmemory";
 
 /// The error for a filter that cannot be created with these settings.
-fn build_error(e: BuildError) -> RedisError {
+fn build_error(e: BuildError, levels: usize) -> RedisError {
     match e {
         BuildError::FingerprintTooShort { .. } => RedisError::String(format!(
-            "ERR error rate too small: at least {:e} for a filter of up to {MAX_FILTERS} levels",
-            (MAX_FILTERS * 8) as f64 / 2f64.powi(32)
+            "ERR error rate too small: at least {:e} for a filter of up to {levels} levels",
+            (levels * 8) as f64 / 2f64.powi(32)
         )),
         _ => RedisError::Str(CREATE_REFUSED),
     }
@@ -103,7 +101,7 @@ fn open_or_create(
 
 fn create_with(key: &RedisKeyWritable, meta: Meta, seed: u64) -> Result<(Meta, u64), RedisError> {
     let (filter, _) = admission::within(0, || Filter::create(&meta, seed));
-    let filter = filter.map_err(build_error)?;
+    let filter = filter.map_err(|e| build_error(e, meta.levels()))?;
     key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
     Ok((meta, seed))
 }
@@ -116,7 +114,7 @@ fn opened(key: &RedisKeyWritable) -> Result<&mut CfValue, RedisError> {
 /// Replicates the creation of a filter as an explicit `CF.RESERVE` with
 /// every setting and the seed.
 fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
-    let (capacity, bucket, iterations, expansion, error, seed) = (
+    let (capacity, bucket, iterations, expansion, error, seed, levels) = (
         meta.capacity.to_string(),
         meta.bucket_size.to_string(),
         meta.max_iterations.to_string(),
@@ -124,8 +122,11 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
         // `{:?}` is the shortest text that parses back to the same f64.
         format!("{:?}", meta.error_rate),
         seed.to_string(),
+        meta.levels().to_string(),
     );
-    let parts: [&[u8]; 12] = [
+    // MAXEXPANSIONS: the creating server's `cf-max-expansions`, so a
+    // replica (or an AOF replay) whose config differs makes the same filter.
+    let parts: [&[u8]; 14] = [
         key.as_slice(),
         capacity.as_bytes(),
         b"BUCKETSIZE",
@@ -138,6 +139,8 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
         error.as_bytes(),
         b"SEED",
         seed.as_bytes(),
+        b"MAXEXPANSIONS",
+        levels.as_bytes(),
     ];
     ctx.replicate("CF.RESERVE", parts.as_slice());
 }
@@ -224,6 +227,9 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
             Ok(RedisValue::Bool(added))
         }
         Err(e) => {
+            crate::info::refused_inserts(1);
+            // A refused insert may have added a level first.
+            value.account();
             if let Some((meta, seed)) = created {
                 replicate_reserve(ctx, &args[1], &meta, seed);
             }
@@ -247,10 +253,11 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         return Err(RedisError::WrongArity);
     }
     let options = args::insert_options(args)?;
+    let defaults = Meta::default();
     let create = (!options.nocreate).then(|| Meta {
-        capacity: options.capacity.unwrap_or(DEFAULT_CAPACITY),
-        error_rate: options.error_rate.unwrap_or(value::DEFAULT_ERROR_RATE),
-        ..Meta::default()
+        capacity: options.capacity.unwrap_or(defaults.capacity),
+        error_rate: options.error_rate.unwrap_or(defaults.error_rate),
+        ..defaults
     });
     let key = ctx.open_key_writable(&args[1]);
     let created = open_or_create(&key, create)?;
@@ -315,8 +322,20 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
             }
         }
     });
+    let refusals = replies
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r,
+                RedisValue::Bool(true) | RedisValue::Integer(1) | RedisValue::Integer(0)
+            )
+        })
+        .count();
+    crate::info::refused_inserts(refusals as u64);
     if changed {
         value.changed();
+    } else {
+        value.account();
     }
     if changed || created.is_some() {
         replicate_write(ctx, args, created);
@@ -372,7 +391,12 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let key = ctx.open_key_writable(&args[1]);
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("Not found"))?;
-    let removed = value.filter()?.remove(args[2].as_slice());
+    let filter = value.filter()?;
+    let removed = filter.remove(args[2].as_slice());
+    if !removed && filter.contains(args[2].as_slice()) {
+        // Present, yet not removed: its fingerprint is in two levels.
+        crate::info::refused_remove();
+    }
     if removed {
         // Saturating: an RDB value may hold any count (a forged one
         // `u64::MAX`), and a count must never abort the server.
