@@ -22,7 +22,9 @@ compared and the differences by class (``pytest -s`` shows them).
 
 import collections
 import os
+import pathlib
 import random
+import re
 import socket
 
 import pytest
@@ -121,10 +123,6 @@ DIFFERENCES = {
         "the library format's settings: BUCKETSIZE and MAXITERATIONS (which "
         "change nothing here) and the delete count are not in it, so CF.INFO "
         "reports their defaults; RedisBloom's header carries them"
-    ),
-    "restore_in_progress": (
-        "a filter being restored answers only once every chunk arrived "
-        "(ERR the filter is being restored); RedisBloom's answers at once"
     ),
 }
 
@@ -683,6 +681,14 @@ def pair(servers):
     ref = servers(name="redisbloom", module=REDISBLOOM)
     ours = servers(name="cuckoo")
     return ref, ours
+
+
+def test_the_docs_list_exactly_these_differences():
+    """docs/redis.md's table of differences is this test's list."""
+    docs = (pathlib.Path(__file__).parents[3] / "docs" / "redis.md").read_text()
+    table = docs.split("| class (in the test) |")[1].split("\n\n")[0]
+    listed = set(re.findall(r"^\| `([a-z_]+)` \|", table, re.M))
+    assert listed == set(DIFFERENCES)
 
 
 @pytest.mark.parametrize("protocol", [2, 3], ids=["resp2", "resp3"])
