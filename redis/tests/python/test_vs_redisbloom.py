@@ -368,10 +368,11 @@ class Differential:
     def call(self, side, *args):
         try:
             return self.c[side].call(*args)
-        except ConnectionError:
+        except (ConnectionError, TimeoutError) as e:
             server = self.servers[side]
             raise AssertionError(
-                f"the {side} server died on {str(args)[:300]}:\n{server.log()}\nlast commands:\n"
+                f"the {side} server died or hung ({type(e).__name__}) on {str(args)[:300]}:\n"
+                f"{server.log()}\nlast commands:\n"
                 + "\n".join(f"  {str(h)[:300]}" for h in self.history[-25:])
             ) from None
 
@@ -620,6 +621,12 @@ class Differential:
             if damage != "existing":
                 self.c[side].call("DEL", dest)
                 self.models[side].keys.pop(dest, None)
+            if side == "ref" and damage == "flip_first":
+                # Not sent to RedisBloom: a flipped byte in its header chunk
+                # can abort the server (found by this test: "Out Of Memory
+                # allocating 281474976710656 bytes"). It loads its header
+                # intact; this module gets the damaged one (checked_chunks).
+                continue
             dumps[side] = damaged(dumps[side], damage, self.rng_for(source))
         steps = max(len(dumps["ref"]), len(dumps["ours"]))
         for i in range(steps):
