@@ -4,6 +4,7 @@
 # N members (default 10 million), the two taking turns round by round.
 #
 #   scripts/bench-redis.sh [N] [ROUNDS]        # defaults: 10000000 3
+#   BENCH_MODULE=path/to/module.so scripts/bench-redis.sh ...   # no build
 #
 # Prints a markdown report: requests and items per second (median of the
 # rounds) for PING (the server's per-command ceiling), CF.EXISTS against
@@ -23,8 +24,13 @@ requests=${BENCH_REQUESTS:-2000000}
 clients=${BENCH_CLIENTS:-50}
 pipeline=${BENCH_PIPELINE:-16}
 
-cargo build --release -p concurrent-cuckoo-redis
-module=$PWD/target/release/libconcurrent_cuckoo_redis.so
+# BENCH_MODULE: a module already built (to compare two builds side by side).
+if [[ -n "${BENCH_MODULE:-}" ]]; then
+    module=$BENCH_MODULE
+else
+    cargo build --release -p concurrent-cuckoo-redis
+    module=$PWD/target/release/libconcurrent_cuckoo_redis.so
+fi
 dir=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \

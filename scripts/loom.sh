@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter four times, each time with a
+#   scripts/loom.sh --canary   build the filter six times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -12,12 +12,21 @@
 #                              never bumps it; "newest_match_remove": a
 #                              growing filter's remove takes the newest
 #                              matching copy, the rule it had before it
-#                              looked for a single matching level). Exits
-#                              non-zero when the
-#                              models catch *every* bug as a lost
-#                              fingerprint, which is what CI expects; exits 0
-#                              ("CANARY NOT CAUGHT") if any one slips
-#                              through, because then the models are blind.
+#                              looked for a single matching level;
+#                              "clear_aba": growth tells whether the filter
+#                              changed by the newest level's index alone,
+#                              which a clear and regrowth bring back;
+#                              "relaxed_retire": a remove decides whether it
+#                              emptied an old level with relaxed loads only,
+#                              and the newest level loaded before its scan).
+#                              Each bug must fail the models with its own
+#                              marker: LOST FINGERPRINT for the first four,
+#                              FULL WITH ROOM for clear_aba, LEVEL NOT
+#                              RETIRED for relaxed_retire. Exits non-zero
+#                              when the models catch *every* bug that way,
+#                              which is what CI expects; exits 0 ("CANARY
+#                              NOT CAUGHT") if any one slips through, because
+#                              then the models are blind.
 #
 # LOOM_MAX_PREEMPTIONS (default 10, which is exhaustive for these models) bounds the preemptions loom explores.
 set -euo pipefail
@@ -41,8 +50,18 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire)
+# The failure each planted bug must cause (the models' panic messages).
+declare -A marker=(
+    [reorder]="LOST FINGERPRINT"
+    [skip_bump]="LOST FINGERPRINT"
+    [skip_remove_bump]="LOST FINGERPRINT"
+    [newest_match_remove]="LOST FINGERPRINT"
+    [clear_aba]="FULL WITH ROOM"
+    [relaxed_retire]="LEVEL NOT RETIRED"
+)
 for bug in "${bugs[@]}"; do
+    want="${marker[$bug]}"
     log="target/loom-canary-${bug}.log"
     mkdir -p target
     # The three-thread model (1.7M interleavings, most of the suite's time)
@@ -51,17 +70,17 @@ for bug in "${bugs[@]}"; do
     if run_models "--cfg concurrent_cuckoo_canary=\"${bug}\"" "target/loom-canary" "$log" \
         --skip two_displacing_inserters_and_a_reader >/dev/null; then
         echo "CANARY NOT CAUGHT: with bug '${bug}' every loom model passed"
-    elif grep -q "LOST FINGERPRINT" "$log"; then
+    elif grep -q "$want" "$log"; then
         # Model names from the panic lines ("thread 'NAME' (id) panicked"):
         # libtest's "test NAME ... FAILED" lines can be garbled by the
         # panicking threads' output, which runs concurrently.
         failed=$( (grep -oE "^thread '[a-z0-9_]+'( \([0-9]+\))? panicked" "$log" || true) |
             sed -E "s/^thread '([a-z0-9_]+)'.*/\1/" | sort -u)
-        echo "canary '${bug}' caught: $(grep -c . <<<"$failed") model(s) failed with LOST FINGERPRINT:"
+        echo "canary '${bug}' caught: $(grep -c . <<<"$failed") model(s) failed with ${want}:"
         sed 's/^/    /' <<<"$failed"
         caught=$((caught + 1))
     else
-        echo "CANARY NOT CAUGHT: with bug '${bug}' the models failed, but not by losing a fingerprint:"
+        echo "CANARY NOT CAUGHT: with bug '${bug}' the models failed, but not with ${want}:"
         grep -E "panicked|error" "$log" | head -5
     fi
 done

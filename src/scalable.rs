@@ -165,28 +165,43 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// them.
 ///
 /// # Growth without stopping readers
-/// Levels live in a fixed array of slots, each written once (an
-/// `AtomicPtr` to a boxed level) and freed only when the filter is dropped.
-/// `newest` says which level takes inserts; lookups load it (acquire) and
-/// search levels `newest, newest - 1, ..., 0`, so every level they reach is
-/// fully built. When the newest level refuses an insert with `Full`, the
-/// inserting thread takes the growth lock; if no one has grown the filter
-/// meanwhile, it allocates the next level (or reopens one kept from before
-/// a `clear`), publishes it, and advances `newest`; every other thread that
-/// hit `Full` waits for the lock, sees the new level and retries there. A
-/// level is never allocated twice, and readers never wait.
+/// Levels live in a fixed array of slots (an `AtomicPtr` to a boxed level
+/// each), freed only under `&mut self`: when the filter is dropped, or by
+/// [`reclaim_retired`](Self::reclaim_retired). `newest` says which level
+/// takes inserts; lookups load it (acquire) and search levels `newest,
+/// newest - 1, ..., 0` that are allocated and in use, so every level they
+/// reach is fully built. When the newest level refuses an insert with
+/// `Full`, the inserting thread takes the growth lock; if the newest level
+/// has not changed since it looked (grown or cleared: a generation count
+/// tells, not the index, which a `clear` moves back), it allocates the
+/// next level (or reopens one kept from before), publishes it, and
+/// advances `newest`; every other thread that hit `Full` waits for the
+/// lock, sees the new level and retries there. A level is never allocated
+/// twice, and readers never wait.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is
-/// *retired*: closed to inserts under all its stripe locks, and its table's
-/// memory given back to the operating system (`madvise(MADV_DONTNEED)` on
-/// its mapping; the address range stays reserved and reads as zero, which is
-/// an empty table: a lookup that was reading it still answers right).
-/// Lookups skip retired levels. `clear` empties every level and retires all
-/// but the first. A retired level is reopened, not reallocated, when the
-/// filter grows to it again. Tables under 4 MiB live on the heap, where
-/// memory cannot be given back piecemeal: they keep theirs until the
-/// filter is dropped (at most about twice the largest such level).
+/// *retired*: closed to inserts under all its stripe locks, and, when its
+/// table is a mapping of its own (4 MiB and more on Linux, under the
+/// default [`TableMemory::Mapped`](crate::TableMemory::Mapped)), its
+/// table's memory given back to the operating system
+/// (`madvise(MADV_DONTNEED)`; the address range stays reserved and reads
+/// as zero, which is an empty table: a lookup that was reading it still
+/// answers right). Of two removes that take a level's last items at once,
+/// one always sees that the level is empty. Lookups skip retired levels.
+/// `clear` empties every level in use and retires all but the oldest one
+/// in use; it skips retired levels and writes only buckets that hold
+/// something, so it commits no memory that was given back or never
+/// touched. A retired level is reopened, not reallocated, when the filter
+/// grows to it again.
+///
+/// A heap table (under 4 MiB, every table under
+/// [`TableMemory::GlobalAllocator`](crate::TableMemory::GlobalAllocator),
+/// every table off Linux) cannot be given back piecemeal while lookups may
+/// read it: a retired level keeps it, and its locks and version words,
+/// until the filter is dropped or [`reclaim_retired`](Self::reclaim_retired)
+/// (`&mut self`) frees them. [`memory_usage`](Self::memory_usage) counts
+/// what is held, retired levels' part included.
 ///
 /// # The false-positive budget
 /// A lookup that misses checks every level, so each level adds its own
@@ -195,7 +210,10 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// before it and to a reserve of `8 / 2^32` for every level that could
 /// still follow it (up to `max_levels`), stays within the configured rate:
 /// the bound holds however far the filter grows, and early levels use the
-/// budget for shorter fingerprints. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// budget for shorter fingerprints. A level's width (like its size)
+/// depends only on the configuration and its index, never on which levels
+/// are retired, so a copy saved and reloaded at any point and given the
+/// same writes stays byte-identical to the original. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
 /// reports the bound of the levels in use.
 ///
 /// # Set semantics across levels
@@ -685,15 +703,17 @@ impl<S> ScalableCuckooFilter<S> {
             .collect()
     }
 
-    /// Removes every item from every level. The first level in use is
-    /// emptied and keeps taking inserts; the others are retired (their
-    /// memory given back) and reopened if the filter grows again. Writers
-    /// wait meanwhile; lookups do not.
+    /// Removes every item from every level. The oldest level in use is
+    /// emptied and keeps taking inserts (it becomes the newest); the others
+    /// are retired (their memory given back as on any retirement) and
+    /// reopened if the filter grows again. Levels already retired are left
+    /// as they are, and only buckets that hold something are written, so
+    /// a `clear` commits no memory. Writers wait meanwhile; lookups do not.
     ///
-    /// The first level in use is level 0, except in a filter decoded after
-    /// its oldest levels were retired (an encoding keeps only the levels in
-    /// use): there it is the oldest level the filter holds, so a cleared
-    /// filter always has room, whatever levels it has.
+    /// The oldest level in use is level 0 unless the oldest levels were
+    /// retired: a filter and its saved copy (which keeps only the levels in
+    /// use) keep the same level, so a cleared filter always has room and
+    /// evolves as its copy does.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;

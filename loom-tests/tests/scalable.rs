@@ -1,10 +1,14 @@
 //! loom models of the growing filter's protocols: publishing a new level,
-//! `insert_unique` across the growth point, and retiring an emptied level.
+//! `insert_unique` across the growth point, retiring an emptied level, a
+//! remove against a key colliding in another level, an insert against a
+//! `clear` and regrowth, and the last two removes of an old level.
 //!
-//! Each model starts from a filter whose first level (2 buckets, 8 slots)
+//! Most models start from a filter whose first level (2 buckets, 8 slots)
 //! is full, so the next insert must grow it. Run with `scripts/loom.sh`.
-//! Failure messages for a key that was stored and not found carry the
-//! marker `LOST FINGERPRINT`, as in `models.rs`.
+//! Failure messages carry a marker that `scripts/loom.sh --canary` looks
+//! for: `LOST FINGERPRINT` for a key that was stored and not found (as in
+//! `models.rs`), `FULL WITH ROOM` for an insert refused while a level had
+//! room, `LEVEL NOT RETIRED` for an emptied old level left in use.
 #![cfg(concurrent_cuckoo_loom)]
 
 use concurrent_cuckoo::ScalableCuckooFilter;
@@ -254,6 +258,153 @@ fn colliding_in_level_1_only() -> (u64, u64) {
             })
             .expect("a pair of keys colliding in level 1 only");
         *out.lock().unwrap() = Some(pick);
+    });
+    let pick = found.lock().unwrap().expect("the search ran");
+    pick
+}
+
+/// Issue 28, item 1: a `clear` racing an insert must not make it answer
+/// `Full` with room left. With two levels at most, an insert loads
+/// `newest` (level 1) while another thread clears the filter (level 1
+/// closes, `newest` goes back to 0), then refills level 0 and grows into
+/// level 1 again. The insert, refused by the closed level, asks to grow
+/// "past level 1": when growth compared only the level index (`newest`
+/// back at the value the insert saw), it found no level after 1 under
+/// `max_levels` and the insert answered `Full` while level 1 was empty.
+/// Growth now compares a word whose generation every change of the newest
+/// level increments, so the insert retries on level 1. The bad schedule
+/// needs three preemptions.
+#[test]
+fn an_insert_racing_a_clear_and_regrowth_never_answers_full_with_room_left() {
+    model(|| {
+        let f = ScalableCuckooFilter::builder()
+            .initial_capacity(1)
+            .false_positive_rate(1e-3)
+            .max_levels(2)
+            .hasher(Identity)
+            .build()
+            .unwrap();
+        let keys: Vec<u64> = (1..=9u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        for k in &keys {
+            f.insert(k).unwrap();
+        }
+        assert_eq!(f.levels(), 2, "setup: the ninth key grows the filter");
+        let f = Arc::new(f);
+        let clearer = {
+            let (f, keys) = (f.clone(), keys.clone());
+            thread::spawn(move || {
+                f.clear();
+                // Level 0 refills (8 slots, one maybe taken by the
+                // newcomer) and the ninth key (or an earlier one) grows
+                // the filter back into level 1.
+                for k in &keys {
+                    f.insert(k).unwrap();
+                }
+            })
+        };
+        let answer = f.insert(&NEWCOMER);
+        clearer.join().unwrap();
+        assert!(
+            answer.is_ok(),
+            "FULL WITH ROOM: an insert racing a clear and regrowth answered {answer:?} with {} of {} slots used",
+            f.len(),
+            f.capacity()
+        );
+        // The newcomer survives unless the clear came after it.
+        assert!(keys.iter().all(|k| f.contains(k)), "LOST FINGERPRINT");
+        assert_eq!(f.contains(&NEWCOMER), f.len() == keys.len() + 1);
+    });
+}
+
+/// Issue 28, item 2: two removes that take the last two items of an old
+/// level, in different lock stripes (disjoint pairs: no lock orders them),
+/// must not both miss that the level is empty. Each used to check with relaxed loads of the stripe counts after
+/// unlocking its own stripe: each could read the other's count before its
+/// decrement (store buffering: both loads before either store is visible,
+/// allowed by C11 and by x86), and neither retired the level, which then
+/// stayed in use (memory held, scanned by every lookup miss) for good.
+/// Now each remove increments a shared word (acquire-release) between its
+/// count write and its reads: the later of the two sees the other's
+/// decrement and retires the level.
+#[test]
+fn the_last_two_removes_of_an_old_level_in_different_stripes_retire_it() {
+    let (a, b) = keys_in_different_stripes();
+    model(move || {
+        let f = ScalableCuckooFilter::builder()
+            .initial_capacity(4)
+            .false_positive_rate(1e-3)
+            .level_stripes(4)
+            .hasher(Identity)
+            .build()
+            .unwrap();
+        f.insert(&a).unwrap();
+        f.insert(&b).unwrap();
+        let mut fillers = Vec::new();
+        while f.levels() == 1 {
+            let k = (fillers.len() as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            f.insert(&k).unwrap();
+            fillers.push(k);
+        }
+        // The last filler grew the filter and lives in level 1; the rest
+        // leave level 0, which then holds `a` and `b` only.
+        let newest_key = fillers.pop().unwrap();
+        for k in &fillers {
+            assert!(f.remove(k), "setup: a filler must be removable");
+        }
+        assert_eq!(
+            (f.levels(), f.len()),
+            (2, 3),
+            "setup: level 0 must hold a and b, level 1 one key"
+        );
+        assert_eq!(f.level_stats()[0].bucket_count, 4);
+        let f = Arc::new(f);
+        let other = {
+            let f = f.clone();
+            thread::spawn(move || f.remove(&b))
+        };
+        let removed_a = f.remove(&a);
+        let removed_b = other.join().unwrap();
+        assert!(removed_a && removed_b, "both keys are removed");
+        assert!(
+            f.contains(&newest_key),
+            "LOST FINGERPRINT: the newest level's key"
+        );
+        assert_eq!(
+            f.levels(),
+            1,
+            "LEVEL NOT RETIRED: two removes emptied level 0 and neither retired it"
+        );
+    });
+}
+
+/// Keys `a` and `b` (hashes, under `Identity`) whose bucket pairs in a
+/// four-bucket, 16-bit level share no lock stripe when every bucket has a
+/// stripe of its own: `a` in buckets {0, 1}, `b` in {2, 3}. (A pair always
+/// spans an even and an odd bucket, so with two stripes every pair takes
+/// both.) Runs inside a loom model once (filters use loom's atomics).
+fn keys_in_different_stripes() -> (u64, u64) {
+    let found = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = found.clone();
+    loom::model(move || {
+        let level = concurrent_cuckoo::CuckooFilter::builder()
+            .capacity(0)
+            .bucket_count(4)
+            .fingerprint_bits(16)
+            .hasher(Identity)
+            .build()
+            .unwrap();
+        let in_pair = |low: usize| {
+            (1..10_000u64)
+                .map(|i| i.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+                .find(|&h| {
+                    let (_, i1, i2) = level.signature_of_hash(h);
+                    i1.min(i2) == low && i1.max(i2) == low + 1
+                })
+                .expect("a key of that bucket pair")
+        };
+        *out.lock().unwrap() = Some((in_pair(0), in_pair(2)));
     });
     let pick = found.lock().unwrap().expect("the search ran");
     pick

@@ -23,6 +23,14 @@
 //! Redis runs commands, loads and copies on its main thread, one at a
 //! time: the scope is a thread-local, and allocations on other threads
 //! (none allocate tables) see no scope.
+//!
+//! While the server loads its data, only a restore's claimed tables are
+//! checked (against the per-filter limit; see [`admit`]). A replica
+//! admits every table: its writes come from its primary, which
+//! admitted them and replicates only what it did (a command whose growth
+//! was refused part way reaches replicas as the items it added), so a
+//! replica with a lower limit, or past its own `maxmemory`, still holds
+//! the primary's filters byte for byte.
 
 use crate::alloc::api;
 use crate::configs;
@@ -40,6 +48,10 @@ struct Scope {
     admitted: usize,
     /// Whether a table was refused in this scope.
     refused: bool,
+    /// Whether the tables are a restore's (`CF.LOADCHUNK`, or a restore in
+    /// progress loaded from an RDB): claimed by a header, not backed by
+    /// the bytes received (see [`admit`]).
+    restore: bool,
 }
 
 std::thread_local! {
@@ -57,10 +69,32 @@ pub(crate) struct Outcome {
 /// it allocates against the limits; returns its result and what the scope
 /// saw. Scopes nest (an inner one is the one in force).
 pub(crate) fn within<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    scope(held, false, op)
+}
+
+/// [`within`] for a restore's tables (`CF.LOADCHUNK`): admitted against
+/// the per-filter limit even while the server loads its data.
+pub(crate) fn within_restore<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    scope(held, true, op)
+}
+
+/// Marks the scope in force as a restore's (an RDB value found to be a
+/// restore in progress once its settings are read).
+pub(crate) fn mark_restore() {
+    SCOPE.with(|s| {
+        if let Some(mut scope) = s.get() {
+            scope.restore = true;
+            s.set(Some(scope));
+        }
+    });
+}
+
+fn scope<T>(held: usize, restore: bool, op: impl FnOnce() -> T) -> (T, Outcome) {
     let scope = Scope {
         left: configs::max_memory_usage().saturating_sub(held),
         admitted: 0,
         refused: false,
+        restore,
     };
     let outer = SCOPE.with(|s| s.replace(Some(scope)));
     let result = op();
@@ -81,10 +115,27 @@ pub(crate) fn admit(bytes: usize) -> bool {
         left: configs::max_memory_usage(),
         admitted: 0,
         refused: false,
+        restore: false,
     });
-    let ok = bytes <= scope.left && within_maxmemory(bytes);
+    let flags = server_flags();
+    let ok = if flags & CTX_FLAGS_REPLICA != 0 {
+        // A replica applies what its primary admitted (its writes come
+        // from the primary, which replicates only what it did): refusing
+        // there, by its own config or maxmemory, would make it diverge.
+        true
+    } else if flags & CTX_FLAGS_LOADING != 0 {
+        // Loading (an RDB, an AOF, a full resynchronisation) takes back
+        // what the server held: a filter's tables are backed by the bytes
+        // read (the decoder refuses a header claiming more than the value
+        // holds), and the server itself loads past `maxmemory` rather
+        // than lose data. A restore in progress is the exception: its
+        // headers claim tables its bytes do not hold.
+        !scope.restore || bytes <= scope.left
+    } else {
+        bytes <= scope.left && within_maxmemory(bytes)
+    };
     if ok {
-        scope.left -= bytes;
+        scope.left = scope.left.saturating_sub(bytes);
         scope.admitted = scope.admitted.saturating_add(bytes);
     } else {
         scope.refused = true;
@@ -132,15 +183,24 @@ pub(crate) fn init(ctx: *mut raw::RedisModuleCtx) {
 
 /// `REDISMODULE_CTX_FLAGS_LOADING`: the server is loading an RDB or AOF.
 const CTX_FLAGS_LOADING: i32 = raw::REDISMODULE_CTX_FLAGS_LOADING as i32;
+/// `REDISMODULE_CTX_FLAGS_SLAVE`: the server is a replica.
+const CTX_FLAGS_REPLICA: i32 = raw::REDISMODULE_CTX_FLAGS_SLAVE as i32;
 
-/// Whether `bytes` more fit under `maxmemory`, when one is set. While the
-/// server loads its data (an RDB, an AOF, a full resync) it is not
-/// checked: the server itself loads past `maxmemory` rather than lose
-/// data, and the per-filter limit still holds.
+/// The server's context flags (0 without a server).
+fn server_flags() -> i32 {
+    let ctx = SERVER_CTX.load(Ordering::Relaxed);
+    match api!(RedisModule_GetContextFlags) {
+        // SAFETY: `ctx` is the detached context kept by `init`, valid for
+        // the module's life; this runs on the main thread.
+        Some(flags) if !ctx.is_null() => unsafe { flags(ctx) },
+        _ => 0,
+    }
+}
+
+/// Whether `bytes` more fit under `maxmemory`, when one is set.
 fn within_maxmemory(bytes: usize) -> bool {
     let ctx = SERVER_CTX.load(Ordering::Relaxed);
-    let (Some(flags), Some(info), Some(field), Some(free)) = (
-        api!(RedisModule_GetContextFlags),
+    let (Some(info), Some(field), Some(free)) = (
         api!(RedisModule_GetServerInfo),
         api!(RedisModule_ServerInfoGetFieldUnsigned),
         api!(RedisModule_FreeServerInfo),
@@ -148,11 +208,6 @@ fn within_maxmemory(bytes: usize) -> bool {
         return true;
     };
     if ctx.is_null() {
-        return true;
-    }
-    // SAFETY: `ctx` is the detached context kept by `init`, valid for the
-    // module's life; this runs on the main thread (see the module docs).
-    if unsafe { flags(ctx) } & CTX_FLAGS_LOADING != 0 {
         return true;
     }
     // SAFETY: as above; the section name is a C string; the data is freed
@@ -174,4 +229,42 @@ fn within_maxmemory(bytes: usize) -> bool {
         return true;
     }
     used.saturating_add(bytes as u64) <= maxmemory
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a server (`maxmemory` unknown) only the per-filter limit
+    /// applies: what a filter holds already counts, admitted blocks add
+    /// up, a refusal is recorded, and scopes nest.
+    #[test]
+    fn scopes_admit_up_to_the_limit_less_what_is_held() {
+        let limit = configs::max_memory_usage();
+        let (taken, seen) = within(limit - 1000, || (admit(600), admit(300), admit(200)));
+        assert_eq!(taken, (true, true, false));
+        assert_eq!(
+            seen,
+            Outcome {
+                refused: true,
+                admitted: 900
+            }
+        );
+        let (inner, outer) = within(0, || {
+            assert!(admit(100));
+            let (_, inner) = within(limit, || admit(1));
+            assert!(!refused(), "the inner scope's refusal stays there");
+            inner
+        });
+        assert!(inner.refused && !outer.refused && outer.admitted == 100);
+        // Outside any scope: against the limit alone.
+        assert!(admit(limit) && !admit(limit + 1));
+        // A block the allocator then failed is given back to the scope.
+        let ((), seen) = within(0, || {
+            assert!(admit(limit));
+            allocation_failed(limit);
+            assert!(admit(limit));
+        });
+        assert!(seen.refused && seen.admitted == limit);
+    }
 }

@@ -159,6 +159,31 @@ fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u
     }
 }
 
+/// Replicates a `CF.INSERT`/`CF.INSERTNX` as the filter's creation (if it
+/// made it) and the same command with only the items it added, in order:
+/// for a command part of whose items were refused for memory, which a
+/// replica (admitting what its primary did) would otherwise add.
+fn replicate_added(
+    ctx: &Context,
+    args: &[RedisString],
+    created: Option<(Meta, u64)>,
+    items: &[&[u8]],
+    replies: &[RedisValue],
+) {
+    if let Some((meta, seed)) = created {
+        replicate_reserve(ctx, &args[1], &meta, seed);
+    }
+    let added = items.iter().zip(replies).filter_map(|(item, reply)| {
+        matches!(reply, RedisValue::Bool(true) | RedisValue::Integer(1)).then_some(*item)
+    });
+    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"ITEMS"];
+    parts.extend(added);
+    if parts.len() > 2 {
+        let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
+        ctx.replicate(&name, parts.as_slice());
+    }
+}
+
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]
 /// [ERROR rate] [SEED s]`.
 pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -279,7 +304,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         _ => no.clone(),
     };
     // Admitted: growth allocates levels (never past the limits).
-    admission::within(value.memory_usage(), || {
+    let ((), seen) = admission::within(value.memory_usage(), || {
         if unique {
             for item in &items {
                 replies.push(match filter.insert_unique(item) {
@@ -337,7 +362,11 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     } else {
         value.account();
     }
-    if changed || created.is_some() {
+    if seen.refused {
+        // A refusal a replica would not make (its limits are not the
+        // primary's): replicas get exactly the items added.
+        replicate_added(ctx, args, created, &items, &replies);
+    } else if changed || created.is_some() {
         replicate_write(ctx, args, created);
     }
     Ok(RedisValue::Array(replies))
@@ -401,6 +430,7 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // Saturating: an RDB value may hold any count (a forged one
         // `u64::MAX`), and a count must never abort the server.
         value.meta.deleted = value.meta.deleted.saturating_add(1);
+        value.reclaim_retired();
         value.changed();
         ctx.replicate_verbatim();
     }
@@ -686,7 +716,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         let mut decoder = ChunkDecoder::new();
         // Admitted: a header that arrived allocates its table (a forged
         // one claiming more than the limits is refused here).
-        let (fed, admitted) = admission::within(0, || decoder.feed(data));
+        let (fed, admitted) = admission::within_restore(0, || decoder.feed(data));
         if admitted.refused {
             return Err(RedisError::Str(CREATE_REFUSED));
         }
@@ -712,7 +742,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("Invalid position"));
     }
     let (fed, admitted) =
-        admission::within(held, || !data.is_empty() && decoder.feed(data).is_ok());
+        admission::within_restore(held, || !data.is_empty() && decoder.feed(data).is_ok());
     value.restore_tables = value.restore_tables.saturating_add(admitted.admitted);
     if admitted.refused {
         // A table the limits refused: the decoder cannot go on, so the

@@ -205,8 +205,10 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         ));
         return core::ptr::null_mut();
     }
-    // Admitted: each table against `cuckoo.cf-max-memory-usage` (and
-    // `maxmemory` for a `RESTORE`; not while the server loads its data).
+    // Admitted (`admission.rs`): for a `RESTORE`, each table against
+    // `cuckoo.cf-max-memory-usage` and `maxmemory`; while the server loads
+    // its data, only a restore in progress's (its headers claim tables
+    // its bytes do not hold).
     match crate::admission::within(0, || load(rdb)) {
         (_, seen) if seen.refused => {
             log_warning(&format!(
@@ -240,6 +242,9 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     // claims more (a forged value) is refused before its table is
     // allocated. A restore in progress saved only the start of its
     // encoding, whose headers rightly claim more.
+    if loading {
+        crate::admission::mark_restore();
+    }
     let mut decoder = if loading {
         ChunkDecoder::new()
     } else {

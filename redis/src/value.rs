@@ -471,6 +471,15 @@ impl CfValue {
         states.push(dump);
     }
 
+    /// Frees the tables of levels a delete emptied and retired, so that
+    /// `used_memory` falls with `MEMORY USAGE` and `CF.INFO` `Size` (a
+    /// constant-time check when none was).
+    pub(crate) fn reclaim_retired(&mut self) {
+        if let Body::Live(Filter::Growing(f)) = &mut self.body {
+            f.reclaim_retired();
+        }
+    }
+
     /// Bytes held, for `MEMORY USAGE`.
     pub(crate) fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>()
