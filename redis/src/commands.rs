@@ -12,9 +12,7 @@
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
-use crate::value::{
-    self, random_seed, Body, CfValue, Dump, Filter, Meta, DEFAULT_CAPACITY, MAX_FILTERS,
-};
+use crate::value::{self, random_seed, Body, CfValue, Dump, Filter, Meta};
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -52,11 +50,11 @@ pub(crate) const GROW_REFUSED: &str = "ERR Memory allocation failure: the filter
      would pass cuckoo.cf-max-memory-usage or maxmemory";
 
 /// The error for a filter that cannot be created with these settings.
-fn build_error(e: BuildError) -> RedisError {
+fn build_error(e: BuildError, levels: usize) -> RedisError {
     match e {
         BuildError::FingerprintTooShort { .. } => RedisError::String(format!(
-            "ERR error rate too small: at least {:e} for a filter of up to {MAX_FILTERS} levels",
-            (MAX_FILTERS * 8) as f64 / 2f64.powi(32)
+            "ERR error rate too small: at least {:e} for a filter of up to {levels} levels",
+            (levels * 8) as f64 / 2f64.powi(32)
         )),
         _ => RedisError::Str(CREATE_REFUSED),
     }
@@ -103,7 +101,7 @@ fn open_or_create(
 
 fn create_with(key: &RedisKeyWritable, meta: Meta, seed: u64) -> Result<(Meta, u64), RedisError> {
     let (filter, _) = admission::within(0, || Filter::create(&meta, seed));
-    let filter = filter.map_err(build_error)?;
+    let filter = filter.map_err(|e| build_error(e, meta.levels()))?;
     key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
     Ok((meta, seed))
 }
@@ -116,7 +114,7 @@ fn opened(key: &RedisKeyWritable) -> Result<&mut CfValue, RedisError> {
 /// Replicates the creation of a filter as an explicit `CF.RESERVE` with
 /// every setting and the seed.
 fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
-    let (capacity, bucket, iterations, expansion, error, seed) = (
+    let (capacity, bucket, iterations, expansion, error, seed, levels) = (
         meta.capacity.to_string(),
         meta.bucket_size.to_string(),
         meta.max_iterations.to_string(),
@@ -124,8 +122,11 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
         // `{:?}` is the shortest text that parses back to the same f64.
         format!("{:?}", meta.error_rate),
         seed.to_string(),
+        meta.levels().to_string(),
     );
-    let parts: [&[u8]; 12] = [
+    // MAXEXPANSIONS: the creating server's `cf-max-expansions`, so a
+    // replica (or an AOF replay) whose config differs makes the same filter.
+    let parts: [&[u8]; 14] = [
         key.as_slice(),
         capacity.as_bytes(),
         b"BUCKETSIZE",
@@ -138,6 +139,8 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64) {
         error.as_bytes(),
         b"SEED",
         seed.as_bytes(),
+        b"MAXEXPANSIONS",
+        levels.as_bytes(),
     ];
     ctx.replicate("CF.RESERVE", parts.as_slice());
 }
@@ -249,6 +252,9 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
             Ok(RedisValue::Bool(added))
         }
         Err(e) => {
+            crate::info::refused_inserts(1);
+            // A refused insert may have added a level first.
+            value.account();
             if let Some((meta, seed)) = created {
                 replicate_reserve(ctx, &args[1], &meta, seed);
             }
@@ -272,10 +278,11 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         return Err(RedisError::WrongArity);
     }
     let options = args::insert_options(args)?;
+    let defaults = Meta::default();
     let create = (!options.nocreate).then(|| Meta {
-        capacity: options.capacity.unwrap_or(DEFAULT_CAPACITY),
-        error_rate: options.error_rate.unwrap_or(value::DEFAULT_ERROR_RATE),
-        ..Meta::default()
+        capacity: options.capacity.unwrap_or(defaults.capacity),
+        error_rate: options.error_rate.unwrap_or(defaults.error_rate),
+        ..defaults
     });
     let key = ctx.open_key_writable(&args[1]);
     let created = open_or_create(&key, create)?;
@@ -340,8 +347,20 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
             }
         }
     });
+    let refusals = replies
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r,
+                RedisValue::Bool(true) | RedisValue::Integer(1) | RedisValue::Integer(0)
+            )
+        })
+        .count();
+    crate::info::refused_inserts(refusals as u64);
     if changed {
         value.changed();
+    } else {
+        value.account();
     }
     if seen.refused {
         // A refusal a replica would not make (its limits are not the
@@ -401,7 +420,12 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let key = ctx.open_key_writable(&args[1]);
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("Not found"))?;
-    let removed = value.filter()?.remove(args[2].as_slice());
+    let filter = value.filter()?;
+    let removed = filter.remove(args[2].as_slice());
+    if !removed && filter.contains(args[2].as_slice()) {
+        // Present, yet not removed: its fingerprint is in two levels.
+        crate::info::refused_remove();
+    }
     if removed {
         // Saturating: an RDB value may hold any count (a forged one
         // `u64::MAX`), and a count must never abort the server.
@@ -581,11 +605,16 @@ pub(crate) fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `CF.SCANDUMP key iterator`: the filter's encoding (the library's saved
 /// format, `concurrent_cuckoo::CuckooFilter::to_bytes` or
-/// `ScalableCuckooFilter::to_bytes`) in chunks of at most [`DUMP_CHUNK`]
-/// bytes: iterator 0 starts, each reply is `[next, chunk]` with `next`
-/// the iterator of the following call, and `[0, nil]` ends. A write to
-/// the filter between two calls ends the dump (an error: start again from
-/// 0), so the chunks always make one state of the filter.
+/// `ScalableCuckooFilter::to_bytes`) in chunks, as RedisBloom's users see
+/// a dump: iterator 0 answers the header chunk (the encoding's headers up
+/// to the first table's buckets, `ChunkEncoder::header_len` bytes), each
+/// later call a data chunk of at most [`DUMP_CHUNK`] bytes; each reply is
+/// `[next, chunk]` with `next` the iterator of the following call (one more
+/// than the bytes handed out so far), and `[0, nil]` ends: past the end, and
+/// at once for a filter with no items (RedisBloom's answer: nothing to
+/// restore). A write to the filter between two calls ends the dump (an
+/// error: start again from 0), so the chunks always make one state of the
+/// filter.
 pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
@@ -596,6 +625,12 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
     let filter = value.filter()?;
     let generation = value.generation;
+    let end = || {
+        Ok(RedisValue::Array(vec![
+            RedisValue::Integer(0),
+            RedisValue::Null,
+        ]))
+    };
     // The dump this iterator continues (its encoder is where the last
     // call at this place left it), or a new one.
     let client = client_id(ctx);
@@ -604,6 +639,10 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         _ => (iterator - 1, value.take_dump(iterator - 1)),
     };
     let mut dump = match resumed {
+        // Nothing to dump: no dump begins (RedisBloom's answer for a
+        // filter with no items; a dump that began before the filter
+        // emptied is stale, below: never a torn dump).
+        None if filter.len() == 0 => return end(),
         None if iterator == 0 => {
             value.client_current(client, true);
             Dump {
@@ -613,29 +652,25 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         // Every chunk went out: the closing call ends the dump, even if
         // the filter changed since its last chunk (the dump was whole).
-        Some(dump) if dump.encoder.is_done() => {
-            return Ok(RedisValue::Array(vec![
-                RedisValue::Integer(0),
-                RedisValue::Null,
-            ]));
-        }
+        Some(dump) if dump.encoder.is_done() => return end(),
         Some(dump) if dump.generation == generation && value.client_current(client, false) => dump,
         Some(_) => {
             return Err(RedisError::Str(
                 "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
             ))
         }
-        None if offset >= filter.encoder().total_len() => {
-            return Ok(RedisValue::Array(vec![
-                RedisValue::Integer(0),
-                RedisValue::Null,
-            ]));
-        }
+        None if offset >= filter.encoder().total_len() => return end(),
         None => return Err(RedisError::Str("Invalid position")),
     };
-    let mut chunk = Vec::with_capacity(DUMP_CHUNK);
+    let max = match dump.encoder.position() {
+        0 => usize::try_from(dump.encoder.header_len())
+            .unwrap_or(DUMP_CHUNK)
+            .clamp(1, DUMP_CHUNK),
+        _ => DUMP_CHUNK,
+    };
+    let mut chunk = Vec::with_capacity(max);
     filter
-        .next_chunk(&mut dump.encoder, DUMP_CHUNK, &mut chunk)
+        .next_chunk(&mut dump.encoder, max, &mut chunk)
         .map_err(|e| RedisError::String(format!("ERR {e}")))?;
     let next = offset + chunk.len() as u64 + 1;
     // Kept done too: the closing call finds it (see above).

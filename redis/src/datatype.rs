@@ -113,6 +113,7 @@ fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
         bucket_size: b[32],
         max_iterations: u16::from_le_bytes([b[34], b[35]]),
         expansion: u16::from_le_bytes([b[36], b[37]]),
+        max_levels: 0,
     };
     let loading = match b[38] {
         0 => false,
@@ -498,6 +499,7 @@ mod tests {
             expansion: 2,
             error_rate: 0.01,
             deleted: 7,
+            max_levels: 0,
         };
         let block = encode_meta(&meta, false, 12345);
         assert_eq!(decode_meta(&block), Some((meta, false, 12345)));

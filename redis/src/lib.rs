@@ -12,12 +12,14 @@
 //! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
 //! is compatible with RedisBloom and what is not, and why.
 
+mod acl;
 mod admission;
 mod alloc;
 mod args;
 mod commands;
 mod configs;
 mod datatype;
+mod info;
 mod keyspecs;
 mod value;
 
@@ -32,9 +34,23 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
     concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
     admission::init(ctx.ctx);
+    raw::register_info_function(ctx.ctx, Some(module_info));
     if let Err(e) = keyspecs::register(ctx) {
         ctx.log_warning(&format!("cuckoo: {e}"));
         return Status::Err;
+    }
+    match acl::register(ctx) {
+        Ok(acl::Registered::Category) => {
+            ctx.log_notice("cuckoo: ACL category @cuckoo holds every CF.* command")
+        }
+        Ok(acl::Registered::Unsupported) => ctx.log_notice(
+            "cuckoo: this server has no module ACL categories (Redis 7.4+, Valkey 8+): \
+             skipped @cuckoo; the CF.* commands are in @module",
+        ),
+        Err(e) => {
+            ctx.log_warning(&format!("cuckoo: {e}"));
+            return Status::Err;
+        }
     }
     ctx.log_notice(&format!(
         "cuckoo: CF.* commands on concurrent-cuckoo {} (probe {})",
@@ -42,6 +58,12 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
         concurrent_cuckoo::probe_backend()
     ));
     Status::Ok
+}
+
+/// The module's `INFO` section (`info.rs`), registered in `init` in place
+/// of the `redis_module!` macro's empty handler.
+extern "C" fn module_info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: core::ffi::c_int) {
+    info::section(ctx);
 }
 
 redis_module! {
@@ -77,8 +99,61 @@ redis_module! {
                 ConfigurationFlags::MEMORY,
                 None
             ],
+            [
+                configs::INITIAL_SIZE_NAME,
+                &configs::INITIAL_SIZE,
+                1024,
+                configs::INITIAL_SIZE_RANGE.0,
+                configs::INITIAL_SIZE_RANGE.1,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+            [
+                configs::EXPANSION_FACTOR_NAME,
+                &configs::EXPANSION_FACTOR,
+                1,
+                configs::EXPANSION_FACTOR_RANGE.0,
+                configs::EXPANSION_FACTOR_RANGE.1,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+            [
+                configs::MAX_EXPANSIONS_NAME,
+                &configs::MAX_EXPANSIONS,
+                32,
+                configs::MAX_EXPANSIONS_RANGE.0,
+                configs::MAX_EXPANSIONS_RANGE.1,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+            [
+                configs::BUCKET_SIZE_NAME,
+                &configs::BUCKET_SIZE,
+                2,
+                configs::BUCKET_SIZE_RANGE.0,
+                configs::BUCKET_SIZE_RANGE.1,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+            [
+                configs::MAX_ITERATIONS_NAME,
+                &configs::MAX_ITERATIONS,
+                20,
+                configs::MAX_ITERATIONS_RANGE.0,
+                configs::MAX_ITERATIONS_RANGE.1,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
         ],
-        string: [],
+        string: [
+            [
+                configs::ERROR_RATE_NAME,
+                &configs::ERROR_RATE,
+                configs::DEFAULT_ERROR_RATE_TEXT,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+        ],
         bool: [],
         enum: [],
         module_args_as_configuration: true,

@@ -11,17 +11,9 @@ use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
 
-/// Most filters (levels) a growing filter may have: RedisBloom's default
-/// `cf_max_expansions`.
+/// Most filters (levels) a growing filter may have by default:
+/// RedisBloom's default `cf-max-expansions` (the config sets it).
 pub(crate) const MAX_FILTERS: usize = 32;
-/// The error rate of a filter created without `ERROR`: a bound on the
-/// whole filter's false-positive rate, however far it grows.
-pub(crate) const DEFAULT_ERROR_RATE: f64 = 0.001;
-/// RedisBloom's defaults.
-pub(crate) const DEFAULT_CAPACITY: u64 = 1024;
-pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
-pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
-pub(crate) const DEFAULT_EXPANSION: u16 = 1;
 /// The smallest capacity a filter has: `CF.RESERVE`'s with `BUCKETSIZE 1`
 /// (RedisBloom's rule: at least twice the bucket size).
 pub(crate) const MIN_CAPACITY: u64 = 2;
@@ -47,6 +39,11 @@ pub(crate) struct Meta {
     pub(crate) error_rate: f64,
     /// Successful `CF.DEL`s.
     pub(crate) deleted: u64,
+    /// The most levels of a growing filter this creates
+    /// (`cf-max-expansions` when it was created). Only creation reads it:
+    /// a filter's own limit is in its encoding, so it is not saved with
+    /// the settings (0 after a load: "the filter's own").
+    pub(crate) max_levels: u16,
 }
 
 impl Meta {
@@ -60,6 +57,7 @@ impl Meta {
         expansion: 0,
         error_rate: 0.0,
         deleted: 0,
+        max_levels: 0,
     };
 
     /// These settings where given (non-zero), `implied`'s elsewhere; the
@@ -80,6 +78,15 @@ impl Meta {
                 self.error_rate
             },
             deleted: self.deleted,
+            max_levels: implied.max_levels,
+        }
+    }
+
+    /// The most levels of a growing filter made with these settings.
+    pub(crate) fn levels(&self) -> usize {
+        match self.max_levels {
+            0 => MAX_FILTERS,
+            n => usize::from(n),
         }
     }
 
@@ -99,15 +106,20 @@ impl Meta {
     }
 }
 
+/// The settings of a filter created without options: the module's
+/// configs (`configs.rs`; RedisBloom's defaults unless set).
 impl Default for Meta {
     fn default() -> Self {
+        use crate::configs::{self, value};
+        // The configs' ranges keep each value within its type.
         Self {
-            capacity: DEFAULT_CAPACITY,
-            bucket_size: DEFAULT_BUCKET_SIZE,
-            max_iterations: DEFAULT_MAX_ITERATIONS,
-            expansion: DEFAULT_EXPANSION,
-            error_rate: DEFAULT_ERROR_RATE,
+            capacity: value(&configs::INITIAL_SIZE) as u64,
+            bucket_size: value(&configs::BUCKET_SIZE) as u8,
+            max_iterations: value(&configs::MAX_ITERATIONS) as u16,
+            expansion: value(&configs::EXPANSION_FACTOR) as u16,
+            error_rate: configs::ERROR_RATE.get(),
             deleted: 0,
+            max_levels: value(&configs::MAX_EXPANSIONS) as u16,
         }
     }
 }
@@ -149,7 +161,7 @@ impl Filter {
                 ScalableCuckooFilter::builder()
                     .initial_capacity(capacity)
                     .growth_factor(usize::from(meta.expansion))
-                    .max_levels(MAX_FILTERS)
+                    .max_levels(meta.levels())
                     .false_positive_rate(meta.error_rate)
                     .seed(seed)
                     .build()?,
@@ -170,6 +182,7 @@ impl Filter {
             Self::Growing(f) => Meta {
                 capacity: f.initial_capacity() as u64,
                 expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
+                max_levels: u16::try_from(f.max_levels()).unwrap_or(u16::MAX),
                 error_rate: f.false_positive_rate(),
                 ..Meta::default()
             },
@@ -353,6 +366,8 @@ pub(crate) struct CfValue {
     /// their headers arrived: `admission.rs`), which `MEMORY USAGE`
     /// counts with the bytes taken in.
     pub(crate) restore_tables: usize,
+    /// What this value counts in the module's `INFO` totals.
+    pub(crate) accounted: crate::info::Accounted,
 }
 
 // Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
@@ -370,13 +385,26 @@ pub(crate) const INCOMPLETE: &str =
 impl CfValue {
     /// A new value (no change yet, no dump in progress).
     pub(crate) fn new(meta: Meta, body: Body) -> Self {
-        Self {
+        let mut value = Self {
             meta,
             body,
             generation: 0,
             dumps: RefCell::new(Dumps::default()),
             restore_tables: 0,
-        }
+            accounted: crate::info::Accounted::new(),
+        };
+        value.account();
+        value
+    }
+
+    /// Brings the `INFO` totals up to date with this value.
+    pub(crate) fn account(&mut self) {
+        let items = match &self.body {
+            Body::Live(f) => f.len(),
+            Body::Loading(_) => 0,
+        };
+        let memory = self.memory_usage();
+        self.accounted.update(items, memory);
     }
 
     pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
@@ -395,6 +423,7 @@ impl CfValue {
     /// newest [`MAX_STALE_DUMPS`] are kept to tell their clients why).
     pub(crate) fn changed(&mut self) {
         self.generation += 1;
+        self.account();
         let states = &mut self.dumps.get_mut().states;
         if states.len() > MAX_STALE_DUMPS {
             states.drain(..states.len() - MAX_STALE_DUMPS);

@@ -4,8 +4,9 @@
 //! or `ScalableCuckooFilter::from_bytes` (a growing one) opens them, and
 //! they answer every item the server holds.
 //!
-//! Starts its own `redis-server` (from `PATH`) with the module built by
-//! this cargo invocation. Without `redis-server` it says it is skipped,
+//! Starts its own server (`CCF_SERVER`, a path to `redis-server` or
+//! `valkey-server`; `redis-server` from `PATH` by default) with the module
+//! built by this cargo invocation. Without `redis-server` it says it is skipped,
 //! unless `CCF_REQUIRE_REDIS` is set (as `scripts/test.sh` sets it), when
 //! that is a failure.
 
@@ -145,7 +146,8 @@ fn start() -> Option<Server> {
         "the module is not built: {}",
         module.display()
     );
-    let child = Command::new("redis-server")
+    let binary = std::env::var_os("CCF_SERVER").unwrap_or_else(|| "redis-server".into());
+    let child = Command::new(&binary)
         .args([
             "--port",
             &port.to_string(),
@@ -171,7 +173,7 @@ fn start() -> Option<Server> {
             );
             return None;
         }
-        Err(e) => panic!("redis-server: {e}"),
+        Err(e) => panic!("{}: {e}", binary.to_string_lossy()),
     };
     let server = Server { child, port };
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -172,6 +172,16 @@ impl ChunkEncoder {
         self.total
     }
 
+    /// Bytes of the headers before the first table's buckets: a growing
+    /// filter's container header and its oldest level's header, or a
+    /// single filter's header. A host handing the encoding out in pieces
+    /// can make its first piece exactly these bytes (the Redis module's
+    /// `CF.SCANDUMP` sends them as a header chunk, as RedisBloom does).
+    #[must_use]
+    pub fn header_len(&self) -> u64 {
+        self.prefix.len() as u64 + self.parts.first().map_or(0, |p| p.header.len() as u64)
+    }
+
     /// Bytes handed out so far.
     #[must_use]
     pub fn position(&self) -> u64 {

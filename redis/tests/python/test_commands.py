@@ -86,6 +86,14 @@ def test_reserve_and_its_errors(r):
         ((100, "EXPANSION", -1), "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
         ((100, "EXPANSION", 32769), "EXPANSION: value must be an integer between 0 and 32768, inclusive."),
         ((100, "EXPANSOIN", 0), "Unknown argument received"),
+        # RedisBloom's order: MAXITERATIONS, then BUCKETSIZE, then
+        # EXPANSION, then the capacity against the bucket size; each
+        # keyword's first occurrence counts.
+        ((100, "BUCKETSIZE", "x", "MAXITERATIONS", "x"), "Couldn't parse MAXITERATIONS"),
+        ((100, "EXPANSION", "x", "BUCKETSIZE", 0), "BUCKETSIZE: value must be"),
+        ((3, "BUCKETSIZE", 2, "EXPANSION", "x"), "Couldn't parse EXPANSION"),
+        ((100, "BUCKETSIZE", "x", "BUCKETSIZE", 2), "Couldn't parse BUCKETSIZE"),
+        ((100, "FOO", 1, "MAXITERATIONS", 0), "MAXITERATIONS: value must be"),
         ((100, "ERROR", "x"), "Bad error rate"),
         ((100, "ERROR", 0), "(0 < error rate range < 1)"),
         ((100, "ERROR", 1), "(0 < error rate range < 1)"),
@@ -97,6 +105,8 @@ def test_reserve_and_its_errors(r):
         got = error(r, "CF.RESERVE", "new", *args)
         assert got.startswith(expected), (args, got)
         assert r.exists("new") == 0, args
+    assert r.execute_command("CF.RESERVE", "first", 100, "BUCKETSIZE", 4, "BUCKETSIZE", "x")
+    assert dict(info(r, "first"))["Bucket size"] == 4
     # Every option, any case, in any order.
     assert r.execute_command(
         "CF.RESERVE", "all", 5000, "maxiterations", 7, "Expansion", 0,
@@ -249,6 +259,45 @@ def test_scandump_and_loadchunk_round_trip(r):
     assert r.dump("dst") == r.dump("src")
 
 
+def test_scandump_as_redisbloom_users_see_it(r):
+    # A filter with no items: nothing to dump (RedisBloom's [0, nil]), at
+    # any iterator, and no key to restore.
+    r.execute_command("CF.RESERVE", "empty", 1000)
+    for it in (0, 1, 5, 10**9):
+        assert r.execute_command("CF.SCANDUMP", "empty", it) == [0, None]
+    r.execute_command("CF.ADD", "empty", "x")
+    r.execute_command("CF.DEL", "empty", "x")
+    assert r.execute_command("CF.SCANDUMP", "empty", 0) == [0, None]
+    # A dump is a header chunk, then data chunks: the header chunk is the
+    # encoding's headers only (far smaller than a 1 MiB data chunk), and
+    # every reply's iterator is 1 + the bytes handed out so far.
+    r.execute_command("CF.RESERVE", "f", 1_000_000, "EXPANSION", 0)
+    r.execute_command("CF.INSERT", "f", "ITEMS", *range(1000))
+    chunks, it, total = [], 0, 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", "f", it)
+        if it == 0:
+            assert data is None
+            break
+        total += len(data)
+        assert it == total + 1
+        chunks.append((it, data))
+    assert len(chunks) >= 3
+    assert len(chunks[0][1]) < 200 < len(chunks[1][1]) == 1 << 20
+    # The header chunk alone creates the key (a restore in progress); the
+    # data chunks complete it.
+    assert r.execute_command("CF.LOADCHUNK", "g", *chunks[0]) in (b"OK", "OK")
+    assert "being restored" in error(r, "CF.EXISTS", "g", "1")
+    for chunk in chunks[1:]:
+        assert r.execute_command("CF.LOADCHUNK", "g", *chunk) in (b"OK", "OK")
+    assert all(r.execute_command("CF.MEXISTS", "g", *range(1000)))
+    # A damaged header chunk: Couldn't create filter!, and no key.
+    bad = bytearray(chunks[0][1])
+    bad[len(bad) // 2] ^= 0x40
+    assert error(r, "CF.LOADCHUNK", "h", chunks[0][0], bytes(bad)) == "Couldn't create filter!"
+    assert r.exists("h") == 0
+
+
 def test_scandump_and_loadchunk_errors(r):
     r.execute_command("CF.INSERT", "src", "ITEMS", "a")
     assert error(r, "CF.SCANDUMP", "src", -1) == "Invalid position"
@@ -256,8 +305,11 @@ def test_scandump_and_loadchunk_errors(r):
     assert error(r, "CF.SCANDUMP", "src", 5) == "Invalid position"  # no dump is there
     assert error(r, "CF.SCANDUMP", "missing", 0) == "not found"
     it, data = r.execute_command("CF.SCANDUMP", "src", 0)
-    # Past the end: done.
+    # The header chunk, then the data chunk, then past the end: done.
+    it, body = r.execute_command("CF.SCANDUMP", "src", it)
+    assert it == 1 + len(data) + len(body)
     assert r.execute_command("CF.SCANDUMP", "src", it) == [0, None]
+    assert r.execute_command("CF.SCANDUMP", "src", it + 1000) == [0, None]
     # A write between two calls ends a dump.
     r.execute_command("CF.RESERVE", "big", 1000000, "EXPANSION", 0)  # 2.3 MB: 3 chunks
     r.execute_command("CF.INSERT", "big", "ITEMS", *range(1000))
@@ -298,7 +350,10 @@ def test_scandump_and_loadchunk_errors(r):
     assert error(r, "CF.LOADCHUNK", "str", len(data) + 1, data).startswith("WRONGTYPE")
     # A restore in progress answers nothing, and a bad chunk abandons it.
     r.execute_command("CF.RESERVE", "big2", 200000)
-    it, first = r.execute_command("CF.SCANDUMP", "big2", 0)
+    r.execute_command("CF.ADD", "big2", "an item")
+    it, header = r.execute_command("CF.SCANDUMP", "big2", 0)
+    it, body = r.execute_command("CF.SCANDUMP", "big2", it)
+    first = header + body  # any in-order split loads: here not at the chunks' borders
     half = first[: len(first) // 2]
     assert r.execute_command("CF.LOADCHUNK", "part", len(half) + 1, half)
     assert "being restored" in error(r, "CF.EXISTS", "part", "a")

@@ -1,0 +1,82 @@
+//! The module's `INFO` section (`INFO cuckoo_filters`, and in `INFO
+//! modules`/`INFO everything`): how many filters the server holds, their
+//! items and memory, and the inserts and removes the filters refused
+//! (a refused remove answers `0` as an absent item does; only here is it
+//! told apart).
+//!
+//! Totals are kept as values change, never by walking the keyspace: each
+//! value remembers what it last added to them ([`Accounted`]) and takes it
+//! back when it changes or is freed (on whichever thread frees it: atomics).
+
+use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use redis_module::raw;
+
+static FILTERS: AtomicI64 = AtomicI64::new(0);
+static ITEMS: AtomicI64 = AtomicI64::new(0);
+static MEMORY: AtomicI64 = AtomicI64::new(0);
+static REFUSED_INSERTS: AtomicU64 = AtomicU64::new(0);
+static REFUSED_REMOVES: AtomicU64 = AtomicU64::new(0);
+
+/// What one value counts in the totals now; freed with the value.
+#[derive(Debug)]
+pub(crate) struct Accounted {
+    items: i64,
+    memory: i64,
+}
+
+impl Accounted {
+    /// A new value: one more filter, nothing else yet.
+    pub(crate) fn new() -> Self {
+        FILTERS.fetch_add(1, Ordering::Relaxed);
+        Self {
+            items: 0,
+            memory: 0,
+        }
+    }
+
+    /// The value now holds `items` items in `memory` bytes.
+    pub(crate) fn update(&mut self, items: usize, memory: usize) {
+        let (items, memory) = (clamp(items), clamp(memory));
+        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
+        MEMORY.fetch_add(memory - self.memory, Ordering::Relaxed);
+        (self.items, self.memory) = (items, memory);
+    }
+}
+
+impl Drop for Accounted {
+    fn drop(&mut self) {
+        self.update(0, 0);
+        FILTERS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn clamp(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Counts `n` inserts a filter refused (full, or too many copies).
+pub(crate) fn refused_inserts(n: u64) {
+    REFUSED_INSERTS.fetch_add(n, Ordering::Relaxed);
+}
+
+/// Counts a remove the filter refused (its item's fingerprint is in two
+/// levels: removing a copy might take another item's).
+pub(crate) fn refused_remove() {
+    REFUSED_REMOVES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Adds the section to an `INFO` reply (the module's info callback).
+pub(crate) fn section(ctx: *mut raw::RedisModuleInfoCtx) {
+    let load = |a: &AtomicI64| a.load(Ordering::Relaxed);
+    let loadu = |a: &AtomicU64| i64::try_from(a.load(Ordering::Relaxed)).unwrap_or(i64::MAX);
+    raw::add_info_section(ctx, Some("filters"));
+    for (name, value) in [
+        ("filters", load(&FILTERS)),
+        ("items", load(&ITEMS)),
+        ("memory", load(&MEMORY)),
+        ("refused_inserts", loadu(&REFUSED_INSERTS)),
+        ("refused_removes", loadu(&REFUSED_REMOVES)),
+    ] {
+        raw::add_info_field_long_long(ctx, name, value);
+    }
+}
