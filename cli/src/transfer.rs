@@ -96,8 +96,10 @@ fn command_failed(what: &str, e: &RedisError) -> Failure {
     let hint = if text.contains("unknown command") {
         ": the server has no cuckoo filter module (redis-server --loadmodule \
          .../libconcurrent_cuckoo_redis.so)"
-    } else if text.starts_with("WRONGTYPE") {
+    } else if text.starts_with("WRONGTYPE") && !text.contains("not a cuckoo filter") {
         ": the key holds another type"
+    } else if text == "ERR not found" {
+        ": no such key"
     } else {
         ""
     };
@@ -176,16 +178,20 @@ pub fn push(args: &PushArgs) -> Result<()> {
     let bytes = file.bytes();
     let mut con = connect(&args.url, &args.server)?;
     let key = args.key.as_str();
-    if !args.replace {
-        let exists: i64 = redis::cmd("EXISTS")
-            .arg(key)
-            .query(&mut *con)
-            .map_err(|e| command_failed("EXISTS", &e))?;
-        if exists != 0 {
-            return Err(Failure::new(format!(
-                "the key {key:?} exists: --replace to overwrite it"
-            )));
-        }
+    // Refuse early what the commit script would refuse at the end.
+    let existing: String = redis::cmd("TYPE")
+        .arg(key)
+        .query(&mut *con)
+        .map_err(|e| command_failed("TYPE", &e))?;
+    if existing != "none" && !args.replace {
+        return Err(Failure::new(format!(
+            "the key {key:?} exists: --replace to overwrite it"
+        )));
+    }
+    if existing != "none" && existing != MODULE_TYPE {
+        return Err(Failure::new(format!(
+            "the key {key:?} holds a {existing}, not a cuckoo filter: not replaced"
+        )));
     }
     let temp = temporary_key(key, args.server.cluster)?;
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);
