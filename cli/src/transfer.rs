@@ -106,6 +106,23 @@ fn command_failed(what: &str, e: &RedisError) -> Failure {
     Failure::new(format!("{what}: {text}{hint}"))
 }
 
+/// Fails unless the server knows `command` (the module is loaded): a
+/// server without it would answer an error that echoes the binary chunk.
+fn require_module(con: &mut dyn ConnectionLike, command: &str) -> Result<()> {
+    let info: Value = redis::cmd("COMMAND")
+        .arg("INFO")
+        .arg(command)
+        .query(con)
+        .map_err(|e| command_failed("COMMAND INFO", &e))?;
+    match info {
+        Value::Array(items) if items.first().is_some_and(|v| *v != Value::Nil) => Ok(()),
+        _ => Err(Failure::new(format!(
+            "the server has no {command} command: it has no cuckoo filter module \
+             (redis-server --loadmodule .../libconcurrent_cuckoo_redis.so)"
+        ))),
+    }
+}
+
 /// The part of a key that picks its cluster slot (the hash tag rule).
 fn slot_part(key: &[u8]) -> &[u8] {
     if let Some(open) = key.iter().position(|&b| b == b'{') {
@@ -178,6 +195,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
     let bytes = file.bytes();
     let mut con = connect(&args.url, &args.server)?;
     let key = args.key.as_str();
+    require_module(&mut *con, "CF.LOADCHUNK")?;
     // Refuse early what the commit script would refuse at the end.
     let existing: String = redis::cmd("TYPE")
         .arg(key)
@@ -262,6 +280,7 @@ fn send_chunks(
 
 pub fn pull(args: &PullArgs) -> Result<()> {
     let mut con = connect(&args.url, &args.server)?;
+    require_module(&mut *con, "CF.SCANDUMP")?;
     let mut out = AtomicFile::create(&args.file)?;
     let bar = progress::bytes(None, args.server.quiet);
     let mut attempt = 0;
