@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# "Command-line build" of docs/benchmarks.md, in one run on one machine:
+#
+#   scripts/bench-cli.sh [N] [THREADS]      # defaults: 100000000, every core
+#
+# 1. generates N distinct lines (`item:%012d`, 18 bytes each) into a file
+#    (not timed);
+# 2. (a) the library's insert_batch of the same items already in memory
+#    (cli/examples/bench_build.rs insert), THREADS threads;
+# 3. `ccf build FILE --capacity N --threads THREADS` (read, parse, insert,
+#    write the file atomically);
+# 4. (b) filling the Redis module by CF.INSERT batches of 1000 items from a
+#    client: CF.RESERVE, then the commands generated from the file piped
+#    through `redis-cli --pipe` (the fastest pipelined client), timed from
+#    the generator's start to the last reply;
+# 5. build + push: step 3 again, then `ccf push` into the same server.
+#
+# Prints a markdown table. Needs about 2 GB of disk and 5 GB of memory for
+# N = 100 million; everything is removed at the end.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=lib/apt.sh
+source scripts/lib/apt.sh
+apt_install_missing bench-cli libclang-dev redis-server redis-tools
+
+n=${1:-100000000}
+threads=${2:-$(nproc)}
+cargo build --release -p ccf --bins --examples
+cargo build --release -p concurrent-cuckoo-redis --lib
+ccf=$PWD/target/release/ccf
+helper=$PWD/target/release/examples/bench_build
+module=$PWD/target/release/libconcurrent_cuckoo_redis.so
+
+dir=$(mktemp -d "${BENCH_DIR:-${TMPDIR:-/tmp}}/bench-cli.XXXXXX")
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+    --loadmodule "$module" --logfile "$dir/redis.log" --daemonize yes
+cleanup() { redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir"; }
+trap cleanup EXIT
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+cli() { redis-cli -p "$port" "$@"; }
+now() { date +%s.%N; }
+secs() { python3 -c "print(f'{$2 - $1:.2f}')"; }
+
+echo "bench-cli: generating $n lines" >&2
+"$helper" gen "$n" >"$dir/items.txt"
+bytes=$(stat -c %s "$dir/items.txt")
+# Warm the page cache the same way for every reader.
+cat "$dir/items.txt" >/dev/null
+
+echo "bench-cli: (a) insert_batch in memory" >&2
+a_line=$("$helper" insert "$dir/items.txt" "$n" "$threads")
+a=$(awk '{ for (i = 1; i <= NF; i++) if ($(i+1) == "s,") print $i }' <<<"$a_line")
+
+echo "bench-cli: ccf build" >&2
+t0=$(now)
+"$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -o "$dir/f.ccf" >"$dir/build.txt"
+t1=$(now)
+build=$(secs "$t0" "$t1")
+read_insert=$(awk '/time/ { gsub(/[(]/, ""); for (i = 1; i <= NF; i++) if ($i == "insert") print $(i+1) }' "$dir/build.txt")
+file_bytes=$(stat -c %s "$dir/f.ccf")
+
+echo "bench-cli: (b) CF.INSERT batches of 1000 through redis-cli --pipe" >&2
+cli CF.RESERVE inserted "$n" >/dev/null
+t0=$(now)
+"$helper" resp "$dir/items.txt" inserted | cli --pipe >"$dir/pipe.txt"
+t1=$(now)
+b=$(secs "$t0" "$t1")
+grep -q "errors: 0" "$dir/pipe.txt" || { cat "$dir/pipe.txt" >&2; echo "bench-cli: CF.INSERT failed" >&2; exit 1; }
+
+echo "bench-cli: ccf build + ccf push" >&2
+rm -f "$dir/f.ccf"
+t0=$(now)
+"$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -q -o "$dir/f.ccf"
+t1=$(now)
+"$ccf" push "$dir/f.ccf" "redis://127.0.0.1:$port" pushed -q
+t2=$(now)
+build2=$(secs "$t0" "$t1")
+push=$(secs "$t1" "$t2")
+both=$(secs "$t0" "$t2")
+# The pushed filter answers for the items (a sample).
+for i in 0 12345 $((n - 1)); do
+    [[ $(cli CF.EXISTS pushed "$(printf 'item:%012d' "$i")") == 1 ]] || { echo "bench-cli: item $i missing" >&2; exit 1; }
+done
+
+rate() { python3 -c "print(f'{$n / $1 / 1e6:.2f}')"; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+cat <<REPORT
+| $n lines ($(python3 -c "print(f'{$bytes / 2**30:.2f}')") GiB), $threads threads, $(nproc) cores | seconds | M items/s | |
+|---|---:|---:|---|
+| (a) library \`insert_batch\`, items in memory | $a | $(rate "$a") | baseline |
+| \`ccf build\`: read + parse + insert | $read_insert | $(rate "$read_insert") | $(ratio "$read_insert" "$a")x (a) |
+| \`ccf build\`: end to end (and write $(python3 -c "print(f'{$file_bytes / 2**20:.0f}')") MiB atomically) | $build | $(rate "$build") | $(ratio "$build" "$a")x (a) |
+| (b) \`CF.INSERT\` of 1000 by \`redis-cli --pipe\` | $b | $(rate "$b") | |
+| \`ccf build\` + \`ccf push\` ($build2 + $push) | $both | $(rate "$both") | **$(ratio "$b" "$both")x faster** than (b) |
+REPORT
