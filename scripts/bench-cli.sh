@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # "Command-line build" of docs/benchmarks.md, in one run on one machine:
 #
-#   scripts/bench-cli.sh [N] [THREADS]      # defaults: 100000000, every core
+#   scripts/bench-cli.sh [N] [THREADS] [ROUNDS]   # defaults: 100000000, every core, 3
 #
 # 1. generates N distinct lines (`item:%012d`, 18 bytes each) into a file
 #    (not timed);
@@ -15,7 +15,8 @@
 #    the generator's start to the last reply;
 # 5. build + push: step 3 again, then `ccf push` into the same server.
 #
-# Prints a markdown table. Needs about 2 GB of disk and 5 GB of memory for
+# Each round runs the four in turn; the table gives each one's median over
+# the rounds (and stderr every round's figure). Prints a markdown table. Needs about 2 GB of disk and 5 GB of memory for
 # N = 100 million; everything is removed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,8 +26,9 @@ apt_install_missing bench-cli libclang-dev redis-server redis-tools
 
 n=${1:-100000000}
 threads=${2:-$(nproc)}
-cargo build --release -p ccf --bins --examples
-cargo build --release -p concurrent-cuckoo-redis --lib
+rounds=${3:-3}
+# One build (one feature resolution) for the tool, its helper and the module.
+cargo build --release -p ccf -p concurrent-cuckoo-redis --lib --bins --examples
 ccf=$PWD/target/release/ccf
 helper=$PWD/target/release/examples/bench_build
 module=$PWD/target/release/libconcurrent_cuckoo_redis.so
@@ -48,45 +50,55 @@ bytes=$(stat -c %s "$dir/items.txt")
 # Warm the page cache the same way for every reader.
 cat "$dir/items.txt" >/dev/null
 
-echo "bench-cli: (a) insert_batch in memory" >&2
-a_line=$("$helper" insert "$dir/items.txt" "$n" "$threads")
-a=$(awk '{ for (i = 1; i <= NF; i++) if ($(i+1) == "s,") print $i }' <<<"$a_line")
+a_all=() ri_all=() build_all=() b_all=() both_all=() build2_all=() push_all=()
+for round in $(seq "$rounds"); do
+    echo "bench-cli: round $round of $rounds: (a) insert_batch in memory" >&2
+    a_line=$("$helper" insert "$dir/items.txt" "$n" "$threads")
+    a_all+=("$(awk '{ for (i = 1; i <= NF; i++) if ($(i+1) == "s,") print $i }' <<<"$a_line")")
 
-echo "bench-cli: ccf build" >&2
-t0=$(now)
-"$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -o "$dir/f.ccf" >"$dir/build.txt"
-t1=$(now)
-build=$(secs "$t0" "$t1")
-read_insert=$(awk '/time/ { gsub(/[(]/, ""); for (i = 1; i <= NF; i++) if ($i == "insert") print $(i+1) }' "$dir/build.txt")
-file_bytes=$(stat -c %s "$dir/f.ccf")
+    echo "bench-cli: round $round: ccf build" >&2
+    rm -f "$dir/f.ccf"
+    t0=$(now)
+    "$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -o "$dir/f.ccf" >"$dir/build.txt"
+    t1=$(now)
+    build_all+=("$(secs "$t0" "$t1")")
+    ri_all+=("$(awk '/time/ { gsub(/[(]/, ""); for (i = 1; i <= NF; i++) if ($i == "insert") print $(i+1) }' "$dir/build.txt")")
+    file_bytes=$(stat -c %s "$dir/f.ccf")
 
-echo "bench-cli: (b) CF.INSERT batches of 1000 through redis-cli --pipe" >&2
-cli CF.RESERVE inserted "$n" >/dev/null
-t0=$(now)
-"$helper" resp "$dir/items.txt" inserted | cli --pipe >"$dir/pipe.txt"
-t1=$(now)
-b=$(secs "$t0" "$t1")
-grep -q "errors: 0" "$dir/pipe.txt" || { cat "$dir/pipe.txt" >&2; echo "bench-cli: CF.INSERT failed" >&2; exit 1; }
+    echo "bench-cli: round $round: (b) CF.INSERT batches of 1000 through redis-cli --pipe" >&2
+    cli DEL inserted >/dev/null
+    cli CF.RESERVE inserted "$n" >/dev/null
+    t0=$(now)
+    "$helper" resp "$dir/items.txt" inserted | cli --pipe >"$dir/pipe.txt"
+    t1=$(now)
+    b_all+=("$(secs "$t0" "$t1")")
+    grep -q "errors: 0" "$dir/pipe.txt" || { cat "$dir/pipe.txt" >&2; echo "bench-cli: CF.INSERT failed" >&2; exit 1; }
+    cli DEL inserted >/dev/null
 
-echo "bench-cli: ccf build + ccf push" >&2
-rm -f "$dir/f.ccf"
-t0=$(now)
-"$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -q -o "$dir/f.ccf"
-t1=$(now)
-"$ccf" push "$dir/f.ccf" "redis://127.0.0.1:$port" pushed -q
-t2=$(now)
-build2=$(secs "$t0" "$t1")
-push=$(secs "$t1" "$t2")
-both=$(secs "$t0" "$t2")
-# The pushed filter answers for the items (a sample).
-for i in 0 12345 $((n - 1)); do
-    [[ $(cli CF.EXISTS pushed "$(printf 'item:%012d' "$i")") == 1 ]] || { echo "bench-cli: item $i missing" >&2; exit 1; }
+    echo "bench-cli: round $round: ccf build + ccf push" >&2
+    rm -f "$dir/f.ccf"
+    t0=$(now)
+    "$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -q -o "$dir/f.ccf"
+    t1=$(now)
+    "$ccf" push "$dir/f.ccf" "redis://127.0.0.1:$port" pushed -q --replace
+    t2=$(now)
+    build2_all+=("$(secs "$t0" "$t1")")
+    push_all+=("$(secs "$t1" "$t2")")
+    both_all+=("$(secs "$t0" "$t2")")
+    # The pushed filter answers for the items (a sample).
+    for i in 0 12345 $((n - 1)); do
+        [[ $(cli CF.EXISTS pushed "$(printf 'item:%012d' "$i")") == 1 ]] || { echo "bench-cli: item $i missing" >&2; exit 1; }
+    done
 done
+median() { python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
+a=$(median "${a_all[@]}") read_insert=$(median "${ri_all[@]}") build=$(median "${build_all[@]}")
+b=$(median "${b_all[@]}") both=$(median "${both_all[@]}") build2=$(median "${build2_all[@]}") push=$(median "${push_all[@]}")
+echo "bench-cli: rounds (a) ${a_all[*]} | read+insert ${ri_all[*]} | build ${build_all[*]} | (b) ${b_all[*]} | build+push ${both_all[*]} (push ${push_all[*]})" >&2
 
 rate() { python3 -c "print(f'{$n / $1 / 1e6:.2f}')"; }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 cat <<REPORT
-| $n lines ($(python3 -c "print(f'{$bytes / 2**30:.2f}')") GiB), $threads threads, $(nproc) cores | seconds | M items/s | |
+| $n lines, median of $rounds rounds ($(python3 -c "print(f'{$bytes / 2**30:.2f}')") GiB), $threads threads, $(nproc) cores | seconds | M items/s | |
 |---|---:|---:|---|
 | (a) library \`insert_batch\`, items in memory | $a | $(rate "$a") | baseline |
 | \`ccf build\`: read + parse + insert | $read_insert | $(rate "$read_insert") | $(ratio "$read_insert" "$a")x (a) |

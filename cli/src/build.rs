@@ -183,7 +183,13 @@ pub fn run(args: &BuildArgs) -> Result<()> {
             scope.spawn(|| insert_worker(&rx, &target, args, &counts, &stop));
         }
         let read = input::read_all(&args.inputs, &format, args.max_line, &bar, |batch| {
-            bar.set_message(format!("{} items", thousands(counts.items.load(Relaxed))));
+            let items = counts.items.load(Relaxed);
+            let rate = items as f64 / started.elapsed().as_secs_f64().max(1e-3);
+            bar.set_message(format!(
+                "{} items, {} items/s",
+                thousands(items),
+                thousands(rate as u64)
+            ));
             !stop.is_set() && tx.send(batch).is_ok()
         });
         drop(tx);
