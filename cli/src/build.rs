@@ -20,6 +20,9 @@ use std::time::Instant;
 const DEFAULT_INITIAL_CAPACITY: usize = 1 << 20;
 
 /// The filter being built.
+// One per run, never moved around: boxing the larger variant would only
+// add an indirection to every insert.
+#[allow(clippy::large_enum_variant)]
 enum Target {
     Fixed(CuckooFilter),
     Grow(ScalableCuckooFilter),
