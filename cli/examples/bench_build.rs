@@ -40,7 +40,9 @@ fn generate(n: u64) {
 }
 
 fn lines(data: &[u8]) -> Vec<&[u8]> {
-    data.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect()
+    data.split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect()
 }
 
 fn insert(file: &str, capacity: usize, threads: usize) {
@@ -80,8 +82,13 @@ fn resp(file: &str, key: &str) {
     let items = lines(&data);
     let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     for chunk in items.chunks(1000) {
-        write!(out, "*{}\r\n$9\r\nCF.INSERT\r\n${}\r\n{key}\r\n$5\r\nITEMS\r\n", chunk.len() + 3, key.len())
-            .expect("stdout");
+        write!(
+            out,
+            "*{}\r\n$9\r\nCF.INSERT\r\n${}\r\n{key}\r\n$5\r\nITEMS\r\n",
+            chunk.len() + 3,
+            key.len()
+        )
+        .expect("stdout");
         for item in chunk {
             write!(out, "${}\r\n", item.len()).expect("stdout");
             out.write_all(item).expect("stdout");
