@@ -189,9 +189,9 @@ fn a_push_refused_midway_leaves_the_key_as_it_was() {
         .args(["push", "old.ccf", &url, "k"])
         .assert()
         .success();
-    // A server that takes a chunk or two and then refuses the rest: make
-    // the client's output buffer limit cut the connection? Simpler and
-    // deterministic: cap the server's memory so the restore fails midway.
+    // Cap the server's memory: the first chunk is taken (it creates the
+    // temporary key and its table, which takes the server over the cap)
+    // and the next ones are refused with OOM, so the push fails midway.
     let big = build(
         d,
         "big.ccf",
