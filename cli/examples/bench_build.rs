@@ -55,6 +55,7 @@ fn insert(file: &str, capacity: usize, threads: usize) {
     // The same work split as `ccf build`: batches of about 4 MiB of input.
     let batch = 4 << 20 >> 4;
     let next = AtomicUsize::new(0);
+    let cpu_before = process_cpu_seconds();
     let started = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
@@ -69,12 +70,25 @@ fn insert(file: &str, capacity: usize, threads: usize) {
         }
     });
     let secs = started.elapsed().as_secs_f64();
+    let cpu = process_cpu_seconds() - cpu_before;
     assert_eq!(filter.len(), items.len());
     println!(
-        "insert_batch {} items, {threads} threads: {secs:.3} s, {:.0} items/s",
+        "insert_batch {} items, {threads} threads: {secs:.3} s, cpu {cpu:.2} s, {:.0} items/s",
         items.len(),
         items.len() as f64 / secs
     );
+}
+
+/// User + system CPU seconds of this process so far (Linux `/proc`, in
+/// clock ticks of 1/100 s).
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name (which is in parentheses).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 of the line: 11 and 12 here.
+    (ticks(11) + ticks(12)) / 100.0
 }
 
 fn resp(file: &str, key: &str) {
