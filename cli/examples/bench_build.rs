@@ -86,7 +86,12 @@ fn process_cpu_seconds() -> f64 {
     // The fields after the command name (which is in parentheses).
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15 of the line: 11 and 12 here.
     (ticks(11) + ticks(12)) / 100.0
 }
