@@ -52,7 +52,41 @@ return 1
 ";
 
 /// A server connection, single node or cluster.
-type Connection = Box<dyn ConnectionLike>;
+enum Connection {
+    Single(redis::Connection),
+    Cluster(redis::cluster::ClusterConnection),
+}
+
+impl Connection {
+    /// For one command at a time (a cluster routes it by its key).
+    fn link(&mut self) -> &mut dyn ConnectionLike {
+        match self {
+            Self::Single(c) => c,
+            Self::Cluster(c) => c,
+        }
+    }
+
+    /// Sends `commands` before reading their replies; the first error
+    /// reply, if any, is the result.
+    fn pipeline(&mut self, commands: Vec<redis::Cmd>) -> redis::RedisResult<()> {
+        match self {
+            Self::Single(c) => {
+                let mut pipe = redis::pipe();
+                for cmd in commands {
+                    pipe.add_command(cmd);
+                }
+                pipe.query(c)
+            }
+            Self::Cluster(c) => {
+                let mut pipe = redis::cluster::cluster_pipe();
+                for cmd in commands {
+                    pipe.add_command(cmd);
+                }
+                pipe.query(c)
+            }
+        }
+    }
+}
 
 fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
     let timeout = Duration::from_secs(server.timeout.max(1));
@@ -65,7 +99,7 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
         let con = client.get_connection().map_err(|e| {
             Failure::new(format!("cannot connect to the cluster: {}", describe(&e)))
         })?;
-        Ok(Box::new(con))
+        Ok(Connection::Cluster(con))
     } else {
         let client = redis::Client::open(url)
             .map_err(|e| Failure::new(format!("bad server URL: {}", describe(&e))))?;
@@ -77,7 +111,7 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
             .set_read_timeout(Some(timeout))
             .and_then(|()| con.set_write_timeout(Some(timeout)));
         set.map_err(|e| Failure::new(format!("{addr}: {}", describe(&e))))?;
-        Ok(Box::new(con))
+        Ok(Connection::Single(con))
     }
 }
 
@@ -85,7 +119,7 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
 fn describe(e: &RedisError) -> String {
     match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
-        (Some(code), None) => code.to_string(),
+        (Some(code), None) => format!("{code} ({e})"),
         _ => e.to_string(),
     }
 }
@@ -195,11 +229,11 @@ pub fn push(args: &PushArgs) -> Result<()> {
     let bytes = file.bytes();
     let mut con = connect(&args.url, &args.server)?;
     let key = args.key.as_str();
-    require_module(&mut *con, "CF.LOADCHUNK")?;
+    require_module(con.link(), "CF.LOADCHUNK")?;
     // Refuse early what the commit script would refuse at the end.
     let existing: String = redis::cmd("TYPE")
         .arg(key)
-        .query(&mut *con)
+        .query(con.link())
         .map_err(|e| command_failed("TYPE", &e))?;
     if existing != "none" && !args.replace {
         return Err(Failure::new(format!(
@@ -213,7 +247,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
     }
     let temp = temporary_key(key, args.server.cluster)?;
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);
-    let sent = send_chunks(&mut *con, &temp, bytes, &bar);
+    let sent = send_chunks(&mut con, &temp, bytes, &bar);
     bar.finish_and_clear();
     let committed = sent.and_then(|()| {
         redis::cmd("EVAL")
@@ -223,7 +257,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
             .arg(key)
             .arg(if args.replace { "1" } else { "0" })
             .arg(MODULE_TYPE)
-            .query::<i64>(&mut *con)
+            .query::<i64>(con.link())
             .map_err(|e| command_failed("replacing the key", &e))
     });
     match committed {
@@ -239,7 +273,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
         }
         outcome => {
             // Best effort: the temporary key also expires by itself.
-            let _ = redis::cmd("DEL").arg(&temp).query::<i64>(&mut *con);
+            let _ = redis::cmd("DEL").arg(&temp).query::<i64>(con.link());
             match outcome {
                 Ok(_) => Err(Failure::new(format!(
                     "the key {key:?} was created during the push: --replace to overwrite it"
@@ -252,7 +286,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
 
 /// `CF.LOADCHUNK` of every chunk into `temp`, [`WINDOW`] at a time.
 fn send_chunks(
-    con: &mut dyn ConnectionLike,
+    con: &mut Connection,
     temp: &str,
     bytes: &[u8],
     bar: &indicatif::ProgressBar,
@@ -260,18 +294,19 @@ fn send_chunks(
     let chunks: Vec<&[u8]> = bytes.chunks(CHUNK).collect();
     let mut offset = 0u64;
     for window in chunks.chunks(WINDOW) {
-        let mut pipe = redis::pipe();
+        let mut commands = Vec::with_capacity(window.len() + 1);
         let mut window_bytes = 0u64;
         for chunk in window {
             offset += chunk.len() as u64;
             window_bytes += chunk.len() as u64;
-            pipe.cmd("CF.LOADCHUNK")
-                .arg(temp)
-                .arg(offset + 1)
-                .arg(*chunk);
+            let mut cmd = redis::cmd("CF.LOADCHUNK");
+            cmd.arg(temp).arg(offset + 1).arg(*chunk);
+            commands.push(cmd);
         }
-        pipe.cmd("PEXPIRE").arg(temp).arg(TEMP_TTL_MS).ignore();
-        pipe.query::<()>(con)
+        let mut expire = redis::cmd("PEXPIRE");
+        expire.arg(temp).arg(TEMP_TTL_MS);
+        commands.push(expire);
+        con.pipeline(commands)
             .map_err(|e| command_failed("CF.LOADCHUNK", &e))?;
         bar.inc(window_bytes);
     }
@@ -280,14 +315,14 @@ fn send_chunks(
 
 pub fn pull(args: &PullArgs) -> Result<()> {
     let mut con = connect(&args.url, &args.server)?;
-    require_module(&mut *con, "CF.SCANDUMP")?;
+    require_module(con.link(), "CF.SCANDUMP")?;
     let mut out = AtomicFile::create(&args.file)?;
     let bar = progress::bytes(None, args.server.quiet);
     let mut attempt = 0;
     let total = loop {
         out.truncate()?;
         bar.set_position(0);
-        match dump(&mut *con, &args.key, &mut out, &bar) {
+        match dump(con.link(), &args.key, &mut out, &bar) {
             Ok(total) => break total,
             Err(Dump::Changed) if attempt < args.retries => {
                 attempt += 1;

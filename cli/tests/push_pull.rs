@@ -7,7 +7,7 @@
 //! `scripts/test.sh` sets it), when that is a failure.
 
 mod common;
-use common::{ccf, lines, start};
+use common::{ccf, lines, start, start_cluster};
 use predicates::prelude::*;
 use redis::Commands;
 use std::path::Path;
@@ -248,4 +248,41 @@ fn a_server_without_the_module() {
     assert_eq!(std::fs::read(d.join("out.ccf")).unwrap(), b"old");
     let keys: Vec<String> = server.client().keys("*").unwrap();
     assert!(keys.is_empty(), "{keys:?}");
+}
+
+#[test]
+fn a_cluster_routes_by_key() {
+    let Some(server) = start_cluster() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = server.url();
+    let mut con = server.client();
+    let fixed = build(d, "f.ccf", &lines("c", 2_000_000), &["--capacity", "2M"]);
+    assert!(fixed.len() > 2 << 20, "several chunks");
+    for key in ["plain", "user:{42}:seen"] {
+        ccf(d)
+            .args(["push", "f.ccf", &url, key, "--cluster"])
+            .assert()
+            .success();
+        ccf(d)
+            .args(["push", "f.ccf", &url, key, "--cluster"])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("exists: --replace"));
+        ccf(d)
+            .args(["push", "f.ccf", &url, key, "--cluster", "--replace"])
+            .assert()
+            .success();
+        assert_eq!(dump(&mut con, key), fixed);
+        ccf(d)
+            .args(["pull", &url, key, "back.ccf", "--cluster"])
+            .assert()
+            .success();
+        assert_eq!(std::fs::read(d.join("back.ccf")).unwrap(), fixed);
+    }
+    let mut keys: Vec<String> = con.keys("*").unwrap();
+    keys.sort();
+    assert_eq!(keys, ["plain", "user:{42}:seen"]);
 }

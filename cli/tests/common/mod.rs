@@ -74,10 +74,46 @@ pub fn module() -> PathBuf {
     panic!("the Redis module is not built beside {}", exe.display());
 }
 
+/// A one-node Redis Cluster (every slot on one server) with the module.
+pub fn start_cluster() -> Option<Server> {
+    let server = start_with(
+        true,
+        &[
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+        ],
+    )?;
+    let mut con = server.client();
+    let _: () = redis::cmd("CLUSTER")
+        .arg("ADDSLOTSRANGE")
+        .arg(0)
+        .arg(16383)
+        .query(&mut con)
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info: String = redis::cmd("CLUSTER").arg("INFO").query(&mut con).unwrap();
+        if info.contains("cluster_state:ok") {
+            return Some(server);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the cluster did not come up: {info}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Starts a redis-server with the module (`with_module`) or without.
 /// `None` (with a message) only where no server can be started and
 /// `CCF_REQUIRE_REDIS` is unset; with it set, that is a failure.
 pub fn start(with_module: bool) -> Option<Server> {
+    start_with(with_module, &[])
+}
+
+fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
     let port = {
         let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         probe.local_addr().unwrap().port()
@@ -94,7 +130,8 @@ pub fn start(with_module: bool) -> Option<Server> {
     ])
     .args(["--appendonly", "no", "--logfile", "redis.log"])
     .arg("--dir")
-    .arg(dir.path());
+    .arg(dir.path())
+    .args(extra);
     if with_module {
         cmd.arg("--loadmodule").arg(module());
     }
