@@ -286,3 +286,66 @@ fn a_cluster_routes_by_key() {
     keys.sort();
     assert_eq!(keys, ["plain", "user:{42}:seen"]);
 }
+
+#[test]
+fn pull_starts_again_when_the_filter_changes_midway() {
+    let Some(server) = start(true) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = server.url();
+    let mut con = server.client();
+    // 16 MiB: 16 CF.SCANDUMP chunks, so a writer gets in between.
+    build(
+        d,
+        "f.ccf",
+        &lines("p", 4_000_000),
+        &["--capacity", "4M", "--fingerprint-bits", "32"],
+    );
+    ccf(d).args(["push", "f.ccf", &url, "k"]).assert().success();
+    let writer = |stop_after: Option<std::time::Duration>| {
+        let mut con = server.client();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            let mut i = 0u64;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed)
+                && stop_after.is_none_or(|t| started.elapsed() < t)
+            {
+                let _: i64 = redis::cmd("CF.ADD")
+                    .arg("k")
+                    .arg(format!("w:{i}"))
+                    .query(&mut con)
+                    .unwrap();
+                i += 1;
+            }
+            i
+        });
+        (stop, handle)
+    };
+    // A writer that never stops: no retries left, nothing written.
+    std::fs::write(d.join("out.ccf"), b"old").unwrap();
+    let (stop, handle) = writer(None);
+    ccf(d)
+        .args(["pull", &url, "k", "out.ccf", "--retries", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "kept changing during CF.SCANDUMP (3 attempts)",
+        ));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(handle.join().unwrap() > 0);
+    assert_eq!(std::fs::read(d.join("out.ccf")).unwrap(), b"old");
+    // A writer that stops after a while: pull starts again until a pass
+    // sees one state, and that is the filter's final state.
+    let (_, handle) = writer(Some(std::time::Duration::from_millis(300)));
+    ccf(d)
+        .args(["pull", &url, "k", "out.ccf", "--retries", "100000"])
+        .assert()
+        .success();
+    handle.join().unwrap();
+    assert_eq!(
+        std::fs::read(d.join("out.ccf")).unwrap(),
+        dump(&mut con, "k")
+    );
+}
