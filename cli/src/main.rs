@@ -22,6 +22,7 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse();
+    atomic::interrupt::install();
     let outcome = match args.command {
         cli::Command::Build(a) => build::run(&a).map(|()| ExitCode::SUCCESS),
         cli::Command::Info(a) => info::run(&a).map(|()| ExitCode::SUCCESS),
