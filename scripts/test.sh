@@ -8,8 +8,10 @@
 #    redis-server and redis-tools (apt);
 # 2. runs `cargo test --workspace --all-features`: the library's unit,
 #    property, stress, durability and doc tests, the C API's Rust tests,
-#    and the Redis module's Rust test against a live server
-#    (CCF_REQUIRE_REDIS: a missing redis-server is a failure, not a skip);
+#    the Redis module's Rust test against a live server, and `ccf`'s tests
+#    (cli/tests: build/query/info, bad input, push/pull against their own
+#    redis-server with the module) (CCF_REQUIRE_REDIS: a missing
+#    redis-server is a failure, not a skip);
 # 3. runs the rest of the Redis module's tests (scripts/test-redis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."

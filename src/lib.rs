@@ -80,8 +80,8 @@
 //!   case, so readers scale with cores. A lookup that keeps racing moves
 //!   through its two buckets retries a few times and then reads them under
 //!   their two stripe locks, so that it always finishes (rare: see "What is
-//!   not [locked]" below). Writers lock two of up to 4096 cache-padded
-//!   stripes.
+//!   not" under [Design in brief](#design-in-brief)). Writers lock two of
+//!   up to 4096 cache-padded stripes.
 //! * **Both candidate buckets compared with one SIMD instruction** (SSE2 or
 //!   AVX2 on x86-64, NEON on aarch64, exact portable code elsewhere;
 //!   [`probe_backend`] names the one compiled in).
