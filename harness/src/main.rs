@@ -9,8 +9,8 @@
 //! cargo run --release -p cuckoo-harness -- bands [--quick] [--n SLOTS]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
-//! cargo run --release -p cuckoo-harness -- scaling [--quick] [--threads 1,2,4] [--seconds S]
-//!     [--cache-mib M] [--big-mib M] [--fill-mib M] [--part read,mix,fill,rw] [--svg-dir DIR]
+//! cargo run --release -p cuckoo-harness -- scaling [--quick] [--threads 1,2,4] [--seconds S] [--reps R]
+//!     [--cache-mib M] [--big-mib M] [--fill-mib M] [--part read,mix,fill,rw] [--only NAME] [--svg-dir DIR]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -45,8 +45,9 @@ pub struct Options {
     pub only: Option<String>,
     /// Where `frozen` saves its file (default: the system's temporary directory).
     pub dir: Option<String>,
-    /// `scaling`: seconds per point.
+    /// `scaling`: seconds per run, and runs per point.
     pub seconds: Option<f64>,
+    pub reps: Option<usize>,
     /// `scaling`: table sizes in MiB.
     pub cache_mib: Option<u64>,
     pub big_mib: Option<u64>,
@@ -77,7 +78,7 @@ fn usage() -> ! {
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
          \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)\
          \n  scaling    throughput against threads (1, 2, 4, ... CPUs, 2 x CPUs, pinned) for reads, mixes,\
-         \n             bulk fills and readers beside writers, with the peers; --seconds per point,\
+         \n             bulk fills and readers beside writers, with the peers; --seconds per run, --reps runs per point (best kept),\
          \n             --cache-mib/--big-mib/--fill-mib table sizes, --part read,mix,fill,rw, --svg-dir"
     );
     std::process::exit(2)
@@ -96,6 +97,7 @@ fn main() {
         only: None,
         dir: None,
         seconds: None,
+        reps: None,
         cache_mib: None,
         big_mib: None,
         fill_mib: None,
@@ -124,6 +126,14 @@ fn main() {
                     args.next()
                         .and_then(|v| v.parse().ok())
                         .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--reps" => {
+                opts.reps = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|&r| r > 0)
                         .unwrap_or_else(|| usage()),
                 )
             }

@@ -17,6 +17,8 @@
 //!   `insert_batch` (the peers: one insert per key);
 //! * `rw`: T readers' lookups while 1 and 2 more threads write in bulk.
 //!
+//! `--only NAME` keeps the filters whose name contains `NAME`.
+//!
 //! For every point: M operations/s by the wall clock, the speed-up over one
 //! thread, the efficiency per thread (speed-up / T), lookup retries and
 //! locked fallbacks per million lookups (`thread_lookup_retries`), and the
@@ -40,7 +42,7 @@ use work::{with_target, Keys, Kind, Lookup, Mix, Subject, Window};
 /// of cache but small enough for the peers to fill in seconds.
 const CACHE_MIB: u64 = 8;
 const BIG_MIB: u64 = 1024;
-const FILL_MIB: u64 = 64;
+const FILL_MIB: u64 = 16;
 /// `--quick` sizes: a smoke run of seconds.
 const QUICK: (u64, u64, u64) = (1, 16, 4);
 
@@ -68,7 +70,15 @@ pub struct Point {
     pub threads: usize,
     /// Writer threads beside the `threads` measured ones.
     pub writers: usize,
+    /// The run with the highest rate (wall clock).
     pub run: Run,
+    /// Every run's M ops/s (wall clock), ascending.
+    pub rates: Vec<f64>,
+    /// Lookups, failed optimistic attempts and locked fallbacks of every
+    /// run together.
+    pub lookups: u64,
+    pub retries: u64,
+    pub locked: u64,
 }
 
 /// What the sweep was asked to do.
@@ -77,10 +87,14 @@ pub struct Plan {
     pub cpus: Vec<usize>,
     pub physical: Option<usize>,
     pub dur: Duration,
+    /// Runs per point (the best is reported).
+    pub reps: usize,
     pub cache_slots: u64,
     pub big_slots: u64,
     pub fill_slots: u64,
     pub parts: Vec<String>,
+    /// The filters to run (`--only NAME` keeps those whose name contains it).
+    pub kinds: Vec<Kind>,
 }
 
 impl Plan {
@@ -104,12 +118,13 @@ impl Plan {
             let bytes = mib.unwrap_or(default).max(1) << 20;
             (bytes / BUCKET_BYTES).next_power_of_two() * 4
         };
-        let default_secs = if opts.quick { 0.1 } else { 1.0 };
+        let default_secs = if opts.quick { 0.1 } else { 0.5 };
         Plan {
             physical: pin::physical_cores(&cpus),
             cpus,
             threads,
             dur: Duration::from_secs_f64(opts.seconds.unwrap_or(default_secs)),
+            reps: opts.reps.unwrap_or(if opts.quick { 1 } else { 3 }),
             cache_slots: slots(opts.cache_mib, cache),
             big_slots: slots(opts.big_mib, big),
             fill_slots: slots(opts.fill_mib, fill),
@@ -119,6 +134,14 @@ impl Plan {
                 .unwrap_or("read,mix,fill,rw")
                 .split(',')
                 .map(str::to_string)
+                .collect(),
+            kinds: Kind::ALL
+                .into_iter()
+                .filter(|k| {
+                    opts.only
+                        .as_ref()
+                        .is_none_or(|o| k.name().contains(o.as_str()))
+                })
                 .collect(),
         }
     }
@@ -171,32 +194,59 @@ fn prepared(kind: Kind, slots: u64, plan: &Plan) -> (Subject, Window) {
     (subject, Window::new(n))
 }
 
-/// Runs `plan.threads` for each point the closure makes, logging progress.
+/// Measures `measure(threads)` for each of `plan.threads`, `reps` times,
+/// round-robin (1, 2, 4, 1, 2, 4, ...: a slow spell of a shared machine
+/// hits every thread count, not one), and keeps each thread count's best
+/// run with every run's rate.
 fn sweep(
     plan: &Plan,
     points: &mut Vec<Point>,
     section: &str,
     filter: &'static str,
     writers: usize,
+    reps: usize,
     mut measure: impl FnMut(usize) -> Run,
 ) {
-    for &t in &plan.threads {
-        let run = measure(t);
+    let mut runs: Vec<Vec<Run>> = plan.threads.iter().map(|_| Vec::new()).collect();
+    for _ in 0..reps {
+        for (i, &t) in plan.threads.iter().enumerate() {
+            runs[i].push(measure(t));
+        }
+    }
+    for (runs, &t) in runs.into_iter().zip(&plan.threads) {
+        let rate = |r: &Run| r.main.ops as f64 / r.secs / 1e6;
+        let mut rates: Vec<f64> = runs.iter().map(rate).collect();
+        rates.sort_by(f64::total_cmp);
+        let lookups = runs.iter().map(|r| r.main.lookups).sum();
+        let retries = runs.iter().map(|r| r.main.retries).sum();
+        let locked = runs.iter().map(|r| r.main.locked).sum();
+        let best = runs
+            .into_iter()
+            .max_by(|a, b| rate(a).total_cmp(&rate(b)))
+            .expect("at least one run");
         eprintln!(
-            "  {section}: {filter}, {t} threads{}: {:.1} M ops/s",
+            "  {section}: {filter}, {t} threads{}: {:.1} M ops/s (best of {reps}; runs {:?})",
             if writers > 0 {
                 format!(" + {writers} writers")
             } else {
                 String::new()
             },
-            run.main.ops as f64 / run.secs / 1e6
+            rate(&best),
+            rates
+                .iter()
+                .map(|r| (r * 10.0).round() / 10.0)
+                .collect::<Vec<_>>()
         );
         points.push(Point {
             section: section.to_string(),
             filter,
             threads: t,
             writers,
-            run,
+            run: best,
+            rates,
+            lookups,
+            retries,
+            locked,
         });
     }
 }
@@ -223,6 +273,7 @@ fn read_part(
                 &section,
                 kind.name(),
                 0,
+                plan.reps,
                 |t| with_target!(f, f => work::read_only(f, win, t, &plan.cpus, plan.dur, lookup, keys)),
             );
         }
@@ -248,6 +299,7 @@ fn mix_part(
             &section,
             kind.name(),
             0,
+            plan.reps,
             |t| with_target!(f, f => work::mixed(f, win, t, &plan.cpus, plan.dur, mix)),
         );
     }
@@ -272,6 +324,7 @@ fn rw_part(
             &section,
             kind.name(),
             writers,
+            plan.reps,
             |t| with_target!(f, f => work::readers_writers(f, win, t, writers, &plan.cpus, plan.dur)),
         );
     }
@@ -282,7 +335,7 @@ fn fill_part(plan: &Plan, points: &mut Vec<Point>, kind: Kind) {
         "bulk fill to 90% ({}; concurrent-cuckoo: insert_batch)",
         mib(plan.fill_slots)
     );
-    sweep(plan, points, &section, kind.name(), 0, |t| {
+    sweep(plan, points, &section, kind.name(), 0, plan.reps, |t| {
         let f = kind.build(plan.fill_slots);
         let n = stored(plan.fill_slots);
         with_target!(&f, f => work::fill(f, n, t, &plan.cpus))
@@ -306,7 +359,7 @@ pub fn run(opts: &Options) -> String {
     // beside writers, one filter at a time (the same filter throughout,
     // its load kept at 90% by the window).
     if plan.runs("read") || plan.runs("mix") || plan.runs("rw") {
-        for kind in Kind::ALL {
+        for &kind in &plan.kinds {
             let (f, win) = prepared(kind, plan.cache_slots, &plan);
             if plan.runs("read") {
                 read_part(&plan, &mut points, kind, &cache, &f, &win);
@@ -319,7 +372,7 @@ pub fn run(opts: &Options) -> String {
             }
         }
     }
-    if plan.runs("read") || plan.runs("mix") {
+    if (plan.runs("read") || plan.runs("mix")) && plan.kinds.contains(&Kind::Ours) {
         let (f, win) = prepared(Kind::Ours, plan.big_slots, &plan);
         if plan.runs("read") {
             read_part(&plan, &mut points, Kind::Ours, &big, &f, &win);
@@ -329,7 +382,7 @@ pub fn run(opts: &Options) -> String {
         }
     }
     if plan.runs("fill") {
-        for kind in Kind::ALL {
+        for &kind in &plan.kinds {
             fill_part(&plan, &mut points, kind);
         }
     }

@@ -37,6 +37,14 @@ fn cpu_speedup(points: &[Point], p: &Point, cpus: usize) -> f64 {
     base(points, p).map_or(f64::NAN, |b| cpu_mops(p, cpus) / cpu_mops(b, cpus))
 }
 
+/// Every run's rate, "a / b / c" (one run: "-").
+fn spread(rates: &[f64]) -> String {
+    if rates.len() < 2 {
+        return "-".into();
+    }
+    rates.iter().map(|&r| f1(r)).collect::<Vec<_>>().join(" / ")
+}
+
 /// Per million lookups, or "-" for a filter that does not count them.
 fn per_million(count: u64, lookups: u64, filter: &str) -> String {
     if filter != "concurrent-cuckoo" || lookups == 0 {
@@ -195,7 +203,7 @@ pub fn report(plan: &Plan, points: &[Point], opts: &Options, load: &str) -> Stri
     let pinned = points.iter().all(|p| p.run.pinned);
     let mut out = format!(
         "## Scaling: throughput against threads\n\n`cargo run --release -p cuckoo-harness -- scaling{}`: \
-         threads {:?}, each pinned to one CPU ({}), {:.2} s per point (wall clock); tables: in cache \
+         threads {:?}, each pinned to one CPU ({}), {} run(s) of {:.2} s per point, round-robin over the thread counts, the best kept; tables: in cache \
          {}, big {}, fill {} (16-bit fingerprints; `cuckoofilter`'s 8-bit table has the same slots in \
          half the bytes), filled to 90%.\n\n### Machine\n\n{}- CPUs this process may use: {:?} \
          ({} physical cores{}); L2 {}, L3 {} (as the guest reports them)\n- load average just before \
@@ -203,6 +211,7 @@ pub fn report(plan: &Plan, points: &[Point], opts: &Options, load: &str) -> Stri
         if opts.quick { " --quick" } else { "" },
         plan.threads,
         if pinned { "pinned: yes" } else { "pinning FAILED or unsupported: threads ran unpinned" },
+        plan.reps,
         plan.dur.as_secs_f64(),
         super::mib(plan.cache_slots),
         super::mib(plan.big_slots),
@@ -219,7 +228,7 @@ pub fn report(plan: &Plan, points: &[Point], opts: &Options, load: &str) -> Stri
         cache_line(3),
     );
     out += &goals(plan, points);
-    out += "\n### Results\n\nM ops/s: operations of the measured threads per second, wall clock (a lookup in a burst counts one; a fill counts keys). Speed-up: over one thread of the same section and filter. Efficiency: speed-up / threads. Retries and locked fallbacks: concurrent-cuckoo's failed optimistic lookup attempts and lookups finished under the stripe locks, per million lookups. CPU share: CPU time the threads got over wall time x min(threads, CPUs); below 1.00 means other processes or waiting (locks, sleep) took the rest. M ops/s at the CPU time got: operations over the measured threads' CPU time / min(threads, CPUs), the rate with those CPUs to itself (stalls on memory and on lines other cores hold are CPU time, so contention between the threads still counts; it flatters a lock whose waiters sleep); its speed-up is over one thread's.\n";
+    out += "\n### Results\n\nM ops/s: operations of the measured threads per second, wall clock (a lookup in a burst counts one; a fill counts keys), the best run; all runs: every run's, ascending (the spread is the machine's noise). Speed-up: over one thread of the same section and filter. Efficiency: speed-up / threads. Retries and locked fallbacks: concurrent-cuckoo's failed optimistic lookup attempts and lookups finished under the stripe locks, per million lookups. CPU share: CPU time the threads got over wall time x min(threads, CPUs); below 1.00 means other processes or waiting (locks, sleep) took the rest. M ops/s at the CPU time got: operations over the measured threads' CPU time / min(threads, CPUs), the rate with those CPUs to itself (stalls on memory and on lines other cores hold are CPU time, so contention between the threads still counts; it flatters a lock whose waiters sleep); its speed-up is over one thread's.\n";
     let cpus = plan.cpus.len();
     for section in sections(points) {
         let rows: Vec<&Point> = points.iter().filter(|p| p.section == section).collect();
@@ -228,6 +237,7 @@ pub fn report(plan: &Plan, points: &[Point], opts: &Options, load: &str) -> Stri
             "filter",
             "threads",
             "M ops/s",
+            "all runs",
             "speed-up",
             "efficiency",
             "retries / M lookups",
@@ -246,10 +256,11 @@ pub fn report(plan: &Plan, points: &[Point], opts: &Options, load: &str) -> Stri
                 p.filter.to_string(),
                 p.threads.to_string(),
                 f1(mops(p)),
+                spread(&p.rates),
                 f2(s),
                 f2(s / p.threads as f64),
-                per_million(p.run.main.retries, p.run.main.lookups, p.filter),
-                per_million(p.run.main.locked, p.run.main.lookups, p.filter),
+                per_million(p.retries, p.lookups, p.filter),
+                per_million(p.locked, p.lookups, p.filter),
                 f2(cpu_share(p, cpus)),
                 f1(cpu_mops(p, cpus)),
                 f2(cpu_speedup(points, p, cpus)),
