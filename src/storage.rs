@@ -339,6 +339,54 @@ impl<B> core::ops::Deref for BucketArray<B> {
     }
 }
 
+/// Whether [`prefetch_for_write`] may be called: the CPU has `prefetchw`
+/// (x86-64 with the `PRFCHW` / 3DNow!-prefetch CPUID bit, which every AMD64
+/// processor and Intel's since Broadwell report). Elsewhere it is never
+/// called and writers use [`prefetch`].
+pub(crate) fn write_prefetch_supported() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(concurrent_cuckoo_loom)))]
+    {
+        use core::arch::x86_64::__cpuid;
+        // `__cpuid` is a safe function in newer compilers and `unsafe` in
+        // the minimum supported one.
+        #[allow(unused_unsafe)]
+        // SAFETY: `cpuid` exists on every x86-64 processor; leaf
+        // 0x8000_0001 is read only if leaf 0x8000_0000 says it exists.
+        unsafe {
+            __cpuid(0x8000_0000).eax >= 0x8000_0001 && (__cpuid(0x8000_0001).ecx >> 8) & 1 == 1
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(concurrent_cuckoo_loom))))]
+    false
+}
+
+/// Starts loading the cache line at `ptr` in exclusive state, for a line
+/// this thread is about to write (a stripe lock it will take): where
+/// another core wrote the line last, its transfer then overlaps other work
+/// instead of being a shared copy that the write must upgrade later
+/// (`docs/benchmarks.md`, "Scaling": the two-thread bulk fill). A hint
+/// only: it never faults and has no effect on program semantics. Call it
+/// only where [`write_prefetch_supported`] said so; elsewhere it is a read
+/// prefetch.
+#[inline(always)]
+pub(crate) fn prefetch_for_write<T>(ptr: *const T) {
+    #[cfg(all(target_arch = "x86_64", not(concurrent_cuckoo_loom)))]
+    {
+        // SAFETY: the caller checked `write_prefetch_supported`, so the CPU
+        // has `prefetchw`, a hint that never faults whatever the address
+        // and writes no register or flag.
+        unsafe {
+            core::arch::asm!(
+                "prefetchw [{addr}]",
+                addr = in(reg) ptr,
+                options(nostack, readonly, preserves_flags)
+            )
+        };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(concurrent_cuckoo_loom))))]
+    prefetch(ptr)
+}
+
 /// Starts loading the cache line at `ptr` into L1 without waiting for it.
 /// A hint only: it never faults and has no effect on program semantics.
 #[inline(always)]

@@ -172,7 +172,7 @@ fn prepared(kind: Kind, slots: u64, plan: &Plan) -> (Subject, Window) {
         plan.cpus.len()
     };
     let started = Instant::now();
-    let run = with_target!(&subject, f => work::fill(f, n, threads, &plan.cpus));
+    let run = with_target!(&subject, f => work::fill(f, n, threads, &plan.cpus, work::FILL_CHUNK));
     eprintln!(
         "  filled {} ({}) with {} keys in {:.1} s",
         kind.name(),
@@ -331,15 +331,35 @@ fn rw_part(
 }
 
 fn fill_part(plan: &Plan, points: &mut Vec<Point>, kind: Kind) {
-    let section = format!(
-        "bulk fill to 90% ({}; concurrent-cuckoo: insert_batch)",
-        mib(plan.fill_slots)
-    );
-    sweep(plan, points, &section, kind.name(), 0, plan.reps, |t| {
-        let f = kind.build(plan.fill_slots);
-        let n = stored(plan.fill_slots);
-        with_target!(&f, f => work::fill(f, n, t, &plan.cpus))
-    });
+    // concurrent-cuckoo twice: calls of 65536 keys (each chunk of a call
+    // takes every stripe lock while no other thread waits for one) and of
+    // 256 (pair locks, as a dataplane's bursts).
+    let chunks: &[u64] = if kind == Kind::Ours {
+        &[work::FILL_CHUNK, work::FILL_BURST]
+    } else {
+        &[work::FILL_CHUNK]
+    };
+    for &chunk in chunks {
+        let section = if kind == Kind::Ours && chunk != work::FILL_CHUNK {
+            format!(
+                "bulk fill to 90% ({}; concurrent-cuckoo: insert_batch of {chunk} keys)",
+                mib(plan.fill_slots)
+            )
+        } else {
+            format!(
+                "bulk fill to 90% ({}; concurrent-cuckoo: insert_batch of {} keys)",
+                mib(plan.fill_slots),
+                work::FILL_CHUNK
+            )
+        };
+        // The peers take seconds a fill: one run each.
+        let reps = if kind == Kind::Ours { plan.reps } else { 1 };
+        sweep(plan, points, &section, kind.name(), 0, reps, |t| {
+            let f = kind.build(plan.fill_slots);
+            let n = stored(plan.fill_slots);
+            with_target!(&f, f => work::fill(f, n, t, &plan.cpus, chunk))
+        });
+    }
 }
 
 pub fn run(opts: &Options) -> String {

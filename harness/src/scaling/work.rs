@@ -22,7 +22,9 @@ pub const BLOCK: u64 = 1024;
 pub const BURST: usize = 32;
 /// Keys per `insert_batch` call in a bulk fill: a control plane loading
 /// a table in large batches.
-const FILL_CHUNK: u64 = 1 << 16;
+pub const FILL_CHUNK: u64 = 1 << 16;
+/// Keys per `insert_batch` call in a fill of dataplane-sized bursts.
+pub const FILL_BURST: u64 = 256;
 /// Absent keys are drawn from indices at and above this (never inserted:
 /// `key` is a bijection and stored indices stay far below it).
 const ABSENT_FROM: u64 = 1 << 62;
@@ -410,19 +412,19 @@ pub fn readers_writers<F: Target>(
 }
 
 /// Inserts keys `0..n` into the empty `f` from `threads` threads, each
-/// its own contiguous share in `insert_batch` calls of [`FILL_CHUNK`]
-/// keys; runs to completion. The run's ops are the keys inserted.
-pub fn fill<F: Target>(f: &F, n: u64, threads: usize, cpus: &[usize]) -> Run {
+/// its own contiguous share in `insert_batch` calls of `chunk` keys; runs
+/// to completion. The run's ops are the keys inserted.
+pub fn fill<F: Target>(f: &F, n: u64, threads: usize, cpus: &[usize], chunk: u64) -> Run {
     run(threads, 0, cpus, None, |_, t, _| {
         let (from, to) = (
             n * t as u64 / threads as u64,
             n * (t as u64 + 1) / threads as u64,
         );
-        let mut keys = Vec::with_capacity(FILL_CHUNK as usize);
+        let mut keys = Vec::with_capacity(chunk as usize);
         let mut inserted = 0;
         let mut at = from;
         while at < to {
-            let end = (at + FILL_CHUNK).min(to);
+            let end = (at + chunk).min(to);
             keys.clear();
             keys.extend((at..end).map(key));
             inserted += f.insert_batch(&keys);
