@@ -32,7 +32,8 @@ fn the_scaling_sweep_runs_every_part_and_writes_its_report_and_plots() {
         "mix 90/5/5 (lookups of keys half present), in cache (1 MiB)",
         "mix 50/25/25 (lookups of keys half present), 2 MiB table",
         "readers (contains, keys half present) beside 2 bulk writers, in cache (1 MiB)",
-        "bulk fill to 90% (1 MiB; concurrent-cuckoo: insert_batch)",
+        "bulk fill to 90% (1 MiB; concurrent-cuckoo: insert_batch of 65536 keys)",
+        "bulk fill to 90% (1 MiB; concurrent-cuckoo: insert_batch of 256 keys)",
     ] {
         let heading = format!("#### {section}\n");
         let at = report
