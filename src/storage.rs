@@ -340,9 +340,9 @@ impl<B> core::ops::Deref for BucketArray<B> {
 }
 
 /// Whether [`prefetch_for_write`] may be called: the CPU has `prefetchw`
-/// (x86-64 with the `PRFCHW` / 3DNow!-prefetch CPUID bit, which every AMD64
-/// processor and Intel's since Broadwell report). Elsewhere it is never
-/// called and writers use [`prefetch`].
+/// (x86-64 reporting the `PRFCHW` / 3DNow!-prefetch CPUID bit, as AMD's
+/// processors and Intel's since Broadwell do). Where it is false
+/// [`prefetch_for_write`] is never called and writers use [`prefetch`].
 pub(crate) fn write_prefetch_supported() -> bool {
     #[cfg(all(target_arch = "x86_64", not(concurrent_cuckoo_loom)))]
     {
