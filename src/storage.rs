@@ -421,6 +421,26 @@ pub(crate) fn prefetch<T>(ptr: *const T) {
 
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]
 mod tests {
+
+    /// The CPUID check agrees with what Linux reports for this CPU (the
+    /// `3dnowprefetch` flag is the same CPUID bit), and a write prefetch
+    /// of a lock line, where allowed, changes nothing.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_write_prefetch_check_matches_the_kernels_cpu_flags() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        let flags = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .expect("a flags line");
+        let kernel_says = flags.split_whitespace().any(|f| f == "3dnowprefetch");
+        assert_eq!(write_prefetch_supported(), kernel_says);
+        let word = core::sync::atomic::AtomicU64::new(7);
+        if write_prefetch_supported() {
+            prefetch_for_write(&word);
+        }
+        assert_eq!(word.load(core::sync::atomic::Ordering::Relaxed), 7);
+    }
     use super::*;
     use crate::sync::{AtomicU64, Ordering};
 
