@@ -356,6 +356,54 @@ impl<B> core::ops::Deref for BucketArray<B> {
     }
 }
 
+/// Whether [`prefetch_for_write`] may be called: the CPU has `prefetchw`
+/// (x86-64 reporting the `PRFCHW` / 3DNow!-prefetch CPUID bit, as AMD's
+/// processors and Intel's since Broadwell do). Where it is false
+/// [`prefetch_for_write`] is never called and writers use [`prefetch`].
+pub(crate) fn write_prefetch_supported() -> bool {
+    #[cfg(all(target_arch = "x86_64", not(concurrent_cuckoo_loom)))]
+    {
+        use core::arch::x86_64::__cpuid;
+        // `__cpuid` is a safe function in newer compilers and `unsafe` in
+        // the minimum supported one.
+        #[allow(unused_unsafe)]
+        // SAFETY: `cpuid` exists on every x86-64 processor; leaf
+        // 0x8000_0001 is read only if leaf 0x8000_0000 says it exists.
+        unsafe {
+            __cpuid(0x8000_0000).eax >= 0x8000_0001 && (__cpuid(0x8000_0001).ecx >> 8) & 1 == 1
+        }
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(concurrent_cuckoo_loom))))]
+    false
+}
+
+/// Starts loading the cache line at `ptr` in exclusive state, for a line
+/// this thread is about to write (a stripe lock it will take): where
+/// another core wrote the line last, its transfer then overlaps other work
+/// instead of being a shared copy that the write must upgrade later
+/// (`docs/benchmarks.md`, "Scaling": the two-thread bulk fill). A hint
+/// only: it never faults and has no effect on program semantics. Call it
+/// only where [`write_prefetch_supported`] said so; elsewhere it is a read
+/// prefetch.
+#[inline(always)]
+pub(crate) fn prefetch_for_write<T>(ptr: *const T) {
+    #[cfg(all(target_arch = "x86_64", not(concurrent_cuckoo_loom)))]
+    {
+        // SAFETY: the caller checked `write_prefetch_supported`, so the CPU
+        // has `prefetchw`, a hint that never faults whatever the address
+        // and writes no register or flag.
+        unsafe {
+            core::arch::asm!(
+                "prefetchw [{addr}]",
+                addr = in(reg) ptr,
+                options(nostack, readonly, preserves_flags)
+            )
+        };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(concurrent_cuckoo_loom))))]
+    prefetch(ptr)
+}
+
 /// Starts loading the cache line at `ptr` into L1 without waiting for it.
 /// A hint only: it never faults and has no effect on program semantics.
 #[inline(always)]
@@ -390,6 +438,26 @@ pub(crate) fn prefetch<T>(ptr: *const T) {
 
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]
 mod tests {
+
+    /// The CPUID check agrees with what Linux reports for this CPU (the
+    /// `3dnowprefetch` flag is the same CPUID bit), and a write prefetch
+    /// of a lock line, where allowed, changes nothing.
+    #[test]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    fn the_write_prefetch_check_matches_the_kernels_cpu_flags() {
+        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap();
+        let flags = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("flags"))
+            .expect("a flags line");
+        let kernel_says = flags.split_whitespace().any(|f| f == "3dnowprefetch");
+        assert_eq!(write_prefetch_supported(), kernel_says);
+        let word = core::sync::atomic::AtomicU64::new(7);
+        if write_prefetch_supported() {
+            prefetch_for_write(&word);
+        }
+        assert_eq!(word.load(core::sync::atomic::Ordering::Relaxed), 7);
+    }
     use super::*;
     use crate::sync::{AtomicU64, Ordering};
 

@@ -32,7 +32,7 @@
 //! counter: a writer already owns that line, so `len()` costs inserts and
 //! removes no shared-counter contention.
 
-use crate::storage::prefetch;
+use crate::storage::{prefetch, prefetch_for_write, write_prefetch_supported};
 use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
@@ -112,6 +112,9 @@ pub(crate) struct Stripes {
     versions: Box<[AtomicU64]>,
     lock_mask: usize,
     version_mask: usize,
+    /// Whether [`prefetch_locks`](Self::prefetch_locks) may prefetch for
+    /// write (`storage::write_prefetch_supported`, asked once here).
+    write_prefetch: bool,
 }
 
 /// The version of a lookup's bucket pair as it first read it.
@@ -165,6 +168,7 @@ impl Stripes {
             waiting: CachePadded::new(core::sync::atomic::AtomicUsize::new(0)),
             lock_mask: stripes - 1,
             version_mask: versions - 1,
+            write_prefetch: write_prefetch_supported(),
         }
     }
 
@@ -221,8 +225,21 @@ impl Stripes {
     /// lock acquisition and its bucket misses overlap instead of queueing.
     #[inline(always)]
     pub(crate) fn prefetch_locks(&self, a: usize, b: usize) {
-        prefetch(&self.stripes[self.stripe_of(a)]);
-        prefetch(&self.stripes[self.stripe_of(b)]);
+        let (la, lb) = (
+            &self.stripes[self.stripe_of(a)],
+            &self.stripes[self.stripe_of(b)],
+        );
+        // For write where the CPU can: the lock lines are only ever
+        // written, and with several writers the last write was usually
+        // another core's (a read prefetch would fetch a shared copy that
+        // the lock's CAS must then upgrade, a second transfer).
+        if self.write_prefetch {
+            prefetch_for_write(la);
+            prefetch_for_write(lb);
+        } else {
+            prefetch(la);
+            prefetch(lb);
+        }
     }
 
     /// Locks the stripes of buckets `a` and `b` (once if they share one),

@@ -9,6 +9,8 @@
 //! cargo run --release -p cuckoo-harness -- bands [--quick] [--n SLOTS]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
+//! cargo run --release -p cuckoo-harness -- scaling [--quick] [--threads 1,2,4] [--seconds S] [--reps R]
+//!     [--cache-mib M] [--big-mib M] [--fill-mib M] [--part read,mix,fill,rw] [--only NAME] [--svg-dir DIR]
 //! ```
 //!
 //! See `docs/benchmarks.md` for what is measured and the results.
@@ -24,6 +26,7 @@ mod paper;
 mod plot;
 mod report;
 mod retries;
+mod scaling;
 mod timing;
 mod writes;
 
@@ -37,9 +40,20 @@ pub struct Options {
     pub out: Option<String>,
     pub svg_dir: Option<String>,
     pub threads: Vec<usize>,
+    /// Whether `--threads` was given (`scaling` picks its own otherwise).
+    pub threads_given: bool,
     pub only: Option<String>,
     /// Where `frozen` saves its file (default: the system's temporary directory).
     pub dir: Option<String>,
+    /// `scaling`: seconds per run, and runs per point.
+    pub seconds: Option<f64>,
+    pub reps: Option<usize>,
+    /// `scaling`: table sizes in MiB.
+    pub cache_mib: Option<u64>,
+    pub big_mib: Option<u64>,
+    pub fill_mib: Option<u64>,
+    /// `scaling`: which parts to run (comma-separated).
+    pub part: Option<String>,
 }
 
 impl Options {
@@ -62,7 +76,10 @@ fn usage() -> ! {
          \n  bands      where a fill's time goes: ns per key and path lengths by occupancy band (--n: slots)\
          \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size\
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
-         \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)"
+         \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)\
+         \n  scaling    throughput against threads (1, 2, 4, ... CPUs, 2 x CPUs, pinned) for reads, mixes,\
+         \n             bulk fills and readers beside writers, with the peers; --seconds per run, --reps runs per point (best kept),\
+         \n             --cache-mib/--big-mib/--fill-mib table sizes, --part read,mix,fill,rw, --svg-dir"
     );
     std::process::exit(2)
 }
@@ -76,8 +93,18 @@ fn main() {
         out: None,
         svg_dir: None,
         threads: vec![1, 2],
+        threads_given: false,
         only: None,
         dir: None,
+        seconds: None,
+        reps: None,
+        cache_mib: None,
+        big_mib: None,
+        fill_mib: None,
+        part: None,
+    };
+    let mib = |v: Option<String>| -> Option<u64> {
+        Some(v.and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()))
     };
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -93,17 +120,40 @@ fn main() {
             "--svg-dir" => opts.svg_dir = Some(args.next().unwrap_or_else(|| usage())),
             "--only" => opts.only = Some(args.next().unwrap_or_else(|| usage())),
             "--dir" => opts.dir = Some(args.next().unwrap_or_else(|| usage())),
+            "--part" => opts.part = Some(args.next().unwrap_or_else(|| usage())),
+            "--seconds" => {
+                opts.seconds = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--reps" => {
+                opts.reps = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|&r| r > 0)
+                        .unwrap_or_else(|| usage()),
+                )
+            }
+            "--cache-mib" => opts.cache_mib = mib(args.next()),
+            "--big-mib" => opts.big_mib = mib(args.next()),
+            "--fill-mib" => opts.fill_mib = mib(args.next()),
             "--threads" => {
+                opts.threads_given = true;
                 opts.threads = args
                     .next()
                     .unwrap_or_else(|| usage())
                     .split(',')
                     .map(|t| t.parse().unwrap_or_else(|_| usage()))
-                    .collect()
+                    .collect();
+                if opts.threads.contains(&0) {
+                    usage()
+                }
             }
-            "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen" => {
-                mode = arg
-            }
+            "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen"
+            | "scaling" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -115,6 +165,7 @@ fn main() {
         "bands" => bands::run(&opts),
         "levels" => levels::run(&opts),
         "frozen" => frozen::run(&opts),
+        "scaling" => scaling::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");
