@@ -412,7 +412,12 @@ fn dump(
     }
     let total = decoder.consumed();
     if total == 0 {
-        return Err(Failure::new(format!("CF.SCANDUMP of {key:?} returned no data")).into());
+        // RedisBloom's contract, which the module follows: a filter with
+        // no items has no dump (`[0, nil]` at iterator 0).
+        return Err(Failure::new(format!(
+            "CF.SCANDUMP of {key:?} returned no data: a filter with no items has no dump"
+        ))
+        .into());
     }
     decoder
         .finish()

@@ -173,6 +173,21 @@ fn existing_keys_are_kept_unless_replace() {
             .stderr(predicate::str::starts_with("ccf: error: CF.SCANDUMP"));
         assert_eq!(std::fs::read(d.join("out.ccf")).unwrap(), b"old");
     }
+    // A filter with no items has no dump (RedisBloom's contract): one line
+    // that says so, and the old file kept.
+    let _: () = redis::cmd("CF.RESERVE")
+        .arg("empty")
+        .arg(1000)
+        .query(&mut con)
+        .unwrap();
+    ccf(d)
+        .args(["pull", &url, "empty", "out.ccf"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "a filter with no items has no dump",
+        ));
+    assert_eq!(std::fs::read(d.join("out.ccf")).unwrap(), b"old");
     let keys: Vec<String> = con.keys("*ccf-push-tmp*").unwrap();
     assert!(keys.is_empty(), "{keys:?}");
 }
