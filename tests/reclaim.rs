@@ -7,31 +7,8 @@
 //! process-wide, and the allocator counts every byte of the process.
 
 use concurrent_cuckoo::{set_table_memory, ScalableCuckooFilter, TableMemory};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to `System` unchanged, only counting bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's layout contract is `System`'s.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod counting_alloc;
+use counting_alloc::Counting;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -40,7 +17,7 @@ static ALLOCATOR: Counting = Counting;
 /// up to the allocator's own rounding (none here: `System` is asked for
 /// exact sizes) and a few small boxes.
 fn assert_counts_what_is_held(f: &ScalableCuckooFilter, baseline: usize, when: &str) {
-    let held = LIVE.load(Ordering::Relaxed) - baseline;
+    let held = counting_alloc::live() - baseline;
     let reported = f.memory_usage();
     let gap = held.abs_diff(reported);
     assert!(
@@ -64,7 +41,7 @@ fn reclaiming_a_retired_heap_level_gives_its_table_back() {
     // Every vector this test fills is allocated before the baseline.
     let mut first: Vec<u64> = Vec::with_capacity(4_000_000);
     let kept: Vec<u64> = (1 << 40..(1 << 40) + 10_000).collect();
-    let baseline = LIVE.load(Ordering::Relaxed);
+    let baseline = counting_alloc::live();
     let mut f = twin(24);
     assert_counts_what_is_held(&f, baseline, "built");
     let mut next = 0u64;
@@ -85,10 +62,10 @@ fn reclaiming_a_retired_heap_level_gives_its_table_back() {
     // Retired, its heap table is still held, and counted.
     assert_counts_what_is_held(&f, baseline, "retired");
     let bytes = f.to_bytes();
-    let (memory, live) = (f.memory_usage(), LIVE.load(Ordering::Relaxed));
+    let (memory, live) = (f.memory_usage(), counting_alloc::live());
 
     let freed = f.reclaim_retired();
-    let released = live - LIVE.load(Ordering::Relaxed);
+    let released = live - counting_alloc::live();
     println!(
         "level 0 held {level0} bytes; reclaim_retired freed {freed}; the allocator got back {released}; memory_usage {memory} -> {}",
         f.memory_usage()

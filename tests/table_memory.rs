@@ -3,31 +3,8 @@
 //! work as before. Its own test binary: the setting is process-wide.
 
 use concurrent_cuckoo::{set_table_memory, CuckooFilter, ScalableCuckooFilter, TableMemory};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards every call to `System` unchanged, only counting bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's layout contract is `System`'s.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: as above.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: `ptr` came from `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+mod counting_alloc;
+use counting_alloc::Counting;
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -35,9 +12,9 @@ static ALLOCATOR: Counting = Counting;
 #[test]
 fn large_tables_come_from_the_global_allocator_when_asked() {
     let items = 4_000_000; // a ~9 MiB table: mapped by default
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting_alloc::live();
     let mapped = CuckooFilter::with_capacity(items);
-    let grew = LIVE.load(Ordering::Relaxed) - before;
+    let grew = counting_alloc::live() - before;
     assert!(
         grew < 1 << 20,
         "a mapped table is not the allocator's: {grew}"
@@ -45,9 +22,9 @@ fn large_tables_come_from_the_global_allocator_when_asked() {
     drop(mapped);
 
     set_table_memory(TableMemory::GlobalAllocator);
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting_alloc::live();
     let f = CuckooFilter::with_capacity(items);
-    let grew = LIVE.load(Ordering::Relaxed) - before;
+    let grew = counting_alloc::live() - before;
     assert!(
         grew >= f.bucket_count() * 8,
         "{grew} bytes allocated for a {}-byte table",
