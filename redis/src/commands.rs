@@ -246,6 +246,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
             if added {
                 value.changed();
             }
+            value.account_write(i64::from(added));
             if added || created.is_some() {
                 replicate_write(ctx, args, created);
             }
@@ -254,7 +255,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
         Err(e) => {
             crate::info::refused_inserts(1);
             // A refused insert may have added a level first.
-            value.account();
+            value.account_write(0);
             if let Some((meta, seed)) = created {
                 replicate_reserve(ctx, &args[1], &meta, seed);
             }
@@ -357,11 +358,14 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         })
         .count();
     crate::info::refused_inserts(refusals as u64);
+    let added = replies
+        .iter()
+        .filter(|r| matches!(r, RedisValue::Bool(true) | RedisValue::Integer(1)))
+        .count();
     if changed {
         value.changed();
-    } else {
-        value.account();
     }
+    value.account_write(i64::try_from(added).unwrap_or(i64::MAX));
     if seen.refused {
         // A refusal a replica would not make (its limits are not the
         // primary's): replicas get exactly the items added.
@@ -432,6 +436,7 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         value.meta.deleted = value.meta.deleted.saturating_add(1);
         value.reclaim_retired();
         value.changed();
+        value.account_write(-1);
         ctx.replicate_verbatim();
     }
     Ok(RedisValue::Bool(removed))
@@ -759,6 +764,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("Couldn't load chunk!"));
     }
     value.changed();
+    value.account(); // a restore that completed: its items counted once
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

@@ -43,6 +43,18 @@ impl Accounted {
     }
 }
 
+impl Accounted {
+    /// The value gained `items` items (negative: lost) and now holds
+    /// `memory` bytes.
+    pub(crate) fn update_by(&mut self, items: i64, memory: usize) {
+        let items = self.items.saturating_add(items).max(0);
+        let memory = clamp(memory);
+        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
+        MEMORY.fetch_add(memory - self.memory, Ordering::Relaxed);
+        (self.items, self.memory) = (items, memory);
+    }
+}
+
 impl Drop for Accounted {
     fn drop(&mut self) {
         self.update(0, 0);

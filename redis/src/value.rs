@@ -397,7 +397,10 @@ impl CfValue {
         value
     }
 
-    /// Brings the `INFO` totals up to date with this value.
+    /// Brings the `INFO` totals up to date with this value, counting its
+    /// items (`len` sums every lock stripe's count: up to 4096 cache
+    /// lines), so only where a value is created or restored; writes use
+    /// [`account_write`](Self::account_write).
     pub(crate) fn account(&mut self) {
         let items = match &self.body {
             Body::Live(f) => f.len(),
@@ -405,6 +408,14 @@ impl CfValue {
         };
         let memory = self.memory_usage();
         self.accounted.update(items, memory);
+    }
+
+    /// Brings the `INFO` totals up to date after a write that added (or,
+    /// negative, removed) `items` items: its memory is measured again
+    /// (a sum over the levels), its items are not recounted.
+    pub(crate) fn account_write(&mut self, items: i64) {
+        let memory = self.memory_usage();
+        self.accounted.update_by(items, memory);
     }
 
     pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
@@ -423,7 +434,6 @@ impl CfValue {
     /// newest [`MAX_STALE_DUMPS`] are kept to tell their clients why).
     pub(crate) fn changed(&mut self) {
         self.generation += 1;
-        self.account();
         let states = &mut self.dumps.get_mut().states;
         if states.len() > MAX_STALE_DUMPS {
             states.drain(..states.len() - MAX_STALE_DUMPS);
