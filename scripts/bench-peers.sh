@@ -13,7 +13,8 @@
 #
 # Sizes default to 16 20 24 (peers' buckets: 512 KiB, 8 MiB, 128 MiB
 # tables). The 2^24 size needs about 1.5 GiB of memory. Builds with
-# g++ -O3 -march=native; the library with `cargo build --release -p
+# g++ -O3 -march=native (MARCH=x86-64-v3 for valgrind, which lacks AVX-512);
+# the library with `cargo build --release -p
 # concurrent-cuckoo-ffi` (RUSTFLAGS as given: pass -C target-cpu=native to
 # match, the default build being what users get). Prints markdown tables:
 # the C++ program's, then examples/peers.rs' (ours from Rust, inlined).
@@ -27,7 +28,7 @@ cd "$(dirname "$0")/.."
 out=target/bench-peers
 mkdir -p "$out"
 cargo build --release --quiet -p concurrent-cuckoo-ffi
-flags=(-O3 -march=native -std=c++17 -Wall -Wno-unused-function)
+flags=(-O3 -march="${MARCH:-native}" -std=c++17 -Wall -Wno-unused-function)
 # Each peer in its own translation unit, its namespace renamed: both call
 # theirs `cuckoofilter` and share header guards.
 g++ "${flags[@]}" -DPEER_FASTFILTER -Dcuckoofilter=peer_fastfilter -Iffi/bench \
