@@ -40,6 +40,9 @@
 #define CCF_INLINE_LOOKUP 1
 __extension__ typedef unsigned __int128 ccf_inline_u128;
 #define CCF_INLINE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #else
 #define CCF_INLINE_LOOKUP 0
 #endif
@@ -72,15 +75,24 @@ static inline ccf_inline_location ccf_inline_locate(const ccf_view *v, uint64_t 
     return loc;
 }
 
-/* Whether either bucket word holds fp in one of its four 16-bit slots:
- * exact (a slot compares equal only if it is fp), by the zero-lane test
- * (x - 0x0001..) & ~x & 0x8000.., which is non-zero iff some lane of x is
- * zero. Internal. */
+/* Whether either bucket word holds fp in one of its four 16-bit slots,
+ * exactly (no has-zero approximation, which would add false positives).
+ * x86-64: one SSE2 compare of both words (as the library's probe); else
+ * the zero-lane test (x - 0x0001..) & ~x & 0x8000.., non-zero iff some
+ * 16-bit lane of x = word ^ broadcast(fp) is zero. Internal. */
+#if defined(__SSE2__)
+static inline bool ccf_inline_probe16(uint64_t a, uint64_t b, uint64_t fp) {
+    __m128i both = _mm_set_epi64x((long long)b, (long long)a);
+    __m128i needle = _mm_set1_epi16((short)fp);
+    return _mm_movemask_epi8(_mm_cmpeq_epi16(both, needle)) != 0;
+}
+#else
 static inline bool ccf_inline_probe16(uint64_t a, uint64_t b, uint64_t fp) {
     const uint64_t ones = UINT64_C(0x0001000100010001), highs = UINT64_C(0x8000800080008000);
     uint64_t needle = fp * ones, x = a ^ needle, y = b ^ needle;
     return (((x - ones) & ~x) | ((y - ones) & ~y)) & highs;
 }
+#endif
 
 /* ccf_contains_hash(v->filter, hash), inlined (see the top of this file). */
 static inline bool ccf_view_contains_hash(const ccf_view *v, uint64_t hash) {
