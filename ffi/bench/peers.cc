@@ -15,7 +15,9 @@
 // looks up the same absent and present keys (at most 2^22 of each), one
 // call per key, median of 5 runs; ours also inline
 // (concurrent_cuckoo_inline.h over a ccf_view) and in bursts of 32
-// (ccf_contains_hash_batch). Prints one markdown table.
+// (ccf_contains_hash_batch). Prints one markdown table. Built with
+// -DCCF_BENCH_NO_VIEW against a library older than ccf_view_v1, it leaves
+// the inline column at 0.
 #include "bench.h"
 
 #include <stdio.h>
@@ -25,7 +27,9 @@
 #include <string>
 
 #include "concurrent_cuckoo.h"
+#ifndef CCF_BENCH_NO_VIEW
 #include "concurrent_cuckoo_inline.h"
+#endif
 
 struct ours_result {
     double fill_mkeys, absent_mkeys, present_mkeys, absent_burst, present_burst, absent_inline,
@@ -69,6 +73,7 @@ static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *abse
         },
         &sink);
     r.false_negatives = present - count_found(one, keys, present);
+#ifndef CCF_BENCH_NO_VIEW
     // The inline lookup of concurrent_cuckoo_inline.h, over a local view.
     const ccf_view view = ccf_view_v1(f);
     auto inl = [view](uint64_t k) { return ccf_view_contains_hash(&view, k); };
@@ -85,6 +90,7 @@ static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *abse
         },
         &sink);
     r.false_negatives += present - count_found(inl, keys, present);
+#endif
     auto bursts = [f](const uint64_t *ks, size_t count) {
         bool answers[BURST];
         size_t found = 0;
@@ -113,6 +119,10 @@ static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *abse
 
 int main(int argc, char **argv) {
     std::vector<int> sizes;
+    // CCF_BENCH_OURS_ONLY=1: skip the peers (a build of an older library
+    // beside a newer one, in the same run).
+    const char *only = getenv("CCF_BENCH_OURS_ONLY");
+    const bool ours_only = only && *only == '1';
     for (int i = 1; i < argc; i++) sizes.push_back(atoi(argv[i]));
     if (sizes.empty()) sizes = {16, 20, 24};
     printf("Single thread, M keys/s (median of %d); 16-bit fingerprints; "
@@ -132,8 +142,11 @@ int main(int argc, char **argv) {
         // Distinct from every key: bench_key is a bijection of its index.
         for (size_t i = 0; i < m; i++) absent[i] = bench_key(lg, n + i);
         ours_result o = ours_run(keys.data(), n, absent.data(), m);
-        peer_result ff = peer_fastfilter_run(keys.data(), n, absent.data(), m);
-        peer_result ref = peer_reference_run(keys.data(), n, absent.data(), m);
+        peer_result ff = {}, ref = {};
+        if (!ours_only) {
+            ff = peer_fastfilter_run(keys.data(), n, absent.data(), m);
+            ref = peer_reference_run(keys.data(), n, absent.data(), m);
+        }
         double peer_absent = std::max(ff.absent_mkeys, ref.absent_mkeys);
         double peer_present = std::max(ff.present_mkeys, ref.present_mkeys);
         printf("| 2^%d | %zu | absent | %.1f | %.1f | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx |\n",
