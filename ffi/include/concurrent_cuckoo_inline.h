@@ -24,12 +24,18 @@
  * not describe (inline_lookup == 0: 8- or 32-bit fingerprints, filters
  * loaded from format version 1 files), every call goes to the library.
  *
- *   const ccf_view view = ccf_view_v1(filter);  // once; a local copy
+ *   static ccf_view shared;                    // once: shared = ccf_view_v1(f);
+ *   ...
+ *   const ccf_view view = shared;              // in the function that loops
  *   for (...) hits += ccf_view_contains_hash(&view, hashes[i]);
  *
  * The view is valid as long as the filter (a filter never moves its
- * table). Copy it into a local const variable before the loop, as above,
- * so the compiler keeps its fields in registers.
+ * table). Copy it into a local variable of the function that loops, as
+ * above, and pass only that local's address to these inline functions:
+ * then the compiler keeps its fields in registers. A view it reaches
+ * through a pointer, or the very variable ccf_view_v1 returned into, is
+ * memory another thread could write, which it must load again after the
+ * lookup's acquire load, for every key (5 loads a key in ffi/bench).
  */
 #ifndef CONCURRENT_CUCKOO_INLINE_H
 #define CONCURRENT_CUCKOO_INLINE_H

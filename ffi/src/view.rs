@@ -19,8 +19,9 @@ use crate::{ccf_filter, filter_ref, guard};
 /// fail to link instead of misreading each other).
 ///
 /// Read-only and valid as long as the filter: a filter never moves its
-/// table. Copy it into a local variable before a hot loop, so the compiler
-/// keeps its fields in registers.
+/// table. Copy it into a local variable of the function with the hot loop
+/// (not the variable this call returned into), so the compiler keeps its
+/// fields in registers (see `concurrent_cuckoo_inline.h`).
 ///
 /// `inline_lookup` is 1 for tables with 16-bit fingerprints and finalized
 /// hashes (every filter made by `ccf_new*`, and those loaded from files
