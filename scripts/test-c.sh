@@ -14,6 +14,9 @@
 #    AddressSanitizer + UBSan, and runs both, between the Rust interop
 #    example's `write` (a filter saved by Rust, loaded by C) and `check` (the
 #    filter C saved, checked by Rust);
+# 4b. builds ffi/tests/test_view.c the same way (static library), with
+#    and without the header's SSE2 probe, and runs both: concurrent_cuckoo_inline.h's lookup against ccf_contains_hash, and
+#    under concurrent writers;
 # 5. builds ffi/tests/test_limits.c (no sanitizers) and runs it under
 #    `ulimit -v` on the oversized files `interop hostile` writes: every
 #    loader must refuse them as corrupt before reserving memory;
@@ -89,6 +92,13 @@ for kind in static shared; do
         tests/data "$out/tmp/$kind"
     "$interop" check "$out/tmp/$kind/from-c.ccf"
 done
+
+step "ffi/tests/test_view.c: the inline lookup (concurrent_cuckoo_inline.h) agrees with the library, under writers too"
+gcc "${cflags[@]}" ffi/tests/test_view.c "${static_libs[@]}" -lm -pthread -o "$out/test_view"
+"$out/test_view" tests/data
+# The header's portable probe (the one non-x86 targets compile) on this machine.
+gcc "${cflags[@]}" -U__SSE2__ ffi/tests/test_view.c "${static_libs[@]}" -lm -pthread -o "$out/test_view_portable"
+"$out/test_view_portable" tests/data
 
 step "untrusted sizes: loaders refuse oversized claims under ulimit -v (1 GiB)"
 # No sanitizers here: ASan's shadow memory needs more address space than

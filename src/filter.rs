@@ -396,6 +396,27 @@ impl<S: BuildHasher> CuckooFilter<S> {
         (self.contains_fn)(&self.table, hash)
     }
 
+    /// Starts loading the two buckets [`contains_hash`](Self::contains_hash)
+    /// of `hash` will read, and returns at once: a hint, with no effect on
+    /// any answer. A loop that looks keys up one at a time, with work
+    /// between them, prefetches a key a few iterations before it looks it
+    /// up, so the cache misses of several keys overlap (as DPDK's
+    /// `rte_hash_prefetch` lets a dataplane do); bursts known in advance
+    /// are better served by [`contains_hash_batch`](Self::contains_hash_batch).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert_hash(7)?;
+    /// filter.prefetch_hash(7);
+    /// assert!(filter.contains_hash(7));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[inline]
+    pub fn prefetch_hash(&self, hash: u64) {
+        with_table!(&self.table, t => t.prefetch(&t.locate(hash)));
+    }
+
     /// [`remove`](Self::remove) for a precomputed hash.
     ///
     /// ```

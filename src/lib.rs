@@ -262,6 +262,8 @@ mod sync;
 mod table;
 #[cfg(test)]
 mod test_rng;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod view;
 
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
@@ -274,6 +276,9 @@ pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use storage::{set_table_memory, TableMemory};
+#[cfg(not(concurrent_cuckoo_loom))]
+#[doc(hidden)]
+pub use view::LookupView;
 
 /// Lookups on the calling thread that had to retry because a move went
 /// through one of their buckets: `(failed optimistic attempts, lookups that

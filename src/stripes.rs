@@ -204,6 +204,13 @@ impl Stripes {
         self.version_word(a, b).load(Ordering::Acquire)
     }
 
+    /// The version words and their count (a power of two), for a reader
+    /// outside the crate that runs the lookup protocol itself (`view.rs`).
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn version_words(&self) -> (*const AtomicU64, usize) {
+        (self.versions.as_ptr(), self.versions.len())
+    }
+
     /// The version of the pair `{a, b}`, loaded with acquire: bucket loads
     /// that follow see every store that preceded a bump this load observed.
     /// [`VersionSnapshot::unchanged`] re-reads it.

@@ -262,6 +262,56 @@ typedef struct ccf_filter_stats {
   uint64_t path_lengths[6];
 } ccf_filter_stats;
 
+/**
+ * What `concurrent_cuckoo_inline.h` needs to look keys up in a filter
+ * inline, layout version 1 (`ccf_view_v1`; a changed layout will come from
+ * a function with a new name, so a header and a library that disagree
+ * fail to link instead of misreading each other).
+ *
+ * Read-only and valid as long as the filter: a filter never moves its
+ * table. Copy it into a local variable of the function with the hot loop
+ * (not the variable this call returned into), so the compiler keeps its
+ * fields in registers (see `concurrent_cuckoo_inline.h`).
+ *
+ * `inline_lookup` is 1 for tables with 16-bit fingerprints and finalized
+ * hashes (every filter made by `ccf_new*`, and those loaded from files
+ * they saved); then bucket `i < bucket_count` is the atomic `uint64_t` at
+ * `buckets + i`, its slot `s` in bits `16 s` to `16 s + 15`, and the
+ * version of the bucket pair `{a, b}` the atomic `uint64_t` at `versions
+ * + (((a ^ b) >> 1) & version_mask)`. Otherwise it is 0, the other
+ * fields but `filter` are zero, and the inline functions call the library.
+ */
+typedef struct ccf_view {
+  /**
+   * The filter, for lookups the inline code hands back to the library.
+   */
+  const struct ccf_filter *filter;
+  /**
+   * 1 if the inline lookup applies, 0 if every lookup calls the library.
+   */
+  uint32_t inline_lookup;
+  /**
+   * Always 0 (padding, named so the layout is explicit).
+   */
+  uint32_t reserved;
+  /**
+   * The first bucket word.
+   */
+  const uint64_t *buckets;
+  /**
+   * Buckets in the table: even, from 2 to 2^32.
+   */
+  uint64_t bucket_count;
+  /**
+   * The first version word.
+   */
+  const uint64_t *versions;
+  /**
+   * Version words minus one (their count is a power of two).
+   */
+  uint64_t version_mask;
+} ccf_view;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1308,6 +1358,31 @@ enum ccf_status ccf_stats(const struct ccf_filter *f,
  * freed.
  */
 const char *ccf_status_message(ccf_status status);
+
+/**
+ * The view of `f` for `concurrent_cuckoo_inline.h` (see `ccf_view`).
+ * Always usable: for a NULL `f`, or a table the inline lookup does not
+ * handle, `inline_lookup` is 0 and the inline functions call
+ * `ccf_contains_hash` and `ccf_prefetch_hash`, which answer exactly as
+ * for any filter (false for NULL).
+ *
+ * # Safety
+ * `f` is NULL or a live filter; the view is used only while it lives.
+ */
+struct ccf_view ccf_view_v1(const struct ccf_filter *f);
+
+/**
+ * Starts loading the two buckets `ccf_contains_hash(f, hash)` will read,
+ * and returns at once; a hint that changes no answer. A loop that looks
+ * keys up one at a time prefetches a key a few iterations ahead, so the
+ * cache misses of several keys overlap (as DPDK's `rte_hash_prefetch`);
+ * bursts known in advance are better served by `ccf_contains_hash_batch`.
+ * NULL `f` does nothing.
+ *
+ * # Safety
+ * `f` is NULL or a live filter.
+ */
+void ccf_prefetch_hash(const struct ccf_filter *f, uint64_t hash);
 
 #ifdef __cplusplus
 }  // extern "C"

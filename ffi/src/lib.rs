@@ -36,6 +36,7 @@ pub mod persist;
 pub mod scalable;
 pub mod stats;
 pub mod status;
+pub mod view;
 
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter};
 use core::ffi::{c_char, c_void};

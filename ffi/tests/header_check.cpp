@@ -2,6 +2,7 @@
 // link: scripts/test-c.sh builds this with g++ -std=c++17 -Wall -Wextra
 // -Werror against the shared library and runs it.
 #include "concurrent_cuckoo.h"
+#include "concurrent_cuckoo_inline.h"
 
 #include <cstdio>
 #include <cstring>
@@ -46,6 +47,12 @@ int main() {
     bool removed[2] = {false, false};
     REQUIRE(ccf_remove_hash_batch(f, hashes, 2, removed) == CCF_OK && removed[0] && removed[1]);
     REQUIRE(ccf_remove_batch(f, keys, lens, 1, nullptr) == CCF_OK);
+    // The inline lookup (concurrent_cuckoo_inline.h) compiles as C++.
+    const ccf_view view = ccf_view_v1(f);
+    REQUIRE(view.inline_lookup == 1);
+    ccf_view_prefetch_hash(&view, hashes[0]);
+    ccf_prefetch_hash(f, hashes[0]);
+    REQUIRE(ccf_view_contains_hash(&view, hashes[0]) == ccf_contains_hash(f, hashes[0]));
     ccf_filter_stats stats;
     REQUIRE(ccf_stats(f, &stats, sizeof(ccf_filter_stats)) == CCF_OK);
     REQUIRE(stats.len == ccf_len(f) && stats.inserts - stats.removes == stats.len);
