@@ -156,18 +156,93 @@ pub fn total_size(inputs: &[PathBuf]) -> Option<u64> {
     Some(total)
 }
 
-/// Opens an input: a file or stdin, decompressed if it starts with the
-/// gzip magic.
-fn open(path: &Path, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read + Send>> {
-    let name = name_of(path);
-    let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-        Box::new(io::stdin())
-    } else {
-        let file = File::open(path).context(|| format!("cannot open {name}"))?;
-        if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-            return Err(Failure::new(format!("{name} is a directory")));
+/// An input opened before any is read, so that a missing one is
+/// reported before the work, not after it.
+pub struct Source {
+    path: PathBuf,
+    /// `None`: stdin.
+    file: Option<File>,
+}
+
+/// Opens every input (stdin only says it is there).
+pub fn open_all(inputs: &[PathBuf]) -> Result<Vec<Source>> {
+    inputs
+        .iter()
+        .map(|path| {
+            if path.as_os_str() == "-" {
+                return Ok(Source {
+                    path: path.clone(),
+                    file: None,
+                });
+            }
+            let name = name_of(path);
+            let file = File::open(path).context(|| format!("cannot open {name}"))?;
+            if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                return Err(Failure::new(format!("{name} is a directory")));
+            }
+            Ok(Source {
+                path: path.clone(),
+                file: Some(file),
+            })
+        })
+        .collect()
+}
+
+/// Fails when `output` is the same file as one of the inputs (same device
+/// and inode, whatever the paths), which the build would replace.
+pub fn refuse_output_among(inputs: &[Source], output: &Path) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(()); // a new file is no input
+    };
+    for source in inputs {
+        let Some(file) = &source.file else { continue };
+        if let Ok(meta) = file.metadata() {
+            if same_file(&meta, &out) {
+                return Err(Failure::new(format!(
+                    "{} is also an input ({}): refusing to replace it; name another output",
+                    output.display(),
+                    source.path.display()
+                )));
+            }
         }
-        Box::new(file)
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// `--delimiter` as typed in a shell: one ASCII character, or `\t` /
+/// `tab` for a tab (a literal tab is awkward to type).
+pub fn parse_delimiter(s: &str) -> Result<u8> {
+    match s {
+        "\\t" | "tab" | "TAB" => Ok(b'\t'),
+        _ => match s.as_bytes() {
+            [b] if b.is_ascii() => Ok(*b),
+            _ => Err(Failure::new(format!(
+                "--delimiter {s:?}: one ASCII character, or '\\t' for a tab"
+            ))),
+        },
+    }
+}
+
+/// Starts reading an input, decompressed if it starts with the gzip magic.
+fn open(source: Source, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read + Send>> {
+    let name = name_of(&source.path);
+    let raw: Box<dyn Read + Send> = match source.file {
+        None => Box::new(io::stdin()),
+        Some(file) => Box::new(file),
     };
     let mut buffered = BufReader::with_capacity(
         1 << 20,
@@ -192,15 +267,16 @@ fn open(path: &Path, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read +
 /// Reads every input in order and hands its items to `sink`, a batch at
 /// a time. Stops at the first error, or when `sink` returns `false`.
 pub fn read_all(
-    inputs: &[PathBuf],
+    inputs: Vec<Source>,
     format: &Format,
     max_len: usize,
     progress: &indicatif::ProgressBar,
     mut sink: impl FnMut(Batch) -> bool,
 ) -> Result<()> {
-    for path in inputs {
-        let name: Arc<str> = name_of(path).into();
-        let reader = open(path, progress)?;
+    for source in inputs {
+        let path = source.path.clone();
+        let name: Arc<str> = name_of(&path).into();
+        let reader = open(source, progress)?;
         let go_on = match format {
             Format::Lines => read_lines(reader, &name, max_len, &mut sink)?,
             Format::Column {
@@ -208,7 +284,7 @@ pub fn read_all(
                 header,
                 delimiter,
             } => {
-                let delimiter = delimiter.unwrap_or_else(|| default_delimiter(path));
+                let delimiter = delimiter.unwrap_or_else(|| default_delimiter(&path));
                 read_column(
                     reader, &name, column, *header, delimiter, max_len, &mut sink,
                 )?
@@ -333,7 +409,10 @@ fn read_column(
                 .iter()
                 .position(|field| field == wanted.as_bytes())
                 .ok_or_else(|| {
-                    Failure::new(format!("{name}: the header row has no column {wanted:?}"))
+                    Failure::new(format!(
+                        "{name}: the header row has no column {wanted:?} (delimiter {:?})",
+                        delimiter as char
+                    ))
                 })?
         }
     };
@@ -343,8 +422,9 @@ fn read_column(
         let field = record.get(index).ok_or_else(|| {
             let line = record.position().map_or(0, |p| p.line());
             Failure::new(format!(
-                "{name}: the record on line {line} has {} fields, no column {}",
+                "{name}: the record on line {line} has {} fields (delimiter {:?}), no column {}",
                 record.len(),
+                delimiter as char,
                 index + 1
             ))
         })?;
