@@ -35,7 +35,9 @@ enum Target {
 }
 
 impl Target {
-    fn new(args: &BuildArgs) -> Result<Self> {
+    /// `counted`: the inputs' line count, the size of a fixed filter built
+    /// without `--capacity`.
+    fn new(args: &BuildArgs, counted: Option<u64>) -> Result<Self> {
         let built = if args.grow {
             let mut b = ScalableCuckooFilter::builder()
                 .initial_capacity(args.capacity.unwrap_or(DEFAULT_INITIAL_CAPACITY));
@@ -47,12 +49,17 @@ impl Target {
             }
             b.build().map(Self::Grow)
         } else {
-            let capacity = args.capacity.ok_or_else(|| {
-                Failure::new(
-                    "give the filter a size: --capacity N (a fixed filter) \
-                     or --grow (a growing one)",
-                )
-            })?;
+            let capacity = match (args.capacity, counted) {
+                (Some(n), _) => n,
+                (None, Some(lines)) => usize::try_from(lines.max(1)).unwrap_or(usize::MAX),
+                (None, None) => {
+                    return Err(Failure::new(
+                        "give the filter a size: --capacity N (a fixed filter) or --grow \
+                         (a growing one); without either, every input must be a regular, \
+                         uncompressed file (its lines are counted)",
+                    ))
+                }
+            };
             let mut b = CuckooFilter::builder().capacity(capacity);
             if let Some(rate) = args.error_rate {
                 b = b.false_positive_rate(rate);
@@ -176,7 +183,12 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     // opened, the output created (and not one of the inputs).
     let sources = input::open_all(&args.inputs)?;
     input::refuse_output_among(&sources, &args.output)?;
-    let target = Target::new(args)?;
+    let counted = if args.capacity.is_none() && !args.grow {
+        count_lines(&sources, args.quiet)?
+    } else {
+        None
+    };
+    let target = Target::new(args, counted)?;
     let mut output = Output::create(&args.output)?;
     let started = Instant::now();
     let bar = progress::bytes(input::total_size(&args.inputs), args.quiet);
@@ -290,6 +302,24 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The inputs' lines, counted in one extra pass over them (for a fixed
+/// filter built without `--capacity`), said on stderr with what the pass
+/// cost; `None` where an input cannot be counted before it is read.
+fn count_lines(sources: &[input::Source], quiet: bool) -> Result<Option<u64>> {
+    let started = Instant::now();
+    let Some(lines) = input::count_lines(sources)? else {
+        return Ok(None);
+    };
+    if !quiet {
+        eprintln!(
+            "counted {} lines in {:.2} s (one extra pass over the input): --capacity {lines}",
+            thousands(lines),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(Some(lines))
 }
 
 /// Counts the bytes written through it (the file's size, for the summary,

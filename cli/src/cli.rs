@@ -26,7 +26,27 @@ pub enum Command {
     Query(QueryArgs),
     Push(PushArgs),
     Pull(PullArgs),
+    Completions(CompletionsArgs),
+    Man(ManArgs),
 }
+
+/// Print a completion script for a shell.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ccf completions bash > ~/.local/share/bash-completion/completions/ccf
+  ccf completions zsh > ~/.zfunc/_ccf
+  ccf completions fish > ~/.config/fish/completions/ccf.fish")]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Print the manual page (roff) of `ccf`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ccf man > ~/.local/share/man/man1/ccf.1
+  ccf man | man -l -")]
+pub struct ManArgs {}
 
 /// Build a filter from items: lines of files or stdin, or one column of a
 /// CSV/TSV file, gzip read transparently.
@@ -54,8 +74,10 @@ pub struct BuildArgs {
     pub output: PathBuf,
 
     /// A fixed filter for this many items (`1e9` and `100M` work too). A
-    /// full filter is an error that says how many items went in. With
-    /// `--grow`: the first level's capacity.
+    /// full filter is an error that says how many items went in. Without
+    /// it (and without `--grow`), the inputs' lines are counted first (one
+    /// extra pass; regular, uncompressed files only). With `--grow`: the
+    /// first level's capacity (default 1048576).
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub capacity: Option<usize>,
 
@@ -65,11 +87,14 @@ pub struct BuildArgs {
     pub grow: bool,
 
     /// Target false-positive rate: picks the fingerprint width (fixed
-    /// filter) or the per-level bound (growing filter).
+    /// filter) or the bound over every level (growing filter). Default:
+    /// 16-bit fingerprints, a bound of 0.0122% (fixed); 0.1% over every
+    /// level (growing).
     #[arg(long, value_name = "RATE")]
     pub error_rate: Option<f64>,
 
-    /// Fingerprint width: 8, 16 or 32 bits (fixed filter only).
+    /// Fingerprint width: 8, 16 or 32 bits (fixed filter only; default 16,
+    /// a false-positive bound of 0.0122%).
     #[arg(long, value_name = "BITS", conflicts_with_all = ["error_rate", "grow"])]
     pub fingerprint_bits: Option<u32>,
 

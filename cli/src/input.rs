@@ -188,6 +188,49 @@ pub fn open_all(inputs: &[PathBuf]) -> Result<Vec<Source>> {
         .collect()
 }
 
+/// Lines in every input (a last line without its newline counted), in
+/// one pass, each file rewound after: an upper bound on the items, as
+/// empty lines are skipped and a CSV record may span lines. `None` when an
+/// input is stdin, not a regular file, or gzip (only reading it tells).
+pub fn count_lines(sources: &[Source]) -> Result<Option<u64>> {
+    use std::io::{Seek, SeekFrom};
+    let mut total = 0u64;
+    for source in sources {
+        let Some(mut file) = source.file.as_ref() else {
+            return Ok(None);
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Ok(None);
+        }
+        let name = name_of(&source.path);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut first = true;
+        let mut last = b'\n';
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Failure::new(format!("cannot read {name}: {e}"))),
+            };
+            if first && buf[..n].starts_with(&GZIP_MAGIC) {
+                file.seek(SeekFrom::Start(0))
+                    .context(|| format!("cannot rewind {name}"))?;
+                return Ok(None);
+            }
+            first = false;
+            total += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+            last = buf[n - 1];
+        }
+        if last != b'\n' {
+            total += 1;
+        }
+        file.seek(SeekFrom::Start(0))
+            .context(|| format!("cannot rewind {name}"))?;
+    }
+    Ok(Some(total))
+}
+
 /// Fails when `output` is the same file as one of the inputs (same device
 /// and inode, whatever the paths), which the build would replace.
 pub fn refuse_output_among(inputs: &[Source], output: &Path) -> Result<()> {

@@ -13,6 +13,7 @@ mod build;
 mod cli;
 mod fail;
 mod filter_file;
+mod generate;
 mod info;
 mod input;
 mod progress;
@@ -35,6 +36,8 @@ fn main() -> ExitCode {
         cli::Command::Query(a) => query::run(&a),
         cli::Command::Push(a) => transfer::push(&a).map(|()| ExitCode::SUCCESS),
         cli::Command::Pull(a) => transfer::pull(&a).map(|()| ExitCode::SUCCESS),
+        cli::Command::Completions(a) => generate::completions(a.shell).map(|()| ExitCode::SUCCESS),
+        cli::Command::Man(_) => generate::man().map(|()| ExitCode::SUCCESS),
     };
     match outcome {
         Ok(code) => code,

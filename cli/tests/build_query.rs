@@ -335,3 +335,38 @@ fn help_for_every_subcommand_has_examples() {
             .stdout(predicate::str::contains("Examples:"));
     }
 }
+
+/// Without `--capacity`, regular files are sized by counting their lines
+/// first (said on stderr); stdin and gzip still need a size.
+#[test]
+fn capacity_is_counted_from_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let items = lines("c", 5000);
+    std::fs::write(d.join("a.txt"), &items).unwrap();
+    std::fs::write(d.join("b.txt"), "last line without newline").unwrap();
+    ccf(d)
+        .args(["build", "a.txt", "b.txt", "-o", "f.ccf"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("counted 5,001 lines"));
+    query_all_present(d, "f.ccf", &items);
+    ccf(d)
+        .args(["query", "f.ccf", "last line without newline"])
+        .assert()
+        .code(0);
+    ccf(d)
+        .args(["build", "-", "-o", "g.ccf"])
+        .write_stdin(items.clone())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--capacity"));
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(items.as_bytes()).unwrap();
+    std::fs::write(d.join("a.txt.gz"), gz.finish().unwrap()).unwrap();
+    ccf(d)
+        .args(["build", "a.txt.gz", "-o", "g.ccf"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("uncompressed"));
+}

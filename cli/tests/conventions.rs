@@ -255,3 +255,29 @@ fn the_readme_examples_work() {
     }
     assert!(queried);
 }
+
+/// `ccf completions SHELL` and `ccf man` come from the command line's own
+/// definition.
+#[test]
+fn completions_and_man_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (shell, marker) in [
+        ("bash", "_ccf()"),
+        ("zsh", "#compdef ccf"),
+        ("fish", "complete -c ccf"),
+    ] {
+        ccf(d)
+            .args(["completions", shell])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(marker))
+            .stdout(predicate::str::contains("capacity"));
+    }
+    ccf(d)
+        .arg("man")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(".TH ccf 1"))
+        .stdout(predicate::str::contains("completions"));
+}
