@@ -13,7 +13,7 @@ use crate::fail::{Context, Failure, Result};
 use crate::input::{self, Batch, ColumnRef, Format};
 use crate::progress::{self, thousands};
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter, InsertError, ScalableCuckooFilter};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -243,8 +243,9 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     read?;
     let inserted_in = started.elapsed();
     let name = output.name();
+    // No buffer: the library's encoder already writes in large chunks.
     let mut counted = CountingWriter {
-        inner: BufWriter::with_capacity(1 << 20, &mut output),
+        inner: &mut output,
         bytes: 0,
     };
     target
@@ -252,7 +253,6 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         .and_then(|()| counted.flush())
         .context(|| format!("cannot write {name}"))?;
     let file_size = counted.bytes;
-    drop(counted);
     output.commit()?;
     let total = started.elapsed();
     let items = counts.items.load(Relaxed);

@@ -76,7 +76,8 @@ fn build_errors() {
         "",
         "adir is a directory",
     );
-    fails(d, &build(&["in.txt"]), "", "--capacity N");
+    // No size, and stdin's lines cannot be counted before they are read.
+    fails(d, &build(&["-"]), "k:1\n", "--capacity N");
     // Full: says how many went in; nothing is written.
     fails(
         d,
