@@ -157,6 +157,15 @@ fn query_answers_as_grep_does() {
             serde_json::json!({"item": "nope", "present": false}),
         ]
     );
+    // Stdin gzip-compressed, read as build reads it.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, b"k:1\r\n\nk:2\n").unwrap();
+    ccf(d)
+        .args(["query", "f.ccf", "--show", "count"])
+        .write_stdin(gz.finish().unwrap())
+        .assert()
+        .code(0)
+        .stdout("present\t2\nabsent\t0\n");
     // An item that is not UTF-8, as an argument.
     #[cfg(unix)]
     {
