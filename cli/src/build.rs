@@ -110,6 +110,17 @@ impl Target {
         }
     }
 
+    /// The kind and fingerprint width, before any item.
+    fn kind(&self) -> String {
+        match self {
+            Self::Fixed(f) => format!("a fixed filter, {}-bit fingerprints", f.fingerprint_bits()),
+            Self::Grow(f) => format!(
+                "a growing filter, false-positive bound {}",
+                percent(f.false_positive_rate())
+            ),
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             Self::Fixed(f) => format!(
@@ -190,6 +201,20 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     };
     let target = Target::new(args, counted)?;
     let mut output = Output::create(&args.output)?;
+    let queue = (threads * 2).min(MAX_QUEUED);
+    if args.verbose {
+        let size =
+            input::total_size(&args.inputs).map_or_else(|| "size unknown".into(), progress::size);
+        eprintln!(
+            "building {} from {} input(s) ({size}): {}, capacity {}; {threads} insert \
+             thread(s), at most {queue} batches of {} queued",
+            output.name(),
+            args.inputs.len(),
+            target.kind(),
+            thousands(target.capacity() as u64),
+            progress::size(input::BATCH_BYTES as u64),
+        );
+    }
     let started = Instant::now();
     let bar = progress::bytes(input::total_size(&args.inputs), args.quiet);
     let counts = Counts::default();
@@ -197,7 +222,7 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         flag: AtomicBool::new(false),
         error: Mutex::new(None),
     };
-    let (tx, rx) = crossbeam_channel::bounded::<Batch>((threads * 2).min(MAX_QUEUED));
+    let (tx, rx) = crossbeam_channel::bounded::<Batch>(queue);
     let read = std::thread::scope(|scope| {
         for i in 0..threads {
             let rx = rx.clone();

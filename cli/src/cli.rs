@@ -134,6 +134,11 @@ pub struct BuildArgs {
     /// No progress bar and no summary (errors and warnings still print).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// More detail on stderr: the plan (inputs, threads, queue, filter)
+    /// before the work.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 /// Describe a saved filter: kind, items, capacity, load, fingerprint
@@ -228,6 +233,11 @@ pub struct ServerArgs {
     /// No progress bar and no summary line (errors still print).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// More detail on stderr: the server, the key, the temporary key and
+    /// the chunks.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 /// Load a filter file into a Redis/Valkey key with `CF.LOADCHUNK`

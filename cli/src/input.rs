@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Bytes of input per batch.
-const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 4 << 20;
 
 /// The two bytes every gzip member starts with.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];

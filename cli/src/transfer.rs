@@ -306,6 +306,21 @@ pub fn push(args: &PushArgs) -> Result<()> {
         )));
     }
     let temp = temporary_key(key, args.server.cluster)?;
+    if args.server.verbose {
+        eprintln!(
+            "pushing {} ({}) to key {key:?} ({}): {} chunk(s) of at most {} into temporary \
+             key {temp:?}, {WINDOW} per round trip",
+            filter_file::name_of(&args.file),
+            progress::size(bytes.len() as u64),
+            if existing == "none" {
+                "new"
+            } else {
+                "replaced"
+            },
+            bytes.len().div_ceil(CHUNK),
+            progress::size(CHUNK as u64),
+        );
+    }
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);
     let sent = send_chunks(&mut con, &temp, bytes, &bar);
     bar.finish_and_clear();
@@ -392,6 +407,14 @@ pub fn pull(args: &PullArgs) -> Result<()> {
     let mut out = Output::create(&args.file)?;
     let mut con = connect(&args.url, &args.server)?;
     require_module(con.link(), "CF.SCANDUMP")?;
+    if args.server.verbose {
+        eprintln!(
+            "pulling key {:?} into {} with CF.SCANDUMP (up to {} restarts)",
+            args.key,
+            out.name(),
+            args.retries
+        );
+    }
     let bar = progress::bytes(None, args.server.quiet);
     let mut attempt = 0;
     let total = loop {

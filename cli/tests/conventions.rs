@@ -290,3 +290,41 @@ fn completions_and_man_page() {
         .stdout(predicate::str::contains(".TH ccf 1"))
         .stdout(predicate::str::contains("completions"));
 }
+
+/// `-v` says the plan before the work; it cannot be combined with `-q`.
+#[test]
+fn verbose_says_the_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("in.txt"), lines("k", 100)).unwrap();
+    ccf(d)
+        .args([
+            "build",
+            "in.txt",
+            "--capacity",
+            "100",
+            "--threads",
+            "3",
+            "-v",
+        ])
+        .args(["-o", "f.ccf"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("building f.ccf from 1 input(s) ("))
+        .stderr(predicate::str::contains(
+            "3 insert thread(s), at most 6 batches",
+        ));
+    ccf(d)
+        .args([
+            "build",
+            "in.txt",
+            "--capacity",
+            "100",
+            "-v",
+            "-q",
+            "-o",
+            "f.ccf",
+        ])
+        .assert()
+        .code(2);
+}

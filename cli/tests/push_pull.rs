@@ -471,10 +471,11 @@ fn push_and_pull_through_stdin_and_stdout() {
     let url = server.url();
     let file = build(d, "f.ccf", &lines("a", 1000), &["--capacity", "1000"]);
     ccf(d)
-        .args(["push", "-", &url, "k"])
+        .args(["push", "-", &url, "k", "-v"])
         .write_stdin(file.clone())
         .assert()
-        .success();
+        .success()
+        .stderr(predicate::str::contains("1 chunk(s) of at most 1.00 MiB"));
     ccf(d)
         .args(["pull", &url, "k", "-", "-q"])
         .assert()
