@@ -119,7 +119,9 @@ fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
         probe.local_addr().unwrap().port()
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new("redis-server");
+    // `CCF_SERVER`: another server binary (scripts/test-redis.sh's Valkey).
+    let binary = std::env::var_os("CCF_SERVER").unwrap_or_else(|| "redis-server".into());
+    let mut cmd = Command::new(binary);
     cmd.args([
         "--port",
         &port.to_string(),
