@@ -153,7 +153,9 @@ pub struct InfoArgs {
     /// stdin.
     pub file: PathBuf,
 
-    /// One JSON object on stdout.
+    /// One JSON object on stdout. `fingerprint_bits` is the first
+    /// level's (a fixed filter's only one); `level_details` gives every
+    /// level's items, capacity, fingerprint bits and memory.
     #[arg(long)]
     pub json: bool,
 }
