@@ -191,16 +191,17 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Everything that can fail before the work does so now: the inputs
-    // opened, the output created (and not one of the inputs).
+    // opened, the output created (and not one of the inputs), before the
+    // lines are counted or the filter's memory is taken.
     let sources = input::open_all(&args.inputs)?;
     input::refuse_output_among(&sources, &args.output)?;
+    let mut output = Output::create(&args.output)?;
     let counted = if args.capacity.is_none() && !args.grow {
         count_lines(&sources, args.quiet)?
     } else {
         None
     };
     let target = Target::new(args, counted)?;
-    let mut output = Output::create(&args.output)?;
     let queue = (threads * 2).min(MAX_QUEUED);
     if args.verbose {
         let size =
