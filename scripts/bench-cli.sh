@@ -75,7 +75,7 @@ for round in $(seq "$rounds"); do
     t1=$(now)
     build_all+=("$(secs "$t0" "$t1")")
     build_cpu_all+=("$(cat "$cpu_file")")
-    "$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -o "$dir/f.ccf" >"$dir/build.txt"
+    "$ccf" build "$dir/items.txt" --capacity "$n" --threads "$threads" -o "$dir/f.ccf" 2>"$dir/build.txt"
     ri_all+=("$(awk '/time/ { gsub(/[(]/, ""); for (i = 1; i <= NF; i++) if ($i == "insert") print $(i+1) }' "$dir/build.txt")")
     file_bytes=$(stat -c %s "$dir/f.ccf")
 

@@ -32,7 +32,8 @@
 # then, for each server (CCF_SERVER names its binary for the tests):
 # 3. runs the Rust test that pulls filters out of a live server with
 #    CF.SCANDUMP and opens them with FrozenFilter::from_bytes (on Redis,
-#    with the crate's other tests);
+#    with the crate's other tests), and on Valkey `ccf push` / `ccf pull`
+#    (cli/tests/push_pull.rs; on Redis scripts/test.sh runs them);
 # 4. runs redis/tests/python (pytest): every command and error in RESP2
 #    and RESP3, growth, persistence (RDB, AOF, DUMP/RESTORE, COPY),
 #    replication, a three-node cluster migrating a slot, hostile input,
@@ -115,6 +116,8 @@ run_server() { # NAME
     elif [[ $name != redis ]]; then
         step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes"
         CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis --test scandump
+        step "[$name] Rust: ccf push and pull (cli/tests/push_pull.rs, CCF_SERVER)"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p ccf --test push_pull
     fi
 
     step "[$name] redis/tests/python: commands, growth, persistence, replication, cluster, hostile input, vs RedisBloom"

@@ -7,14 +7,20 @@
 //! buckets), so parsing and inserting run in parallel and the filter,
 //! shared through `&self`, takes every thread's inserts at once.
 
+use crate::atomic::Output;
 use crate::cli::BuildArgs;
 use crate::fail::{Context, Failure, Result};
 use crate::input::{self, Batch, ColumnRef, Format};
 use crate::progress::{self, thousands};
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter, InsertError, ScalableCuckooFilter};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{mpsc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
+
+/// Batches waiting for an insert thread, at most: with 4 MiB batches, the
+/// queue holds at most 64 MiB however many threads there are.
+const MAX_QUEUED: usize = 16;
 
 /// First level of a growing filter when `--capacity` is not given.
 const DEFAULT_INITIAL_CAPACITY: usize = 1 << 20;
@@ -29,7 +35,9 @@ enum Target {
 }
 
 impl Target {
-    fn new(args: &BuildArgs) -> Result<Self> {
+    /// `counted`: the inputs' line count, the size of a fixed filter built
+    /// without `--capacity`.
+    fn new(args: &BuildArgs, counted: Option<u64>) -> Result<Self> {
         let built = if args.grow {
             let mut b = ScalableCuckooFilter::builder()
                 .initial_capacity(args.capacity.unwrap_or(DEFAULT_INITIAL_CAPACITY));
@@ -41,12 +49,17 @@ impl Target {
             }
             b.build().map(Self::Grow)
         } else {
-            let capacity = args.capacity.ok_or_else(|| {
-                Failure::new(
-                    "give the filter a size: --capacity N (a fixed filter) \
-                     or --grow (a growing one)",
-                )
-            })?;
+            let capacity = match (args.capacity, counted) {
+                (Some(n), _) => n,
+                (None, Some(lines)) => usize::try_from(lines.max(1)).unwrap_or(usize::MAX),
+                (None, None) => {
+                    return Err(Failure::new(
+                        "give the filter a size: --capacity N (a fixed filter) or --grow \
+                         (a growing one); without either, every input must be a regular, \
+                         uncompressed file (its lines are counted)",
+                    ))
+                }
+            };
             let mut b = CuckooFilter::builder().capacity(capacity);
             if let Some(rate) = args.error_rate {
                 b = b.false_positive_rate(rate);
@@ -90,10 +103,21 @@ impl Target {
         }
     }
 
-    fn write_to_path(&self, path: &std::path::Path) -> std::io::Result<()> {
+    fn write_to(&self, out: impl Write) -> std::io::Result<()> {
         match self {
-            Self::Fixed(f) => f.write_to_path(path),
-            Self::Grow(f) => f.write_to_path(path),
+            Self::Fixed(f) => f.write_to(out),
+            Self::Grow(f) => f.write_to(out),
+        }
+    }
+
+    /// The kind and fingerprint width, before any item.
+    fn kind(&self) -> String {
+        match self {
+            Self::Fixed(f) => format!("a fixed filter, {}-bit fingerprints", f.fingerprint_bits()),
+            Self::Grow(f) => format!(
+                "a growing filter, false-positive bound {}",
+                percent(f.false_positive_rate())
+            ),
         }
     }
 
@@ -155,23 +179,43 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         Some(c) => Format::Column {
             column: ColumnRef::parse(c)?,
             header: args.header,
-            delimiter: match args.delimiter {
-                None => None,
-                Some(c) if c.is_ascii() => Some(c as u8),
-                Some(c) => {
-                    return Err(Failure::new(format!(
-                        "--delimiter {c:?}: only an ASCII character"
-                    )))
-                }
-            },
+            delimiter: args
+                .delimiter
+                .as_deref()
+                .map(input::parse_delimiter)
+                .transpose()?,
         },
     };
     let threads = match args.threads {
-        Some(0) => return Err(Failure::new("--threads: at least 1")),
-        Some(n) => n,
+        Some(n) => usize::from(n),
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let target = Target::new(args)?;
+    // Everything that can fail before the work does so now: the inputs
+    // opened, the output created (and not one of the inputs), before the
+    // lines are counted or the filter's memory is taken.
+    let sources = input::open_all(&args.inputs)?;
+    input::refuse_output_among(&sources, &args.output)?;
+    let mut output = Output::create(&args.output)?;
+    let counted = if args.capacity.is_none() && !args.grow {
+        count_lines(&sources, args.quiet)?
+    } else {
+        None
+    };
+    let target = Target::new(args, counted)?;
+    let queue = (threads * 2).min(MAX_QUEUED);
+    if args.verbose {
+        let size =
+            input::total_size(&args.inputs).map_or_else(|| "size unknown".into(), progress::size);
+        eprintln!(
+            "building {} from {} input(s) ({size}): {}, capacity {}; {threads} insert \
+             thread(s), at most {queue} batches of {} queued",
+            output.name(),
+            args.inputs.len(),
+            target.kind(),
+            thousands(target.capacity() as u64),
+            progress::size(input::BATCH_BYTES as u64),
+        );
+    }
     let started = Instant::now();
     let bar = progress::bytes(input::total_size(&args.inputs), args.quiet);
     let counts = Counts::default();
@@ -179,22 +223,41 @@ pub fn run(args: &BuildArgs) -> Result<()> {
         flag: AtomicBool::new(false),
         error: Mutex::new(None),
     };
-    let (tx, rx) = mpsc::sync_channel::<Batch>(threads * 2);
-    let rx = Mutex::new(rx);
+    let (tx, rx) = crossbeam_channel::bounded::<Batch>(queue);
     let read = std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| insert_worker(&rx, &target, args, &counts, &stop));
+        for i in 0..threads {
+            let rx = rx.clone();
+            let (target, counts, stop) = (&target, &counts, &stop);
+            let spawned = std::thread::Builder::new()
+                .name(format!("insert-{i}"))
+                .spawn_scoped(scope, move || {
+                    insert_worker(&rx, target, args, counts, stop)
+                });
+            if let Err(e) = spawned {
+                stop.set(Failure::new(format!(
+                    "cannot start insert thread {} of {threads}: {e} (try fewer --threads)",
+                    i + 1
+                )));
+                break;
+            }
         }
-        let read = input::read_all(&args.inputs, &format, args.max_line, &bar, |batch| {
-            let items = counts.items.load(Relaxed);
-            let rate = items as f64 / started.elapsed().as_secs_f64().max(1e-3);
-            bar.set_message(format!(
-                "{} items, {} items/s",
-                thousands(items),
-                thousands(rate as u64)
-            ));
-            !stop.is_set() && tx.send(batch).is_ok()
-        });
+        // Only the threads hold receivers now: once they have all stopped,
+        // a send fails instead of waiting for room forever.
+        drop(rx);
+        let read = if stop.is_set() {
+            Ok(())
+        } else {
+            input::read_all(sources, &format, args.max_line, &bar, |batch| {
+                let items = counts.items.load(Relaxed);
+                let rate = items as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                bar.set_message(format!(
+                    "{} items, {} items/s",
+                    thousands(items),
+                    thousands(rate as u64)
+                ));
+                !stop.is_set() && tx.send(batch).is_ok()
+            })
+        };
         drop(tx);
         read
     });
@@ -205,37 +268,58 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     }
     read?;
     let inserted_in = started.elapsed();
+    let name = output.name();
+    // No buffer: the library's encoder already writes in large chunks.
+    let mut counted = CountingWriter {
+        inner: &mut output,
+        bytes: 0,
+    };
     target
-        .write_to_path(&args.output)
-        .context(|| format!("cannot write {}", args.output.display()))?;
+        .write_to(&mut counted)
+        .and_then(|()| counted.flush())
+        .context(|| format!("cannot write {name}"))?;
+    let file_size = counted.bytes;
+    output.commit()?;
     let total = started.elapsed();
+    let items = counts.items.load(Relaxed);
+    let stored = target.len() as u64;
+    if stored == 0 {
+        // Said even with --quiet: the file is of little use.
+        eprintln!(
+            "ccf: warning: no items in the input: {name} holds an empty filter, which \
+             `ccf push` can load but `ccf pull` can never bring back (a filter with no \
+             items has no dump)"
+        );
+    }
     if !args.quiet {
-        let items = counts.items.load(Relaxed);
-        let stored = target.len() as u64;
-        let file_size = std::fs::metadata(&args.output).map_or(0, |m| m.len());
-        println!("wrote {}: {}", args.output.display(), target.describe());
-        println!("  items read     {}", thousands(items));
-        println!(
+        // All on stderr: stdout may be the filter itself (`-o -`).
+        eprintln!("wrote {name}: {}", target.describe());
+        eprintln!("  items read     {}", thousands(items));
+        eprintln!(
             "  stored         {} (capacity {})",
             thousands(stored),
             thousands(target.capacity() as u64)
         );
         if args.unique {
-            println!(
+            eprintln!(
                 "  duplicates     {} (already present, skipped)",
                 thousands(counts.duplicates.load(Relaxed))
             );
         }
-        println!(
+        eprintln!(
             "  refused        {} (a key's copies were at the limit)",
             thousands(counts.refused.load(Relaxed))
         );
-        println!(
-            "  file           {} ({:.2} bytes per stored item)",
-            progress::size(file_size),
-            file_size as f64 / stored.max(1) as f64
-        );
-        println!(
+        if stored > 0 {
+            eprintln!(
+                "  file           {} ({:.2} bytes per stored item)",
+                progress::size(file_size),
+                file_size as f64 / stored as f64
+            );
+        } else {
+            eprintln!("  file           {}", progress::size(file_size));
+        }
+        eprintln!(
             "  time           {:.2} s (read and insert {:.2} s, write {:.2} s), {} items/s",
             total.as_secs_f64(),
             inserted_in.as_secs_f64(),
@@ -246,10 +330,47 @@ pub fn run(args: &BuildArgs) -> Result<()> {
     Ok(())
 }
 
+/// The inputs' lines, counted in one extra pass over them (for a fixed
+/// filter built without `--capacity`), said on stderr with what the pass
+/// cost; `None` where an input cannot be counted before it is read.
+fn count_lines(sources: &[input::Source], quiet: bool) -> Result<Option<u64>> {
+    let started = Instant::now();
+    let Some(lines) = input::count_lines(sources)? else {
+        return Ok(None);
+    };
+    if !quiet {
+        eprintln!(
+            "counted {} lines in {:.2} s (one extra pass over the input): --capacity {lines}",
+            thousands(lines),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(Some(lines))
+}
+
+/// Counts the bytes written through it (the file's size, for the summary,
+/// also when the file is stdout).
+struct CountingWriter<W> {
+    inner: W,
+    bytes: u64,
+}
+
+impl<W: Write> Write for CountingWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// One insert thread: takes batches until the reader is done or someone
 /// failed.
 fn insert_worker(
-    rx: &Mutex<mpsc::Receiver<Batch>>,
+    rx: &crossbeam_channel::Receiver<Batch>,
     target: &Target,
     args: &BuildArgs,
     counts: &Counts,
@@ -258,13 +379,7 @@ fn insert_worker(
     // Items per batch seen last time: sizes the next batch's key list.
     let mut expected = 0;
     loop {
-        let batch = {
-            let rx = rx.lock().unwrap_or_else(|e| e.into_inner());
-            match rx.recv() {
-                Ok(batch) => batch,
-                Err(_) => return,
-            }
-        };
+        let Ok(batch) = rx.recv() else { return };
         if stop.is_set() {
             return;
         }
@@ -297,7 +412,7 @@ fn insert_all(target: &Target, mut keys: &[&[u8]], counts: &Counts) -> Result<()
                     counts.refused.fetch_add(1, Relaxed);
                     keys = &keys[e.inserted() + 1..];
                 }
-                _ => return Err(full(target)),
+                _ => return Err(full(target, false)),
             },
         }
     }
@@ -314,16 +429,24 @@ fn insert_unique(target: &Target, keys: &[&[u8]], counts: &Counts) -> Result<()>
             Err(InsertError::TooManyDuplicates) => {
                 counts.refused.fetch_add(1, Relaxed);
             }
-            Err(_) => return Err(full(target)),
+            Err(_) => return Err(full(target, true)),
         }
     }
     Ok(())
 }
 
-fn full(target: &Target) -> Failure {
-    let hint = match target {
-        Target::Fixed(_) => "a larger --capacity, or --grow",
-        Target::Grow(_) => "a larger --capacity (the first level)",
+fn full(target: &Target, unique: bool) -> Failure {
+    let hint = match (target, unique) {
+        (Target::Fixed(_), false) => {
+            "--unique if the input repeats items (each copy takes a slot), \
+             a larger --capacity, or --grow"
+        }
+        (Target::Fixed(_), true) => "a larger --capacity, or --grow",
+        (Target::Grow(_), false) => {
+            "--unique if the input repeats items (each copy takes a slot), \
+             or a larger --capacity (the first level)"
+        }
+        (Target::Grow(_), true) => "a larger --capacity (the first level)",
     };
     Failure::new(format!(
         "the filter is full: {} items went in (capacity {}); nothing was written. \

@@ -1,14 +1,17 @@
 //! The command line: subcommands, options, and their `--help`.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// Build, inspect, query and move cuckoo filters (concurrent-cuckoo's
 /// saved format) between files and Redis/Valkey.
 ///
 /// Exit status: 0 on success; for `query`, 0 when every item is present
-/// and 1 when one is absent; 2 on any error (one line on stderr, and
-/// existing output files and keys are left as they were).
+/// and 1 when one is absent (or there is none); 2 on any error (one line
+/// on stderr, and existing output files and keys are left as they were);
+/// 130 on Ctrl-C, 143 on SIGTERM. `-` names stdin or stdout wherever a
+/// file is named. Summaries and progress go to stderr.
 #[derive(Parser, Debug)]
 #[command(name = "ccf", version, propagate_version = true)]
 pub struct Cli {
@@ -23,7 +26,27 @@ pub enum Command {
     Query(QueryArgs),
     Push(PushArgs),
     Pull(PullArgs),
+    Completions(CompletionsArgs),
+    Man(ManArgs),
 }
+
+/// Print a completion script for a shell.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ccf completions bash > ~/.local/share/bash-completion/completions/ccf
+  ccf completions zsh > ~/.zfunc/_ccf
+  ccf completions fish > ~/.config/fish/completions/ccf.fish")]
+pub struct CompletionsArgs {
+    /// The shell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Print the manual page (roff) of `ccf`.
+#[derive(Args, Debug)]
+#[command(after_help = "Examples:
+  ccf man > ~/.local/share/man/man1/ccf.1
+  ccf man | man -l -")]
+pub struct ManArgs {}
 
 /// Build a filter from items: lines of files or stdin, or one column of a
 /// CSV/TSV file, gzip read transparently.
@@ -45,13 +68,16 @@ pub struct BuildArgs {
     #[arg(required = true, value_name = "INPUT")]
     pub inputs: Vec<PathBuf>,
 
-    /// Output file (replaced atomically).
+    /// Output file (replaced atomically; never one of the inputs), or `-`
+    /// for stdout.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
 
     /// A fixed filter for this many items (`1e9` and `100M` work too). A
-    /// full filter is an error that says how many items went in. With
-    /// `--grow`: the first level's capacity.
+    /// full filter is an error that says how many items went in. Without
+    /// it (and without `--grow`), the inputs' lines are counted first (one
+    /// extra pass; regular, uncompressed files only). With `--grow`: the
+    /// first level's capacity (default 1048576).
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub capacity: Option<usize>,
 
@@ -61,11 +87,14 @@ pub struct BuildArgs {
     pub grow: bool,
 
     /// Target false-positive rate: picks the fingerprint width (fixed
-    /// filter) or the per-level bound (growing filter).
+    /// filter) or the bound over every level (growing filter). Default:
+    /// 16-bit fingerprints, a bound of 0.0122% (fixed); 0.1% over every
+    /// level (growing).
     #[arg(long, value_name = "RATE")]
     pub error_rate: Option<f64>,
 
-    /// Fingerprint width: 8, 16 or 32 bits (fixed filter only).
+    /// Fingerprint width: 8, 16 or 32 bits (fixed filter only; default 16,
+    /// a false-positive bound of 0.0122%).
     #[arg(long, value_name = "BITS", conflicts_with_all = ["error_rate", "grow"])]
     pub fingerprint_bits: Option<u32>,
 
@@ -74,9 +103,9 @@ pub struct BuildArgs {
     #[arg(long, value_name = "SEED")]
     pub seed: Option<u64>,
 
-    /// Insert threads (default: every core).
-    #[arg(long, value_name = "N")]
-    pub threads: Option<usize>,
+    /// Insert threads, 1 to 1024 (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
+    pub threads: Option<u16>,
 
     /// Set semantics: an item already present is skipped (and counted as
     /// a duplicate) instead of stored again. Slower: one insert at a time.
@@ -93,17 +122,23 @@ pub struct BuildArgs {
     #[arg(long, requires = "column")]
     pub header: bool,
 
-    /// Field delimiter for `--column` (default `,`, or a tab for `.tsv`).
+    /// Field delimiter for `--column`: one ASCII character, or `'\t'` for
+    /// a tab (default `,`, or a tab for `.tsv`).
     #[arg(long, value_name = "CHAR", requires = "column")]
-    pub delimiter: Option<char>,
+    pub delimiter: Option<String>,
 
     /// Longest item accepted, in bytes; a longer line is an error.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
     pub max_line: usize,
 
-    /// No progress bar and no summary.
+    /// No progress bar and no summary (errors and warnings still print).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// More detail on stderr: the plan (inputs, threads, queue, filter)
+    /// before the work.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 /// Describe a saved filter: kind, items, capacity, load, fingerprint
@@ -114,10 +149,13 @@ pub struct BuildArgs {
   ccf info urls.ccf
   ccf info --json urls.ccf | jq .items")]
 pub struct InfoArgs {
-    /// A file written by `ccf build`, `ccf pull` or the library.
+    /// A file written by `ccf build`, `ccf pull` or the library; `-`:
+    /// stdin.
     pub file: PathBuf,
 
-    /// One JSON object on stdout.
+    /// One JSON object on stdout. `fingerprint_bits` is the first
+    /// level's (a fixed filter's only one); `level_details` gives every
+    /// level's items, capacity, fingerprint bits and memory.
     #[arg(long)]
     pub json: bool,
 }
@@ -131,33 +169,42 @@ pub enum Show {
     Hits,
     /// Only the items absent.
     Misses,
-    /// Only the number of items present, then the number absent.
+    /// Only the counts: `present<TAB>N`, then `absent<TAB>M`.
     Count,
 }
 
 /// Ask whether items are in a saved filter: through a read-only view of
 /// the mapped file (no load time), in batches.
 ///
-/// Items are the arguments, or lines on stdin when there are none. Exit
-/// status as grep's: 0 when every item is present, 1 when one is absent,
-/// 2 on an error. "Present" may be a false positive (at most the filter's
-/// bound); "absent" is always right.
+/// Items are the arguments, or lines on stdin when there are none (read
+/// as `build` reads them: `\r\n` or `\n` endings, empty lines skipped,
+/// gzip decompressed). Exit status as grep's: 0 when every item is
+/// present, 1 when one is absent or there is no item, 2 on an error.
+/// "Present" may be a false positive (at most the filter's bound);
+/// "absent" is always right.
 #[derive(Args, Debug)]
 #[command(after_help = "Examples:
   ccf query urls.ccf https://example.com/a https://example.com/b
   ccf query urls.ccf --show misses < candidates.txt > new.txt
   ccf query urls.ccf --show count < candidates.txt
+  ccf query urls.ccf --show count --json < candidates.txt
   ccf query -q urls.ccf evil.example && echo blocked")]
 pub struct QueryArgs {
-    /// The filter file.
+    /// The filter file; `-`: stdin (the items are then the arguments).
     pub file: PathBuf,
 
-    /// Items; none: read lines from stdin.
-    pub items: Vec<String>,
+    /// Items (any bytes); none: read lines from stdin.
+    pub items: Vec<OsString>,
 
     /// What to print.
     #[arg(long, value_enum, default_value_t = Show::All)]
     pub show: Show,
+
+    /// JSON: one object per item (`{"item":..,"present":..}`, an item
+    /// that is not UTF-8 shown with U+FFFD), or with `--show count` one
+    /// object `{"present":N,"absent":M}`.
+    #[arg(long)]
+    pub json: bool,
 
     /// Print nothing: only the exit status.
     #[arg(short, long)]
@@ -185,9 +232,14 @@ pub struct ServerArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub timeout: u64,
 
-    /// No progress bar.
+    /// No progress bar and no summary line (errors still print).
     #[arg(short, long)]
     pub quiet: bool,
+
+    /// More detail on stderr: the server, the key, the temporary key and
+    /// the chunks.
+    #[arg(short, long, conflicts_with = "quiet")]
+    pub verbose: bool,
 }
 
 /// Load a filter file into a Redis/Valkey key with `CF.LOADCHUNK`
@@ -203,7 +255,7 @@ pub struct ServerArgs {
   ccf push urls.ccf redis://:secret@cache.internal:6379/2 blocklist --replace
   ccf push urls.ccf redis://10.0.0.5:7000 blocklist --cluster")]
 pub struct PushArgs {
-    /// The filter file.
+    /// The filter file; `-`: stdin.
     pub file: PathBuf,
 
     /// `redis://[user][:password@]host[:port][/db]` (or `rediss://`,
@@ -238,7 +290,8 @@ pub struct PullArgs {
     /// The key to read.
     pub key: String,
 
-    /// Output file (replaced atomically).
+    /// Output file (replaced atomically), or `-` for stdout (written once
+    /// the whole dump is in and checked).
     pub file: PathBuf,
 
     /// How many times to start again when the filter changes mid-dump.

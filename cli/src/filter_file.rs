@@ -1,6 +1,7 @@
 //! Saved filter files opened for reading: a fixed filter as a frozen view
-//! (mapped, or read into memory), a growing one decoded. Opening verifies
-//! the checksum, so a damaged or truncated file is an error here.
+//! (mapped, or read into memory), a growing one decoded; `-` is stdin, read
+//! into memory. Opening verifies the checksum, so a damaged or truncated
+//! file is an error here.
 
 use crate::fail::{Failure, Result};
 use concurrent_cuckoo::{FrozenBytes, FrozenFilter, ScalableCuckooFilter};
@@ -20,6 +21,8 @@ pub enum Opened {
     Mapped(FrozenFilter<memmap2::Mmap>),
     /// A fixed filter read into memory.
     Loaded(FrozenFilter<FrozenBytes>),
+    /// A fixed filter read from stdin.
+    Piped(FrozenFilter<Vec<u8>>),
     /// A growing filter (format 3), decoded.
     Grow(ScalableCuckooFilter),
 }
@@ -42,12 +45,18 @@ pub fn format_version(path: &Path) -> Result<u16> {
             Err(e) => return Err(Failure::new(format!("cannot read {name}: {e}"))),
         }
     }
+    version_of(&name.to_string(), &head[..got])
+}
+
+/// The format version in the first bytes of a filter file named `name`.
+pub fn version_of(name: &str, head: &[u8]) -> Result<u16> {
+    let got = head.len().min(10);
     if head[..got.min(8)] != MAGIC[..got.min(8)] {
         return Err(Failure::new(format!(
             "{name} is not a filter file (bad magic)"
         )));
     }
-    if got < head.len() {
+    if got < 10 {
         return Err(Failure::new(format!(
             "{name}: truncated: the file ends inside the header"
         )));
@@ -55,10 +64,44 @@ pub fn format_version(path: &Path) -> Result<u16> {
     Ok(u16::from_le_bytes([head[8], head[9]]))
 }
 
-/// Opens and verifies `path`; `map`: map a fixed filter instead of reading it.
-pub fn open(path: &Path, map: bool) -> Result<(u16, Opened)> {
+/// The whole of stdin (a filter file piped in).
+pub fn read_stdin() -> Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::new(format!("cannot read stdin: {e}")))?;
+    Ok(bytes)
+}
+
+/// The display name of a filter file.
+pub fn name_of(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".into()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Opens and verifies `path` (`-`: stdin); `map`: map a fixed filter
+/// instead of reading it. Returns the format version, the filter and the
+/// file's size.
+pub fn open(path: &Path, map: bool) -> Result<(u16, Opened, u64)> {
+    let name = name_of(path);
+    let bad = |e: concurrent_cuckoo::DecodeError| Failure::new(format!("{name}: {e}"));
+    if path.as_os_str() == "-" {
+        let bytes = read_stdin()?;
+        let version = version_of(&name, &bytes)?;
+        let size = bytes.len() as u64;
+        let opened = if version == VERSION_SCALABLE {
+            Opened::Grow(ScalableCuckooFilter::from_bytes(&bytes).map_err(bad)?)
+        } else {
+            Opened::Piped(FrozenFilter::from_bytes(bytes).map_err(bad)?)
+        };
+        return Ok((version, opened, size));
+    }
     let version = format_version(path)?;
-    let bad = |e: concurrent_cuckoo::DecodeError| Failure::new(format!("{}: {e}", path.display()));
+    let size = std::fs::metadata(path).map_or(0, |m| m.len());
     let opened = if version == VERSION_SCALABLE {
         let file = File::open(path)
             .map_err(|e| Failure::new(format!("cannot open {}: {e}", path.display())))?;
@@ -76,7 +119,7 @@ pub fn open(path: &Path, map: bool) -> Result<(u16, Opened)> {
     } else {
         Opened::Loaded(FrozenFilter::load(path).map_err(bad)?)
     };
-    Ok((version, opened))
+    Ok((version, opened, size))
 }
 
 impl Opened {
@@ -85,6 +128,7 @@ impl Opened {
         match self {
             Self::Mapped(f) => f.contains_batch(keys, out),
             Self::Loaded(f) => f.contains_batch(keys, out),
+            Self::Piped(f) => f.contains_batch(keys, out),
             Self::Grow(f) => f.contains_batch(keys, out),
         }
     }

@@ -34,10 +34,16 @@ impl Report {
 }
 
 pub fn run(args: &InfoArgs) -> Result<()> {
-    let (format_version, opened) = filter_file::open(&args.file, true)?;
-    let file_bytes = std::fs::metadata(&args.file).map_or(0, |m| m.len());
+    let (format_version, opened, file_bytes) = filter_file::open(&args.file, true)?;
     let report = match &opened {
         Opened::Mapped(f) => fixed(
+            f.len(),
+            f.capacity(),
+            f.fingerprint_bits(),
+            f.memory_usage(),
+            f.false_positive_bound(),
+        ),
+        Opened::Piped(f) => fixed(
             f.len(),
             f.capacity(),
             f.fingerprint_bits(),
@@ -76,10 +82,11 @@ pub fn run(args: &InfoArgs) -> Result<()> {
         file_bytes,
         ..report
     };
+    let name = filter_file::name_of(&args.file);
     let text = if args.json {
-        json(&args.file.display().to_string(), &report)
+        json(&name, &report)
     } else {
-        human(&args.file.display().to_string(), &report)
+        human(&name, &report)
     };
     std::io::stdout()
         .lock()
@@ -142,58 +149,35 @@ fn human(name: &str, r: &Report) -> String {
     s
 }
 
+/// One JSON object and a newline. `fingerprint_bits` is the first
+/// level's (a fixed filter's only one); `level_details` gives every level's.
 fn json(name: &str, r: &Report) -> String {
-    let levels: Vec<String> = r
+    let levels: Vec<serde_json::Value> = r
         .levels
         .iter()
         .map(|l| {
-            format!(
-                "{{\"items\":{},\"capacity\":{},\"fingerprint_bits\":{},\"memory_bytes\":{}}}",
-                l.items, l.capacity, l.fingerprint_bits, l.memory
-            )
+            serde_json::json!({
+                "items": l.items,
+                "capacity": l.capacity,
+                "fingerprint_bits": l.fingerprint_bits,
+                "memory_bytes": l.memory,
+            })
         })
         .collect();
-    format!(
-        "{{\"file\":{},\"file_bytes\":{},\"checksum_ok\":true,\"kind\":\"{}\",\"format_version\":{},\
-         \"items\":{},\"capacity\":{},\"load_factor\":{},\"fingerprint_bits\":{},\"levels\":{},\
-         \"false_positive_bound\":{:e},\"memory_bytes\":{},\"level_details\":[{}]}}\n",
-        json_string(name),
-        r.file_bytes,
-        r.kind,
-        r.format_version,
-        r.items,
-        r.capacity,
-        r.load_factor(),
-        r.levels.first().map_or(0, |l| l.fingerprint_bits),
-        r.levels.len(),
-        r.false_positive_bound,
-        r.memory,
-        levels.join(",")
-    )
-}
-
-/// A JSON string literal.
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(super::json_string("a\"b\\c\nd"), "\"a\\\"b\\\\c\\u000ad\"");
-    }
+    let value = serde_json::json!({
+        "file": name,
+        "file_bytes": r.file_bytes,
+        "checksum_ok": true,
+        "kind": r.kind,
+        "format_version": r.format_version,
+        "items": r.items,
+        "capacity": r.capacity,
+        "load_factor": r.load_factor(),
+        "fingerprint_bits": r.levels.first().map_or(0, |l| l.fingerprint_bits),
+        "levels": r.levels.len(),
+        "false_positive_bound": r.false_positive_bound,
+        "memory_bytes": r.memory,
+        "level_details": levels,
+    });
+    format!("{value}\n")
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// Bytes of input per batch.
-const BATCH_BYTES: usize = 4 << 20;
+pub const BATCH_BYTES: usize = 4 << 20;
 
 /// The two bytes every gzip member starts with.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -156,18 +156,136 @@ pub fn total_size(inputs: &[PathBuf]) -> Option<u64> {
     Some(total)
 }
 
-/// Opens an input: a file or stdin, decompressed if it starts with the
-/// gzip magic.
-fn open(path: &Path, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read + Send>> {
-    let name = name_of(path);
-    let raw: Box<dyn Read + Send> = if path.as_os_str() == "-" {
-        Box::new(io::stdin())
-    } else {
-        let file = File::open(path).context(|| format!("cannot open {name}"))?;
-        if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
-            return Err(Failure::new(format!("{name} is a directory")));
+/// An input opened before any is read, so that a missing one is
+/// reported before the work, not after it.
+pub struct Source {
+    path: PathBuf,
+    /// `None`: stdin.
+    file: Option<File>,
+}
+
+/// Opens every input (stdin only says it is there).
+pub fn open_all(inputs: &[PathBuf]) -> Result<Vec<Source>> {
+    inputs
+        .iter()
+        .map(|path| {
+            if path.as_os_str() == "-" {
+                return Ok(Source {
+                    path: path.clone(),
+                    file: None,
+                });
+            }
+            let name = name_of(path);
+            let file = File::open(path).context(|| format!("cannot open {name}"))?;
+            if file.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+                return Err(Failure::new(format!("{name} is a directory")));
+            }
+            Ok(Source {
+                path: path.clone(),
+                file: Some(file),
+            })
+        })
+        .collect()
+}
+
+/// Lines in every input (a last line without its newline counted), in
+/// one pass, each file rewound after: an upper bound on the items, as
+/// empty lines are skipped and a CSV record may span lines. `None` when an
+/// input is stdin, not a regular file, or gzip (only reading it tells).
+pub fn count_lines(sources: &[Source]) -> Result<Option<u64>> {
+    use std::io::{Seek, SeekFrom};
+    let mut total = 0u64;
+    for source in sources {
+        let Some(mut file) = source.file.as_ref() else {
+            return Ok(None);
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            return Ok(None);
         }
-        Box::new(file)
+        let name = name_of(&source.path);
+        let mut buf = vec![0u8; 1 << 20];
+        let mut first = true;
+        let mut last = b'\n';
+        loop {
+            let n = match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Failure::new(format!("cannot read {name}: {e}"))),
+            };
+            if first && buf[..n].starts_with(&GZIP_MAGIC) {
+                file.seek(SeekFrom::Start(0))
+                    .context(|| format!("cannot rewind {name}"))?;
+                return Ok(None);
+            }
+            first = false;
+            total += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+            last = buf[n - 1];
+        }
+        if last != b'\n' {
+            total += 1;
+        }
+        file.seek(SeekFrom::Start(0))
+            .context(|| format!("cannot rewind {name}"))?;
+    }
+    Ok(Some(total))
+}
+
+/// Fails when `output` is the same file as one of the inputs (same device
+/// and inode, whatever the paths), which the build would replace.
+pub fn refuse_output_among(inputs: &[Source], output: &Path) -> Result<()> {
+    if output.as_os_str() == "-" {
+        return Ok(());
+    }
+    let Ok(out) = std::fs::metadata(output) else {
+        return Ok(()); // a new file is no input
+    };
+    for source in inputs {
+        let Some(file) = &source.file else { continue };
+        if let Ok(meta) = file.metadata() {
+            if same_file(&meta, &out) {
+                return Err(Failure::new(format!(
+                    "{} is also an input ({}): refusing to replace it; name another output",
+                    output.display(),
+                    source.path.display()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &std::fs::Metadata, _: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// `--delimiter` as typed in a shell: one ASCII character, or `\t` /
+/// `tab` for a tab (a literal tab is awkward to type).
+pub fn parse_delimiter(s: &str) -> Result<u8> {
+    match s {
+        "\\t" | "tab" | "TAB" => Ok(b'\t'),
+        _ => match s.as_bytes() {
+            [b] if b.is_ascii() => Ok(*b),
+            _ => Err(Failure::new(format!(
+                "--delimiter {s:?}: one ASCII character, or '\\t' for a tab"
+            ))),
+        },
+    }
+}
+
+/// Starts reading an input, decompressed if it starts with the gzip magic.
+fn open(source: Source, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read + Send>> {
+    let name = name_of(&source.path);
+    let raw: Box<dyn Read + Send> = match source.file {
+        None => Box::new(io::stdin()),
+        Some(file) => Box::new(file),
     };
     let mut buffered = BufReader::with_capacity(
         1 << 20,
@@ -192,15 +310,16 @@ fn open(path: &Path, progress: &indicatif::ProgressBar) -> Result<Box<dyn Read +
 /// Reads every input in order and hands its items to `sink`, a batch at
 /// a time. Stops at the first error, or when `sink` returns `false`.
 pub fn read_all(
-    inputs: &[PathBuf],
+    inputs: Vec<Source>,
     format: &Format,
     max_len: usize,
     progress: &indicatif::ProgressBar,
     mut sink: impl FnMut(Batch) -> bool,
 ) -> Result<()> {
-    for path in inputs {
-        let name: Arc<str> = name_of(path).into();
-        let reader = open(path, progress)?;
+    for source in inputs {
+        let path = source.path.clone();
+        let name: Arc<str> = name_of(&path).into();
+        let reader = open(source, progress)?;
         let go_on = match format {
             Format::Lines => read_lines(reader, &name, max_len, &mut sink)?,
             Format::Column {
@@ -208,7 +327,7 @@ pub fn read_all(
                 header,
                 delimiter,
             } => {
-                let delimiter = delimiter.unwrap_or_else(|| default_delimiter(path));
+                let delimiter = delimiter.unwrap_or_else(|| default_delimiter(&path));
                 read_column(
                     reader, &name, column, *header, delimiter, max_len, &mut sink,
                 )?
@@ -333,7 +452,10 @@ fn read_column(
                 .iter()
                 .position(|field| field == wanted.as_bytes())
                 .ok_or_else(|| {
-                    Failure::new(format!("{name}: the header row has no column {wanted:?}"))
+                    Failure::new(format!(
+                        "{name}: the header row has no column {wanted:?} (delimiter {:?})",
+                        delimiter as char
+                    ))
                 })?
         }
     };
@@ -343,8 +465,9 @@ fn read_column(
         let field = record.get(index).ok_or_else(|| {
             let line = record.position().map_or(0, |p| p.line());
             Failure::new(format!(
-                "{name}: the record on line {line} has {} fields, no column {}",
+                "{name}: the record on line {line} has {} fields (delimiter {:?}), no column {}",
                 record.len(),
+                delimiter as char,
                 index + 1
             ))
         })?;

@@ -31,17 +31,9 @@ pub fn bytes(total: Option<u64>, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// `1234567` as `1,234,567`.
+/// `1234567` as `1,234,567` (indicatif's `HumanCount`).
 pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    indicatif::HumanCount(n).to_string()
 }
 
 /// Bytes in binary units: `512 B`, `1.50 MiB`.

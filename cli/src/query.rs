@@ -1,10 +1,14 @@
 //! `ccf query`: membership answers from a frozen view of the mapped file,
-//! a batch of items at a time.
+//! a batch of items at a time. Items from stdin are read by `build`'s own
+//! reader ([`input::read_all`]), so a filter answers "present" for every
+//! line of the file it was built from.
 
 use crate::cli::{QueryArgs, Show};
 use crate::fail::{output_error, Failure, Result};
 use crate::filter_file::{self, Opened};
-use std::io::{BufRead, BufWriter, Read, Write};
+use crate::input::{self, Format};
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Items looked up together (the batch lookup overlaps their cache misses).
@@ -18,60 +22,75 @@ struct Tally {
 }
 
 pub fn run(args: &QueryArgs) -> Result<ExitCode> {
-    let (_, filter) = filter_file::open(&args.file, !args.no_mmap)?;
+    let from_stdin = args.items.is_empty();
+    if from_stdin && args.file.as_os_str() == "-" {
+        return Err(Failure::new(
+            "the filter and the items cannot both come from stdin: give the items as arguments",
+        ));
+    }
+    let (_, filter, _) = filter_file::open(&args.file, !args.no_mmap)?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut tally = Tally::default();
-    if args.items.is_empty() {
-        let stdin = std::io::stdin();
-        let mut input = stdin.lock();
-        let mut lines: Vec<Vec<u8>> = Vec::with_capacity(BATCH);
-        let mut line_no = 0u64;
-        loop {
-            let mut line = Vec::new();
-            let n = Read::take(&mut input, args.max_line as u64 + 2)
-                .read_until(b'\n', &mut line)
-                .map_err(|e| Failure::new(format!("cannot read stdin: {e}")))?;
-            if n > 0 {
-                line_no += 1;
-                if line.last() == Some(&b'\n') {
-                    line.pop();
+    if from_stdin {
+        let sources = input::open_all(&[PathBuf::from("-")])?;
+        let hidden = indicatif::ProgressBar::hidden();
+        let mut failed = None;
+        input::read_all(sources, &Format::Lines, args.max_line, &hidden, |batch| {
+            let mut keys: Vec<&[u8]> = Vec::with_capacity(BATCH);
+            let answered = batch
+                .for_each(args.max_line, |k| keys.push(k))
+                .and_then(|()| {
+                    keys.chunks(BATCH)
+                        .try_for_each(|chunk| answer(&filter, chunk, args, &mut out, &mut tally))
+                });
+            match answered {
+                Ok(()) => true,
+                Err(e) => {
+                    failed = Some(e);
+                    false
                 }
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                if line.len() > args.max_line {
-                    return Err(Failure::new(format!(
-                        "<stdin>: line {line_no} is longer than {} bytes (--max-line raises the limit)",
-                        args.max_line
-                    )));
-                }
-                lines.push(line);
             }
-            if lines.len() == BATCH || (n == 0 && !lines.is_empty()) {
-                let keys: Vec<&[u8]> = lines.iter().map(Vec::as_slice).collect();
-                answer(&filter, &keys, args, &mut out, &mut tally)?;
-                lines.clear();
-            }
-            if n == 0 {
-                break;
-            }
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
         }
     } else {
-        let keys: Vec<&[u8]> = args.items.iter().map(|s| s.as_bytes()).collect();
+        let keys: Vec<&[u8]> = args.items.iter().map(|s| item_bytes(s)).collect();
         for chunk in keys.chunks(BATCH) {
             answer(&filter, chunk, args, &mut out, &mut tally)?;
         }
     }
     if args.show == Show::Count && !args.quiet {
-        writeln!(out, "{}\t{}", tally.hits, tally.misses).map_err(output_error)?;
+        if args.json {
+            let v = serde_json::json!({"present": tally.hits, "absent": tally.misses});
+            writeln!(out, "{v}")
+        } else {
+            writeln!(out, "present\t{}\nabsent\t{}", tally.hits, tally.misses)
+        }
+        .map_err(output_error)?;
     }
     out.flush().map_err(output_error)?;
-    Ok(if tally.misses == 0 {
+    // As grep: 0 when every item was found, 1 when one was not or there
+    // was none to find.
+    Ok(if tally.misses == 0 && tally.hits > 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// An argument's bytes, exactly as given (not necessarily UTF-8).
+#[cfg(unix)]
+fn item_bytes(s: &std::ffi::OsStr) -> &[u8] {
+    use std::os::unix::ffi::OsStrExt;
+    s.as_bytes()
+}
+
+/// An argument's bytes (WTF-8 where it is not Unicode).
+#[cfg(not(unix))]
+fn item_bytes(s: &std::ffi::OsStr) -> &[u8] {
+    s.as_encoded_bytes()
 }
 
 fn answer(
@@ -98,15 +117,25 @@ fn answer(
             Show::Misses => !hit,
             Show::Count => false,
         };
-        if print {
-            out.write_all(key).map_err(output_error)?;
-            if args.show == Show::All {
-                out.write_all(if hit { b"\t1\n" } else { b"\t0\n" })
-            } else {
-                out.write_all(b"\n")
-            }
-            .map_err(output_error)?;
+        if !print {
+            continue;
         }
+        if args.json {
+            let v = serde_json::json!({
+                "item": String::from_utf8_lossy(key),
+                "present": hit,
+            });
+            writeln!(out, "{v}")
+        } else {
+            out.write_all(key).and_then(|()| {
+                if args.show == Show::All {
+                    out.write_all(if hit { b"\t1\n" } else { b"\t0\n" })
+                } else {
+                    out.write_all(b"\n")
+                }
+            })
+        }
+        .map_err(output_error)?;
     }
     Ok(())
 }

@@ -8,13 +8,14 @@
 //! creating the key, and a bad chunk abandons the restore.
 //!
 //! Push never writes the chunks into the target key: they go into a
-//! temporary key in the same cluster slot (with an expiry, so a killed
-//! push leaves nothing behind for long), and one Lua script renames it over
+//! temporary key in the same cluster slot (with an expiry set by the same
+//! script that loads the first chunk, so a killed push never leaves a
+//! key that lives forever), and one Lua script renames it over
 //! the target once the filter is complete. Any failure before that leaves
 //! the target as it was, which a `DEL` before the first chunk (even inside
 //! `MULTI`) could not promise for a failure in a later chunk.
 
-use crate::atomic::AtomicFile;
+use crate::atomic::Output;
 use crate::cli::{PullArgs, PushArgs, ServerArgs};
 use crate::fail::{Failure, Result};
 use crate::filter_file::{self, VERSION_SCALABLE};
@@ -29,8 +30,19 @@ const CHUNK: usize = 1 << 20;
 /// Chunks sent before reading their replies.
 const WINDOW: usize = 8;
 
-/// Expiry of the temporary key, renewed with every window of chunks.
+/// Expiry of the temporary key, set with the first chunk and renewed with
+/// every window of chunks.
 const TEMP_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// Loads the first chunk and sets the temporary key's expiry in one
+/// atomic step: `KEYS[1]` the temporary key, `ARGV` the iterator, the
+/// chunk and the expiry in milliseconds. The first chunk creates the key,
+/// so no moment exists when it has no expiry.
+const FIRST_CHUNK_SCRIPT: &str = r"
+redis.call('CF.LOADCHUNK', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+";
 
 /// The module's type name (`TYPE key`).
 const MODULE_TYPE: &str = "cuckoo-cf";
@@ -90,19 +102,26 @@ impl Connection {
 
 fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
     let timeout = Duration::from_secs(server.timeout.max(1));
+    let bad_url = |e: &RedisError| {
+        let hint = if url.contains("://") {
+            ""
+        } else {
+            " (a URL starts with redis://, rediss:// or redis+unix://, e.g. redis://127.0.0.1:6379)"
+        };
+        Failure::new(format!("bad server URL {url:?}: {}{hint}", describe(e)))
+    };
     if server.cluster {
         let client = redis::cluster::ClusterClient::builder(vec![url])
             .connection_timeout(timeout)
             .response_timeout(timeout)
             .build()
-            .map_err(|e| Failure::new(format!("bad server URL: {}", describe(&e))))?;
+            .map_err(|e| bad_url(&e))?;
         let con = client.get_connection().map_err(|e| {
             Failure::new(format!("cannot connect to the cluster: {}", describe(&e)))
         })?;
         Ok(Connection::Cluster(con))
     } else {
-        let client = redis::Client::open(url)
-            .map_err(|e| Failure::new(format!("bad server URL: {}", describe(&e))))?;
+        let client = redis::Client::open(url).map_err(|e| bad_url(&e))?;
         let addr = client.get_connection_info().addr.to_string();
         let con = client
             .get_connection_with_timeout(timeout)
@@ -115,13 +134,43 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
     }
 }
 
-/// A server error as one readable line.
+/// A server or client error as one line in the user's words: the redis
+/// crate's own names (`AuthenticationFailed`, `InvalidClientConfig`,
+/// `ClusterConnectionNotFound`) replaced, a server's reply kept as its
+/// code and text, and anything on several lines joined into one.
 fn describe(e: &RedisError) -> String {
-    match (e.code(), e.detail()) {
+    use redis::ErrorKind;
+    let text = match (e.code(), e.detail()) {
         (Some(code), Some(detail)) => format!("{code} {detail}"),
-        (Some(code), None) => format!("{code} ({e})"),
-        _ => e.to_string(),
-    }
+        _ => match e.kind() {
+            ErrorKind::AuthenticationFailed => {
+                "the server refused the user name or password (check them in the URL)".into()
+            }
+            ErrorKind::InvalidClientConfig => e
+                .detail()
+                .unwrap_or("not a URL the redis client takes")
+                .to_string(),
+            ErrorKind::ClusterConnectionNotFound => {
+                "no node of the cluster could be reached (is it a cluster? is --cluster right?)"
+                    .into()
+            }
+            ErrorKind::ParseError => {
+                "the server does not speak the Redis protocol (RESP): is the port right?".into()
+            }
+            ErrorKind::IoError if e.is_timeout() => {
+                "no answer in time (--timeout raises the limit)".into()
+            }
+            ErrorKind::IoError => match e.detail() {
+                Some(detail) => detail.to_string(),
+                None => e.to_string(),
+            },
+            _ => match e.code() {
+                Some(code) => format!("{code} ({e})"),
+                None => e.to_string(),
+            },
+        },
+    };
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// A failed command, explained where the cause is common.
@@ -200,6 +249,17 @@ enum FileBytes {
 
 impl FileBytes {
     fn load(path: &std::path::Path) -> Result<Self> {
+        if path.as_os_str() == "-" {
+            let bytes = filter_file::read_stdin()?;
+            let name = filter_file::name_of(path);
+            let bad = |e: concurrent_cuckoo::DecodeError| Failure::new(format!("{name}: {e}"));
+            if filter_file::version_of(&name, &bytes)? == VERSION_SCALABLE {
+                ScalableCuckooFilter::from_bytes(&bytes).map_err(bad)?;
+            } else {
+                FrozenFilter::from_bytes(&bytes[..]).map_err(bad)?;
+            }
+            return Ok(Self::Read(bytes));
+        }
         let version = filter_file::format_version(path)?;
         let bad =
             |e: concurrent_cuckoo::DecodeError| Failure::new(format!("{}: {e}", path.display()));
@@ -210,7 +270,7 @@ impl FileBytes {
             Ok(Self::Read(bytes))
         } else {
             match filter_file::open(path, true)? {
-                (_, filter_file::Opened::Mapped(f)) => Ok(Self::Mapped(f)),
+                (_, filter_file::Opened::Mapped(f), _) => Ok(Self::Mapped(f)),
                 _ => unreachable!("a fixed filter opened with map = true is mapped"),
             }
         }
@@ -235,17 +295,32 @@ pub fn push(args: &PushArgs) -> Result<()> {
         .arg(key)
         .query(con.link())
         .map_err(|e| command_failed("TYPE", &e))?;
-    if existing != "none" && !args.replace {
-        return Err(Failure::new(format!(
-            "the key {key:?} exists: --replace to overwrite it"
-        )));
-    }
     if existing != "none" && existing != MODULE_TYPE {
         return Err(Failure::new(format!(
             "the key {key:?} holds a {existing}, not a cuckoo filter: not replaced"
         )));
     }
+    if existing != "none" && !args.replace {
+        return Err(Failure::new(format!(
+            "the key {key:?} exists: --replace to overwrite it"
+        )));
+    }
     let temp = temporary_key(key, args.server.cluster)?;
+    if args.server.verbose {
+        eprintln!(
+            "pushing {} ({}) to key {key:?} ({}): {} chunk(s) of at most {} into temporary \
+             key {temp:?}, {WINDOW} per round trip",
+            filter_file::name_of(&args.file),
+            progress::size(bytes.len() as u64),
+            if existing == "none" {
+                "new"
+            } else {
+                "replaced"
+            },
+            bytes.len().div_ceil(CHUNK),
+            progress::size(CHUNK as u64),
+        );
+    }
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);
     let sent = send_chunks(&mut con, &temp, bytes, &bar);
     bar.finish_and_clear();
@@ -265,7 +340,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
             if !args.server.quiet {
                 eprintln!(
                     "pushed {} ({}) to key {key:?}",
-                    args.file.display(),
+                    filter_file::name_of(&args.file),
                     progress::size(bytes.len() as u64)
                 );
             }
@@ -284,7 +359,8 @@ pub fn push(args: &PushArgs) -> Result<()> {
     }
 }
 
-/// `CF.LOADCHUNK` of every chunk into `temp`, [`WINDOW`] at a time.
+/// `CF.LOADCHUNK` of every chunk into `temp`: the first with the key's
+/// expiry ([`FIRST_CHUNK_SCRIPT`]), the others [`WINDOW`] at a time.
 fn send_chunks(
     con: &mut Connection,
     temp: &str,
@@ -292,8 +368,21 @@ fn send_chunks(
     bar: &indicatif::ProgressBar,
 ) -> Result<()> {
     let chunks: Vec<&[u8]> = bytes.chunks(CHUNK).collect();
-    let mut offset = 0u64;
-    for window in chunks.chunks(WINDOW) {
+    let Some((first, rest)) = chunks.split_first() else {
+        return Err(Failure::new("the filter file is empty"));
+    };
+    let mut offset = first.len() as u64;
+    redis::cmd("EVAL")
+        .arg(FIRST_CHUNK_SCRIPT)
+        .arg(1)
+        .arg(temp)
+        .arg(offset + 1)
+        .arg(*first)
+        .arg(TEMP_TTL_MS)
+        .query::<i64>(con.link())
+        .map_err(|e| command_failed("CF.LOADCHUNK", &e))?;
+    bar.inc(offset);
+    for window in rest.chunks(WINDOW) {
         let mut commands = Vec::with_capacity(window.len() + 1);
         let mut window_bytes = 0u64;
         for chunk in window {
@@ -314,9 +403,18 @@ fn send_chunks(
 }
 
 pub fn pull(args: &PullArgs) -> Result<()> {
+    // The output first: one that cannot be written fails before the transfer.
+    let mut out = Output::create(&args.file)?;
     let mut con = connect(&args.url, &args.server)?;
     require_module(con.link(), "CF.SCANDUMP")?;
-    let mut out = AtomicFile::create(&args.file)?;
+    if args.server.verbose {
+        eprintln!(
+            "pulling key {:?} into {} with CF.SCANDUMP (up to {} restarts)",
+            args.key,
+            out.name(),
+            args.retries
+        );
+    }
     let bar = progress::bytes(None, args.server.quiet);
     let mut attempt = 0;
     let total = loop {
@@ -343,12 +441,12 @@ pub fn pull(args: &PullArgs) -> Result<()> {
         }
     };
     bar.finish_and_clear();
+    let name = out.name();
     out.commit()?;
     if !args.server.quiet {
         eprintln!(
-            "pulled key {:?} into {} ({})",
+            "pulled key {:?} into {name} ({})",
             args.key,
-            args.file.display(),
             progress::size(total)
         );
     }
@@ -373,7 +471,7 @@ impl From<Failure> for Dump {
 fn dump(
     con: &mut dyn ConnectionLike,
     key: &str,
-    out: &mut AtomicFile,
+    out: &mut Output,
     bar: &indicatif::ProgressBar,
 ) -> std::result::Result<u64, Dump> {
     let mut decoder: ChunkDecoder = ChunkDecoder::new();
@@ -406,7 +504,8 @@ fn dump(
         decoder
             .feed(&chunk)
             .map_err(|e| Failure::new(format!("the dump is not a valid filter: {e}")))?;
-        out.write_all(&chunk)?;
+        std::io::Write::write_all(out, &chunk)
+            .map_err(|e| Failure::new(format!("writing {}: {e}", out.name())))?;
         bar.inc(chunk.len() as u64);
         iterator = next;
     }

@@ -76,7 +76,8 @@ fn build_errors() {
         "",
         "adir is a directory",
     );
-    fails(d, &build(&["in.txt"]), "", "--capacity N");
+    // No size, and stdin's lines cannot be counted before they are read.
+    fails(d, &build(&["-"]), "k:1\n", "--capacity N");
     // Full: says how many went in; nothing is written.
     fails(
         d,
@@ -167,7 +168,7 @@ fn build_errors() {
         .clone();
     assert!(String::from_utf8(out)
         .unwrap()
-        .starts_with("ccf: error: cannot write"));
+        .starts_with("ccf: error: cannot create a file in no/such/dir"));
 }
 
 #[test]
@@ -264,4 +265,51 @@ fn servers_that_are_not_there() {
         "",
         "bad server URL",
     );
+}
+
+/// Defect 7: what the redis crate says is one line in the user's words:
+/// a port that does not speak RESP, a URL without its scheme, a refused
+/// password.
+#[test]
+fn server_errors_are_one_line_in_plain_words() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    good_filter(d);
+    // A server that answers the first request (the client pipelines AUTH
+    // and two CLIENT SETINFO) with `reply`, three times, and closes.
+    let serve = |reply: &'static [u8]| {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().take(2) {
+                let mut stream = stream.unwrap();
+                let mut buf = [0u8; 4096];
+                let _ = stream.read(&mut buf);
+                let _ = stream.write_all(&reply.repeat(3));
+            }
+        });
+        port
+    };
+    let http = serve(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    let url = format!("redis://127.0.0.1:{http}");
+    fails(d, &["push", "good.ccf", &url, "k"], "", "does not speak");
+    let auth = serve(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n");
+    let url = format!("redis://:secret@127.0.0.1:{auth}");
+    fails(d, &["push", "good.ccf", &url, "k"], "", "password");
+    for args in [
+        &["push", "good.ccf", "127.0.0.1:6379", "k"][..],
+        &["pull", "127.0.0.1:6379", "k", "out.ccf"][..],
+    ] {
+        fails(d, args, "", "redis://");
+    }
+    let output = ccf(d)
+        .args(["push", "good.ccf", "127.0.0.1:6379", "k"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8(output).unwrap();
+    assert!(!stderr.contains("InvalidClientConfig"), "{stderr}");
 }

@@ -17,7 +17,10 @@ fn query_all_present(dir: &std::path::Path, filter: &str, items: &str) {
         .stdout
         .clone();
     let n = items.lines().count();
-    assert_eq!(String::from_utf8(out).unwrap(), format!("{n}\t0\n"));
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        format!("present\t{n}\nabsent\t0\n")
+    );
 }
 
 #[test]
@@ -29,7 +32,7 @@ fn lines_every_item_found_and_absent_ones_answered() {
         .args(["build", "in.txt", "--capacity", "200k", "-o", "f.ccf"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("items read     200,000"));
+        .stderr(predicate::str::contains("items read     200,000"));
     query_all_present(dir.path(), "f.ccf", &items);
     // Absent items: 0 and exit status 1 (as grep); a few false positives at most.
     let absent = lines("other", 10_000);
@@ -80,7 +83,7 @@ fn crlf_and_empty_lines_and_a_last_line_without_newline() {
         .args(["build", "in.txt", "--capacity", "100", "-o", "f.ccf"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("items read     3\n"));
+        .stderr(predicate::str::contains("items read     3\n"));
     ccf(dir.path())
         .args(["query", "f.ccf", "a", "b", "c"])
         .assert()
@@ -109,7 +112,7 @@ fn gzip_stdin_several_inputs_and_threads() {
         .write_stdin(second.clone())
         .assert()
         .success()
-        .stdout(predicate::str::contains("items read     100,000"));
+        .stderr(predicate::str::contains("items read     100,000"));
     query_all_present(dir.path(), "f.ccf", &first);
     query_all_present(dir.path(), "f.ccf", &second);
 }
@@ -134,7 +137,7 @@ fn csv_and_tsv_columns() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("items read     3\n"));
+        .stderr(predicate::str::contains("items read     3\n"));
     ccf(dir.path())
         .args(["query", "e.ccf", "a@x.org", "b,c@x.org", "multi\nline"])
         .assert()
@@ -307,14 +310,14 @@ fn unique_counts_duplicates_and_multiset_refuses_past_the_copy_limit() {
         ])
         .assert()
         .success()
-        .stdout(predicate::str::contains("stored         101 "))
-        .stdout(predicate::str::contains("duplicates     19 "));
+        .stderr(predicate::str::contains("stored         101 "))
+        .stderr(predicate::str::contains("duplicates     19 "));
     ccf(dir.path())
         .args(["build", "in.txt", "--capacity", "1000", "-o", "m.ccf"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("stored         108 "))
-        .stdout(predicate::str::contains("refused        12 "));
+        .stderr(predicate::str::contains("stored         108 "))
+        .stderr(predicate::str::contains("refused        12 "));
     ccf(dir.path())
         .args(["query", "m.ccf", "dup", "u:99"])
         .assert()
@@ -331,4 +334,39 @@ fn help_for_every_subcommand_has_examples() {
             .success()
             .stdout(predicate::str::contains("Examples:"));
     }
+}
+
+/// Without `--capacity`, regular files are sized by counting their lines
+/// first (said on stderr); stdin and gzip still need a size.
+#[test]
+fn capacity_is_counted_from_regular_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let items = lines("c", 5000);
+    std::fs::write(d.join("a.txt"), &items).unwrap();
+    std::fs::write(d.join("b.txt"), "last line without newline").unwrap();
+    ccf(d)
+        .args(["build", "a.txt", "b.txt", "-o", "f.ccf"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("counted 5,001 lines"));
+    query_all_present(d, "f.ccf", &items);
+    ccf(d)
+        .args(["query", "f.ccf", "last line without newline"])
+        .assert()
+        .code(0);
+    ccf(d)
+        .args(["build", "-", "-o", "g.ccf"])
+        .write_stdin(items.clone())
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--capacity"));
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(items.as_bytes()).unwrap();
+    std::fs::write(d.join("a.txt.gz"), gz.finish().unwrap()).unwrap();
+    ccf(d)
+        .args(["build", "a.txt.gz", "-o", "g.ccf"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("uncompressed"));
 }

@@ -364,3 +364,121 @@ fn pull_starts_again_when_the_filter_changes_midway() {
         dump(&mut con, "k")
     );
 }
+
+/// Reads one RESP value (a command or a reply) as its raw bytes, or
+/// `None` at the end of the stream.
+fn resp_value(input: &mut impl std::io::BufRead) -> Option<Vec<u8>> {
+    let mut line = Vec::new();
+    if input.read_until(b'\n', &mut line).ok()? == 0 {
+        return None;
+    }
+    let head = std::str::from_utf8(&line[1..line.len() - 2])
+        .ok()?
+        .to_owned();
+    match line[0] {
+        b'*' => {
+            let n: i64 = head.parse().ok()?;
+            for _ in 0..n.max(0) {
+                line.extend(resp_value(input)?);
+            }
+        }
+        b'$' => {
+            let n: i64 = head.parse().ok()?;
+            if n >= 0 {
+                let mut body = vec![0u8; n as usize + 2];
+                input.read_exact(&mut body).ok()?;
+                line.extend(body);
+            }
+        }
+        _ => {}
+    }
+    Some(line)
+}
+
+/// Defect 5: a push cut off right after its first chunk leaves a
+/// temporary key that expires. A proxy passes the commands to a real
+/// server one at a time and cuts the connection once the first command
+/// carrying a chunk has been answered.
+#[test]
+fn a_push_cut_after_its_first_chunk_leaves_a_key_that_expires() {
+    use std::io::{BufReader, Write};
+    let Some(server) = start(true) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "f.ccf", &lines("a", 100_000), &["--capacity", "100000"]);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let proxy_port = listener.local_addr().unwrap().port();
+    let upstream = server.port;
+    let proxy = std::thread::spawn(move || {
+        let (client, _) = listener.accept().unwrap();
+        let mut to_client = client.try_clone().unwrap();
+        let mut from_client = BufReader::new(client);
+        let server = std::net::TcpStream::connect(("127.0.0.1", upstream)).unwrap();
+        let mut to_server = server.try_clone().unwrap();
+        let mut from_server = BufReader::new(server);
+        while let Some(command) = resp_value(&mut from_client) {
+            to_server.write_all(&command).unwrap();
+            let reply = resp_value(&mut from_server).unwrap();
+            to_client.write_all(&reply).unwrap();
+            if command.len() > 64 << 10 {
+                return; // both connections close
+            }
+        }
+    });
+    let url = format!("redis://127.0.0.1:{proxy_port}");
+    ccf(d)
+        .args(["push", "f.ccf", &url, "k", "-q"])
+        .assert()
+        .code(2);
+    proxy.join().unwrap();
+    let mut con = server.client();
+    let keys: Vec<String> = con.keys("*ccf-push-tmp*").unwrap();
+    assert_eq!(keys.len(), 1, "{keys:?}");
+    let ttl: i64 = con.pttl(&keys[0]).unwrap();
+    assert!(ttl > 0, "the temporary key has no expiry (PTTL {ttl})");
+    let target: bool = con.exists("k").unwrap();
+    assert!(!target);
+}
+
+/// Defect 9: a key of another type is named at once, `--replace` or not.
+#[test]
+fn a_key_of_another_type_is_named_at_once() {
+    let Some(server) = start(true) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = server.url();
+    build(d, "f.ccf", &lines("a", 100), &["--capacity", "100"]);
+    let mut con = server.client();
+    let _: () = con.set("s", "value").unwrap();
+    ccf(d)
+        .args(["push", "f.ccf", &url, "s"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "holds a string, not a cuckoo filter",
+        ));
+    let s: String = con.get("s").unwrap();
+    assert_eq!(s, "value");
+}
+
+/// `push -` reads the filter from stdin; `pull URL KEY -` writes it to
+/// stdout.
+#[test]
+fn push_and_pull_through_stdin_and_stdout() {
+    let Some(server) = start(true) else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let url = server.url();
+    let file = build(d, "f.ccf", &lines("a", 1000), &["--capacity", "1000"]);
+    ccf(d)
+        .args(["push", "-", &url, "k", "-v"])
+        .write_stdin(file.clone())
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 chunk(s) of at most 1.00 MiB"));
+    ccf(d)
+        .args(["pull", &url, "k", "-", "-q"])
+        .assert()
+        .success()
+        .stdout(predicate::eq(file));
+}

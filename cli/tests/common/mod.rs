@@ -119,7 +119,9 @@ fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
         probe.local_addr().unwrap().port()
     };
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = Command::new("redis-server");
+    // `CCF_SERVER`: another server binary (scripts/test-redis.sh's Valkey).
+    let binary = std::env::var_os("CCF_SERVER").unwrap_or_else(|| "redis-server".into());
+    let mut cmd = Command::new(binary);
     cmd.args([
         "--port",
         &port.to_string(),
@@ -157,4 +159,44 @@ fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
         std::thread::sleep(Duration::from_millis(20));
     }
     Some(server)
+}
+
+/// Runs `ccf args` in `dir` with its stdin a pipe that stays open and
+/// empty (a producer that has not finished), and kills it after `secs`:
+/// `None` when it had to be killed, i.e. it hung or waited for input
+/// before failing.
+pub fn run_stdin_open(dir: &Path, args: &[&str], secs: u64) -> Option<std::process::Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ccf"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take();
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            drop(stdin);
+            return Some(child.wait_with_output().unwrap());
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Names of the temporary files `ccf` leaves in `dir` (none, when it
+/// cleaned up): its own and the library's.
+pub fn temp_files(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("ccf-tmp") || n.ends_with(".tmp"))
+        .collect()
 }
