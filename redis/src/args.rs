@@ -148,10 +148,12 @@ pub(crate) fn settings(
                 .filter(|&c| c >= MIN_CAPACITY)
                 .ok_or(RedisError::Str(SMALL_CAPACITY))?;
         } else if is(keyword, "DELETED") && allow.deleted {
-            meta.deleted = value
-                .parse_integer()
+            // A u64, as the settings keep it and the AOF rewrite writes
+            // it (an i64 would refuse a count past i64::MAX on replay).
+            meta.deleted = core::str::from_utf8(value.as_slice())
                 .ok()
-                .and_then(|n| u64::try_from(n).ok())
+                .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|t| t.parse::<u64>().ok())
                 .ok_or(RedisError::Str("ERR Bad DELETED count"))?;
         } else {
             return Err(RedisError::Str("Unknown argument received"));

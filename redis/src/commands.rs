@@ -88,6 +88,7 @@ fn refused(filter: &Filter, e: &InsertError) -> RedisError {
 /// created, for replication.
 fn open_or_create(
     key: &RedisKeyWritable,
+    name: &RedisString,
     create: Option<Meta>,
 ) -> Result<Option<(Meta, u64)>, RedisError> {
     if value::write(key, &CF_TYPE)?.is_some() {
@@ -96,13 +97,30 @@ fn open_or_create(
     let Some(meta) = create else {
         return Err(RedisError::Str("ERR not found"));
     };
-    create_with(key, meta, random_seed()).map(Some)
+    // `CF.RESERVE`'s rule, which the replicated `CF.RESERVE` meets on
+    // every copy: a filter the primary made from configs a replica or a
+    // replay would refuse (`cf-initial-size` under twice
+    // `cf-bucket-size`) is refused here first.
+    if meta.capacity < 2 * u64::from(meta.bucket_size) {
+        return Err(RedisError::Str(SMALL_CAPACITY));
+    }
+    create_with(key, name, meta, random_seed()).map(Some)
 }
 
-fn create_with(key: &RedisKeyWritable, meta: Meta, seed: u64) -> Result<(Meta, u64), RedisError> {
+fn create_with(
+    key: &RedisKeyWritable,
+    name: &RedisString,
+    meta: Meta,
+    seed: u64,
+) -> Result<(Meta, u64), RedisError> {
     let (filter, _) = admission::within(0, || Filter::create(&meta, seed));
     let filter = filter.map_err(|e| build_error(e, meta.levels()))?;
-    key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
+    let value = CfValue::live(meta, filter);
+    if admission::loading() {
+        // An AOF's `CF.RESERVE`, admitted whatever the limit now.
+        admission::note_loaded(name.as_slice(), value.memory_usage());
+    }
+    key.set_value(&CF_TYPE, value)?;
     Ok((meta, seed))
 }
 
@@ -160,9 +178,13 @@ fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u
 }
 
 /// Replicates a `CF.INSERT`/`CF.INSERTNX` as the filter's creation (if it
-/// made it) and the same command with only the items it added, in order:
-/// for a command part of whose items were refused for memory, which a
-/// replica (admitting what its primary did) would otherwise add.
+/// made it) and `CMD key NOCREATE ITEMS` with only the items it added, in
+/// order: for a command part of whose items were refused for memory, which
+/// a replica (admitting what its primary did) would otherwise add; and for
+/// one that created its filter or had options, which a replica would
+/// check against its own configs (`CAPACITY` against `cf-bucket-size`) or
+/// use to create a filter of its own. `NOCREATE`: a copy never makes a
+/// filter from its own configs.
 fn replicate_added(
     ctx: &Context,
     args: &[RedisString],
@@ -176,9 +198,9 @@ fn replicate_added(
     let added = items.iter().zip(replies).filter_map(|(item, reply)| {
         matches!(reply, RedisValue::Bool(true) | RedisValue::Integer(1)).then_some(*item)
     });
-    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"ITEMS"];
+    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"NOCREATE", b"ITEMS"];
     parts.extend(added);
-    if parts.len() > 2 {
+    if parts.len() > 3 {
         let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
         ctx.replicate(&name, parts.as_slice());
     }
@@ -207,7 +229,7 @@ pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if value::write(&key, &CF_TYPE)?.is_some() {
         return Err(RedisError::Str("ERR item exists"));
     }
-    let (meta, seed) = create_with(&key, meta, seed.unwrap_or_else(random_seed))?;
+    let (meta, seed) = create_with(&key, &args[1], meta, seed.unwrap_or_else(random_seed))?;
     replicate_reserve(ctx, &args[1], &meta, seed);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -227,7 +249,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, Some(Meta::default()))?;
+    let created = open_or_create(&key, &args[1], Some(Meta::default()))?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let item = args[2].as_slice();
@@ -286,7 +308,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         ..defaults
     });
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, create)?;
+    let created = open_or_create(&key, &args[1], create)?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
@@ -366,12 +388,13 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         value.changed();
     }
     value.account_write(i64::try_from(added).unwrap_or(i64::MAX));
-    if seen.refused {
+    if seen.refused || created.is_some() || options.items != 3 {
         // A refusal a replica would not make (its limits are not the
-        // primary's): replicas get exactly the items added.
+        // primary's), a creation, or options a replica would read by its
+        // own configs: replicas get exactly the items added.
         replicate_added(ctx, args, created, &items, &replies);
-    } else if changed || created.is_some() {
-        replicate_write(ctx, args, created);
+    } else if changed {
+        ctx.replicate_verbatim();
     }
     Ok(RedisValue::Array(replies))
 }
@@ -715,22 +738,51 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             deleted: true,
         };
         args::settings(&args[4..], &mut given, allow)?;
+        // The reported settings the chunk did not give are this server's
+        // configs, and reach replicas (and the AOF) explicitly: every copy
+        // restores the same filter whatever its own configs.
+        let defaults = Meta::default();
+        let mut explicit: Vec<(&[u8], String)> = Vec::new();
+        if given.bucket_size == 0 {
+            given.bucket_size = defaults.bucket_size;
+            explicit.push((b"BUCKETSIZE", given.bucket_size.to_string()));
+        }
+        if given.max_iterations == 0 {
+            given.max_iterations = defaults.max_iterations;
+            explicit.push((b"MAXITERATIONS", given.max_iterations.to_string()));
+        }
         if data.is_empty() {
             return Err(RedisError::Str("Couldn't create filter!"));
         }
-        let mut decoder = ChunkDecoder::new();
         // Admitted: a header that arrived allocates its table (a forged
-        // one claiming more than the limits is refused here).
-        let (fed, admitted) = admission::within_restore(0, || decoder.feed(data));
+        // one claiming more than the limits is refused here). The decoder
+        // is made in the scope too: all it holds is measured.
+        let ((decoder, fed), admitted) = admission::within(0, || {
+            let mut decoder = Box::new(ChunkDecoder::new());
+            let fed = decoder.feed(data);
+            (decoder, fed)
+        });
         if admitted.refused {
             return Err(RedisError::Str(CREATE_REFUSED));
         }
         fed.map_err(|_| RedisError::Str("Couldn't create filter!"))?;
-        let mut value = CfValue::new(given, Body::Loading(Box::new(decoder)));
-        value.restore_tables = admitted.admitted;
+        let mut value = CfValue::new(given, Body::Loading(decoder));
+        value.restore_held = admitted.held;
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
+        if admission::loading() {
+            admission::note_loaded(args[1].as_slice(), value.memory_usage());
+        }
         key.set_value(&CF_TYPE, value)?;
-        ctx.replicate_verbatim();
+        if explicit.is_empty() {
+            ctx.replicate_verbatim();
+        } else {
+            let mut parts: Vec<&[u8]> = args[1..].iter().map(|a| a.as_slice()).collect();
+            for (keyword, value) in &explicit {
+                parts.push(keyword);
+                parts.push(value.as_bytes());
+            }
+            ctx.replicate("CF.LOADCHUNK", parts.as_slice());
+        }
         return Ok(RedisValue::SimpleStringStatic("OK"));
     }
     if args.len() > 4 {
@@ -747,8 +799,8 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::Str("Invalid position"));
     }
     let (fed, admitted) =
-        admission::within_restore(held, || !data.is_empty() && decoder.feed(data).is_ok());
-    value.restore_tables = value.restore_tables.saturating_add(admitted.admitted);
+        admission::within(held, || !data.is_empty() && decoder.feed(data).is_ok());
+    value.restore_held = value.restore_held.saturating_add(admitted.held);
     if admitted.refused {
         // A table the limits refused: the decoder cannot go on, so the
         // restore is abandoned, as for a bad chunk (below).
@@ -765,6 +817,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     value.changed();
     value.account(); // a restore that completed: its items counted once
+    if admission::loading() && matches!(value.body, Body::Live(_)) {
+        admission::note_loaded(args[1].as_slice(), value.memory_usage());
+    }
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -793,5 +848,8 @@ pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
     }
     value.meta = meta;
     value.body = Body::Live(filter);
+    // Its items now count in the `INFO` totals (every path that completes
+    // a restore: `CF.LOADCHUNK`, an RDB load, `RESTORE`, a full sync).
+    value.account();
     Ok(())
 }

@@ -207,8 +207,8 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
     }
     // Admitted (`admission.rs`): for a `RESTORE`, each table against
     // `cuckoo.cf-max-memory-usage` and `maxmemory`; while the server loads
-    // its data, only a restore in progress's (its headers claim tables
-    // its bytes do not hold).
+    // its data, nothing is refused (persisted data always loads) and a
+    // filter over the limit is named in the log.
     match crate::admission::within(0, || load(rdb)) {
         (_, seen) if seen.refused => {
             log_warning(&format!(
@@ -220,7 +220,11 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         }
         (Some(mut value), seen) => {
             if matches!(value.body, Body::Loading(_)) {
-                value.restore_tables = seen.admitted;
+                value.restore_held = seen.held;
+                value.account();
+            }
+            if crate::admission::loading() {
+                crate::admission::note_loaded(&key_name(rdb), value.memory_usage());
             }
             Box::into_raw(Box::new(value)).cast()
         }
@@ -228,6 +232,33 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             log_warning("cuckoo: a saved filter is damaged or cut short: refused");
             core::ptr::null_mut()
         }
+    }
+}
+
+/// The name of the key being loaded (empty where the server does not say).
+fn key_name(rdb: *mut raw::RedisModuleIO) -> Vec<u8> {
+    let Some(name) = crate::alloc::api!(RedisModule_GetKeyNameFromIO) else {
+        return Vec::new();
+    };
+    // SAFETY: `rdb` is the IO Redis passed to `rdb_load`, alive for the
+    // call; the name it returns (or null) lives as long.
+    let name = unsafe { name(rdb) };
+    if name.is_null() {
+        return Vec::new();
+    }
+    let mut len = 0;
+    match crate::alloc::api!(RedisModule_StringPtrLen) {
+        // SAFETY: `name` is a live RedisModuleString; the pointer returned
+        // is valid for `len` bytes while it lives, copied here at once.
+        Some(ptr_len) => unsafe {
+            let p = ptr_len(name, &mut len);
+            if p.is_null() {
+                Vec::new()
+            } else {
+                core::slice::from_raw_parts(p.cast::<u8>(), len).to_vec()
+            }
+        },
+        None => Vec::new(),
     }
 }
 
@@ -242,9 +273,6 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     // claims more (a forged value) is refused before its table is
     // allocated. A restore in progress saved only the start of its
     // encoding, whose headers rightly claim more.
-    if loading {
-        crate::admission::mark_restore();
-    }
     let mut decoder = if loading {
         ChunkDecoder::new()
     } else {
@@ -471,7 +499,7 @@ unsafe extern "C" fn copy(
         Ok(body) => {
             let mut copy = CfValue::new(value.meta, body);
             if matches!(copy.body, Body::Loading(_)) {
-                copy.restore_tables = seen.admitted;
+                copy.restore_held = seen.held;
             }
             Box::into_raw(Box::new(copy)).cast()
         }

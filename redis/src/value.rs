@@ -19,6 +19,10 @@ pub(crate) const MAX_FILTERS: usize = 32;
 pub(crate) const MIN_CAPACITY: u64 = 2;
 /// The largest `EXPANSION` (RedisBloom's).
 pub(crate) const MAX_EXPANSION: u16 = 32768;
+/// RedisBloom's default `BUCKETSIZE` (`cf-bucket-size`'s default).
+pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
+/// RedisBloom's default `MAXITERATIONS` (`cf-max-iterations`'s default).
+pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
 
 /// What `CF.RESERVE` (or an auto-creating `CF.ADD`/`CF.INSERT`) was told,
 /// kept for `CF.INFO` and for replicas, and the count of deletes.
@@ -169,22 +173,32 @@ impl Filter {
         })
     }
 
-    /// The settings a filter decoded from its encoding implies (what
-    /// `CF.LOADCHUNK` restores when not told more).
+    /// The settings a filter decoded from its encoding implies (what a
+    /// restore takes where it was not told more). The encoding holds no
+    /// bucket size or max iterations: those are RedisBloom's defaults,
+    /// never this server's configs, so that every copy that completes the
+    /// same restore (a replica, a replay, a server loading an RDB saved
+    /// mid-restore) reports the same filter. (`CF.LOADCHUNK` sends them
+    /// explicitly since they were kept: only older data lacks them.)
     pub(crate) fn implied_meta(&self) -> Meta {
+        let reported = Meta {
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            ..Meta::UNSET
+        };
         match self {
             Self::Fixed(f) => Meta {
                 capacity: f.capacity() as u64,
                 expansion: 0,
                 error_rate: f.false_positive_bound(),
-                ..Meta::default()
+                ..reported
             },
             Self::Growing(f) => Meta {
                 capacity: f.initial_capacity() as u64,
                 expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
                 max_levels: u16::try_from(f.max_levels()).unwrap_or(u16::MAX),
                 error_rate: f.false_positive_rate(),
-                ..Meta::default()
+                ..reported
             },
         }
     }
@@ -362,10 +376,12 @@ pub(crate) struct CfValue {
     /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
     /// between threads unnoticed.
     pub(crate) dumps: RefCell<Dumps>,
-    /// Bytes of tables a restore in progress has allocated (admitted as
-    /// their headers arrived: `admission.rs`), which `MEMORY USAGE`
-    /// counts with the bytes taken in.
-    pub(crate) restore_tables: usize,
+    /// Bytes a restore in progress holds besides this struct: all its
+    /// decoder allocated and still holds (tables, admitted as their headers
+    /// arrived, lock stripes, version words, buffers: measured by the
+    /// module's allocator, `admission::Outcome::held`), which `MEMORY
+    /// USAGE` reports and admission counts as held, once.
+    pub(crate) restore_held: usize,
     /// What this value counts in the module's `INFO` totals.
     pub(crate) accounted: crate::info::Accounted,
 }
@@ -390,7 +406,7 @@ impl CfValue {
             body,
             generation: 0,
             dumps: RefCell::new(Dumps::default()),
-            restore_tables: 0,
+            restore_held: 0,
             accounted: crate::info::Accounted::new(),
         };
         value.account();
@@ -495,11 +511,9 @@ impl CfValue {
         core::mem::size_of::<Self>()
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
-                // The tables allocated as their headers arrived, and the
-                // bytes taken in (a fair measure of the decoder's own).
-                Body::Loading(d) => usize::try_from(d.consumed())
-                    .unwrap_or(usize::MAX)
-                    .saturating_add(self.restore_tables),
+                // All the decoder allocated (the bytes taken in are in
+                // its tables: not counted again).
+                Body::Loading(_) => self.restore_held,
             }
     }
 }
