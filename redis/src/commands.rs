@@ -662,6 +662,14 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     // The dump this iterator continues (its encoder is where the last
     // call at this place left it), or a new one.
     let client = client_id(ctx);
+    let place = dump_place(ctx, &args[1]);
+    if iterator == 0 {
+        value::DUMPERS.began(client, place, value.uid);
+    } else if value::DUMPERS.replaced(client, place, value.uid) {
+        return Err(RedisError::Str(
+            "ERR the filter was replaced during CF.SCANDUMP: start again from iterator 0",
+        ));
+    }
     let (offset, resumed) = match iterator {
         0 => (0, None),
         _ => (iterator - 1, value.take_dump(iterator - 1)),
@@ -680,7 +688,10 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         // Every chunk went out: the closing call ends the dump, even if
         // the filter changed since its last chunk (the dump was whole).
-        Some(dump) if dump.encoder.is_done() => return end(),
+        Some(dump) if dump.encoder.is_done() => {
+            value.end_dump(dump.generation);
+            return end();
+        }
         Some(dump) if dump.generation == generation && value.client_current(client, false) => dump,
         Some(_) => {
             return Err(RedisError::Str(
@@ -688,6 +699,13 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ))
         }
         None if offset >= filter.encoder().total_len() => return end(),
+        // A client of the current generation whose state was freed (a
+        // dump that ended, this client's or another's): made again by
+        // encoding up to its position (the same bytes: nothing changed).
+        None if value.client_began_current(client) => Dump {
+            generation,
+            encoder: encoder_at(filter, offset)?,
+        },
         None => return Err(RedisError::Str("Invalid position")),
     };
     let max = match dump.encoder.position() {
@@ -707,6 +725,39 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         RedisValue::Integer(to_i64(next)),
         RedisValue::StringBuffer(chunk),
     ]))
+}
+
+/// A new encoder of `filter` at `position`, the bytes before it encoded
+/// and dropped a chunk at a time (time in proportion to `position`).
+fn encoder_at(
+    filter: &Filter,
+    position: u64,
+) -> Result<concurrent_cuckoo::ChunkEncoder, RedisError> {
+    let mut encoder = filter.encoder();
+    let mut scratch = Vec::new();
+    while encoder.position() < position {
+        scratch.clear();
+        let want = usize::try_from(position - encoder.position())
+            .unwrap_or(DUMP_CHUNK)
+            .min(DUMP_CHUNK);
+        filter
+            .next_chunk(&mut encoder, want, &mut scratch)
+            .map_err(|e| RedisError::String(format!("ERR {e}")))?;
+    }
+    Ok(encoder)
+}
+
+/// The database and key of a dump, digested (see `value::Dumpers`).
+fn dump_place(ctx: &Context, key: &RedisString) -> u64 {
+    let db = match crate::alloc::api!(RedisModule_GetSelectedDb) {
+        // SAFETY: `ctx` is the context of the running command.
+        Some(db) => unsafe { db(ctx.ctx) },
+        None => 0,
+    };
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&db.to_le_bytes());
+    hasher.update(key.as_slice());
+    hasher.digest()
 }
 
 /// `CF.LOADCHUNK key iterator data [BUCKETSIZE b] [MAXITERATIONS m]

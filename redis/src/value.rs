@@ -7,9 +7,11 @@ use concurrent_cuckoo::{
     InsertError, ScalableCuckooFilter, Stats,
 };
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicU64, Ordering};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
+use std::sync::Mutex;
 
 /// Most filters (levels) a growing filter may have by default:
 /// RedisBloom's default `cf-max-expansions` (the config sets it).
@@ -384,6 +386,48 @@ pub(crate) struct CfValue {
     pub(crate) restore_held: usize,
     /// What this value counts in the module's `INFO` totals.
     pub(crate) accounted: crate::info::Accounted,
+    /// This value's identity, unique for the module's life: a dump that
+    /// began on another value of the same key (replaced by `DEL` and a
+    /// new filter, `RESTORE REPLACE`, `RENAME`, `SWAPDB`) cannot go on
+    /// ([`Dumpers`]).
+    pub(crate) uid: u64,
+}
+
+/// The next [`CfValue::uid`].
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// Clients remembered by [`Dumpers`].
+const MAX_DUMPERS: usize = 1024;
+
+/// Which value each client began dumping at each place (a database and
+/// key, digested), the last [`MAX_DUMPERS`]: a client continuing a dump
+/// at a place now holding another value learns that its filter was
+/// replaced, rather than being handed `[0, nil]` (or another filter's
+/// chunks) as if its dump were complete. The dumps of a value are kept in
+/// the value; this is the one thing that must outlive it.
+pub(crate) struct Dumpers(Mutex<Vec<(u64, u64, u64)>>);
+
+/// The module's [`Dumpers`].
+pub(crate) static DUMPERS: Dumpers = Dumpers(Mutex::new(Vec::new()));
+
+impl Dumpers {
+    /// Records that `client` begins dumping `uid` at `place`.
+    pub(crate) fn began(&self, client: u64, place: u64, uid: u64) {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|&(c, p, _)| (c, p) != (client, place));
+        if all.len() == MAX_DUMPERS {
+            all.remove(0);
+        }
+        all.push((client, place, uid));
+    }
+
+    /// Whether the dump `client` began at `place` was of another value
+    /// than `uid` (false where none is remembered).
+    pub(crate) fn replaced(&self, client: u64, place: u64, uid: u64) -> bool {
+        let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.iter()
+            .any(|&(c, p, u)| (c, p) == (client, place) && u != uid)
+    }
 }
 
 // Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
@@ -408,6 +452,7 @@ impl CfValue {
             dumps: RefCell::new(Dumps::default()),
             restore_held: 0,
             accounted: crate::info::Accounted::new(),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
         };
         value.account();
         value
@@ -488,6 +533,28 @@ impl CfValue {
         Some(dumps.states[at].clone())
     }
 
+    /// Frees the states of a dump of `generation` whose closing call came
+    /// (it handed out its last chunk). Another client still dumping that
+    /// generation, or this one repeating a call, continues from a state
+    /// made again ([`client_began_current`](Self::client_began_current)).
+    pub(crate) fn end_dump(&self, generation: u64) {
+        let states = &mut self.dumps.borrow_mut().states;
+        states.retain(|d| d.generation != generation);
+        // A state is a whole encoder (hundreds of bytes): the room of
+        // those freed is given back too.
+        states.shrink_to_fit();
+    }
+
+    /// Whether `client` began a dump at the filter's current generation
+    /// (strictly: false for a client not remembered).
+    pub(crate) fn client_began_current(&self, client: u64) -> bool {
+        self.dumps
+            .borrow()
+            .clients
+            .iter()
+            .any(|&(c, g)| c == client && g == self.generation)
+    }
+
     /// Keeps the state of a dump (one per generation and position: every
     /// client there continues from it).
     pub(crate) fn keep_dump(&self, dump: Dump) {
@@ -506,9 +573,13 @@ impl CfValue {
         }
     }
 
-    /// Bytes held, for `MEMORY USAGE`.
+    /// Bytes held, for `MEMORY USAGE`: the filter (or the restore in
+    /// progress) and the state of its dumps.
     pub(crate) fn memory_usage(&self) -> usize {
+        let dumps = self.dumps.borrow();
         core::mem::size_of::<Self>()
+            + dumps.states.capacity() * core::mem::size_of::<Dump>()
+            + dumps.clients.capacity() * core::mem::size_of::<(u64, u64)>()
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
                 // All the decoder allocated (the bytes taken in are in
