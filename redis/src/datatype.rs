@@ -156,18 +156,65 @@ fn for_each_piece(
             Ok(())
         }
         Body::Loading(decoder) => {
-            let mut taken = Vec::new();
-            decoder
-                .write_consumed(&mut taken)
-                .map_err(|e| e.to_string())?;
-            let total = taken.len() as u64;
-            for piece in taken.chunks(max) {
-                if !each(total, piece) {
-                    break;
+            // Written out a piece at a time: never a copy of every byte
+            // received (a restore in progress may hold gigabytes).
+            let total = decoder.consumed();
+            let mut pieces = Pieces {
+                piece: Vec::with_capacity(max.min(total as usize)),
+                max,
+                each: |piece: &[u8]| each(total, piece),
+                stopped: false,
+            };
+            match decoder.write_consumed(&mut pieces) {
+                Ok(()) | Err(_) if pieces.stopped => Ok(()),
+                Ok(()) => {
+                    pieces.flush_piece();
+                    Ok(())
                 }
+                Err(e) => Err(e.to_string()),
             }
-            Ok(())
         }
+    }
+}
+
+/// A writer that hands what it is given to `each` in pieces of `max`
+/// bytes (the last shorter), and stops (an error to the writer) once
+/// `each` says so.
+struct Pieces<F: FnMut(&[u8]) -> bool> {
+    piece: Vec<u8>,
+    max: usize,
+    each: F,
+    stopped: bool,
+}
+
+impl<F: FnMut(&[u8]) -> bool> Pieces<F> {
+    fn flush_piece(&mut self) {
+        if !self.piece.is_empty() && !self.stopped {
+            self.stopped = !(self.each)(&self.piece);
+            self.piece.clear();
+        }
+    }
+}
+
+impl<F: FnMut(&[u8]) -> bool> std::io::Write for Pieces<F> {
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let len = buf.len();
+        while !buf.is_empty() {
+            if self.stopped {
+                return Err(std::io::Error::other("stopped"));
+            }
+            let n = buf.len().min(self.max - self.piece.len());
+            self.piece.extend_from_slice(&buf[..n]);
+            buf = &buf[n..];
+            if self.piece.len() == self.max {
+                self.flush_piece();
+            }
+        }
+        Ok(len)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -465,6 +512,9 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
     unsafe { end(md) };
 }
 
+/// Pieces `COPY` moves a restore in progress's bytes in.
+const COPY_PIECE: usize = 16 << 20;
+
 /// Pieces a digest takes the encoding in.
 const DIGEST_PIECE: usize = 1 << 20;
 
@@ -485,14 +535,16 @@ unsafe extern "C" fn copy(
     // Admitted as a new filter's tables (`COPY` fails when refused).
     let (body, seen) = crate::admission::within(0, || match &value.body {
         Body::Live(filter) => filter.duplicate().map(Body::Live),
-        Body::Loading(decoder) => {
-            let mut taken = Vec::new();
+        Body::Loading(_) => {
+            // Fed a piece at a time (no copy of every byte received).
             let mut copy = ChunkDecoder::new();
-            decoder
-                .write_consumed(&mut taken)
-                .map_err(|e| e.to_string())
-                .and_then(|()| copy.feed(&taken).map_err(|e| e.to_string()))
-                .map(|()| Body::Loading(Box::new(copy)))
+            let mut fed = Ok(());
+            for_each_piece(value, COPY_PIECE, |_, piece| {
+                fed = copy.feed(piece).map_err(|e| e.to_string());
+                fed.is_ok()
+            })
+            .and(fed)
+            .map(|()| Body::Loading(Box::new(copy)))
         }
     });
     match body {
