@@ -699,14 +699,22 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ))
         }
         None if offset >= filter.encoder().total_len() => return end(),
-        // A client of the current generation whose state was freed (a
-        // dump that ended, this client's or another's): made again by
-        // encoding up to its position (the same bytes: nothing changed).
-        None if value.client_began_current(client) => Dump {
+        // A client whose dump began before a write: never a torn dump.
+        None if !value.client_current(client, false) => {
+            return Err(RedisError::Str(
+                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
+            ))
+        }
+        // Any other position inside the encoding (RedisBloom serves any
+        // iterator: a state freed when a dump ended, evicted, or never
+        // made): the current filter's bytes from there, by encoding up to
+        // it from the nearest state before it. A client that mixed these
+        // with another state's bytes would fail the encoding's checksums
+        // on restore, never restore a wrong filter.
+        None => Dump {
             generation,
-            encoder: encoder_at(filter, offset)?,
+            encoder: encoder_at(filter, value.dump_before(offset), offset)?,
         },
-        None => return Err(RedisError::Str("Invalid position")),
     };
     let max = match dump.encoder.position() {
         0 => usize::try_from(dump.encoder.header_len())
@@ -727,13 +735,15 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     ]))
 }
 
-/// A new encoder of `filter` at `position`, the bytes before it encoded
-/// and dropped a chunk at a time (time in proportion to `position`).
+/// An encoder of `filter` at `position`, from `from` (an encoder of the
+/// filter as it is now, before `position`) or the start, the bytes between
+/// encoded and dropped a chunk at a time (time in proportion to them).
 fn encoder_at(
     filter: &Filter,
+    from: Option<concurrent_cuckoo::ChunkEncoder>,
     position: u64,
 ) -> Result<concurrent_cuckoo::ChunkEncoder, RedisError> {
-    let mut encoder = filter.encoder();
+    let mut encoder = from.unwrap_or_else(|| filter.encoder());
     let mut scratch = Vec::new();
     while encoder.position() < position {
         scratch.clear();
@@ -773,10 +783,18 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let iterator = args::iterator(&args[2])?;
     let data = args[3].as_slice();
-    let offset = iterator
-        .checked_sub(data.len() as u64 + 1)
-        .ok_or(RedisError::Str("Invalid position"))?;
     let key = ctx.open_key_writable(&args[1]);
+    let Some(offset) = iterator.checked_sub(data.len() as u64 + 1) else {
+        // RedisBloom's answers for chunks that cannot be where they say:
+        // its header chunk is at iterator 1 (here a first chunk is at one
+        // more than its length), and bytes for a live filter are refused.
+        // Nothing changes.
+        return Err(RedisError::Str(match value::write(&key, &CF_TYPE)? {
+            None if iterator == 1 => "Couldn't create filter!",
+            Some(v) if matches!(v.body, Body::Live(_)) => "Couldn't load chunk!",
+            _ => "Invalid position",
+        }));
+    };
     if offset == 0 {
         if value::write(&key, &CF_TYPE)?.is_some() {
             return Err(RedisError::Str("ERR item exists"));
@@ -844,7 +862,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
     let held = value.memory_usage();
     let Body::Loading(decoder) = &mut value.body else {
-        return Err(RedisError::Str("Invalid position"));
+        // A data chunk for a live filter: refused, nothing changes
+        // (RedisBloom's error; it would copy the bytes into the filter).
+        return Err(RedisError::Str("Couldn't load chunk!"));
     };
     if decoder.consumed() != offset {
         return Err(RedisError::Str("Invalid position"));

@@ -322,6 +322,10 @@ pub(crate) struct Dump {
 /// already handed out its last chunk is complete).
 const MAX_STALE_DUMPS: usize = 64;
 
+/// States kept per value at most, stale or current (each a whole encoder):
+/// what unfinished dumps hold is bounded.
+const MAX_DUMP_STATES: usize = 128;
+
 /// Clients whose generation is remembered (see [`Dumps`]).
 const MAX_DUMP_CLIENTS: usize = 1024;
 
@@ -545,14 +549,16 @@ impl CfValue {
         states.shrink_to_fit();
     }
 
-    /// Whether `client` began a dump at the filter's current generation
-    /// (strictly: false for a client not remembered).
-    pub(crate) fn client_began_current(&self, client: u64) -> bool {
-        self.dumps
-            .borrow()
-            .clients
+    /// A copy of the encoder of the current generation furthest along
+    /// before `position` (where to make a state at `position` from).
+    pub(crate) fn dump_before(&self, position: u64) -> Option<ChunkEncoder> {
+        let dumps = self.dumps.borrow();
+        dumps
+            .states
             .iter()
-            .any(|&(c, g)| c == client && g == self.generation)
+            .filter(|d| d.generation == self.generation && d.encoder.position() <= position)
+            .max_by_key(|d| d.encoder.position())
+            .map(|d| d.encoder.clone())
     }
 
     /// Keeps the state of a dump (one per generation and position: every
@@ -561,6 +567,11 @@ impl CfValue {
         let states = &mut self.dumps.borrow_mut().states;
         let position = dump.encoder.position();
         states.retain(|d| d.generation != dump.generation || d.encoder.position() != position);
+        if states.len() >= MAX_DUMP_STATES {
+            // The oldest goes: a client continuing from it has its state
+            // made again (`CF.SCANDUMP` serves any position).
+            states.remove(0);
+        }
         states.push(dump);
     }
 

@@ -302,7 +302,9 @@ def test_scandump_and_loadchunk_errors(r):
     r.execute_command("CF.INSERT", "src", "ITEMS", "a")
     assert error(r, "CF.SCANDUMP", "src", -1) == "Invalid position"
     assert error(r, "CF.SCANDUMP", "src", "x") == "Invalid position"
-    assert error(r, "CF.SCANDUMP", "src", 5) == "Invalid position"  # no dump is there
+    # Any iterator inside the encoding answers its bytes from there
+    # (RedisBloom's contract: test_redisbloom_contract.py).
+    assert r.execute_command("CF.SCANDUMP", "src", 5)[0] > 5
     assert error(r, "CF.SCANDUMP", "missing", 0) == "not found"
     it, data = r.execute_command("CF.SCANDUMP", "src", 0)
     # The header chunk, then the data chunk, then past the end: done.

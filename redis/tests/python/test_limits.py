@@ -533,7 +533,9 @@ def test_a_restart_with_a_lower_limit_loses_no_filter(servers):
     s.start()
     r = s.client()
     assert r.config_get(CONFIG) == {CONFIG: str(MIB)}
-    assert (r.dump("big"), r.memory_usage("part")) == before
+    # The restore's bytes are measured by the allocator as they are taken
+    # in: within 2% of the same (libc malloc's blocks differ by a few bytes).
+    assert same(r, before)
     # Commands are held to the new limit.
     assert error(r, "CF.RESERVE", "more", 2_000_000) == CREATE_REFUSED
 

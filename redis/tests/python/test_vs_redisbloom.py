@@ -99,16 +99,17 @@ DIFFERENCES = {
         "replaced'); RedisBloom answers from the filter now there, or "
         "[0, nil] as if the dump were complete"
     ),
+    "dump_changed": (
+        "CF.SCANDUMP continuing (iterator > 0) a dump this client began "
+        "before a write that changed the filter is an error here ('the filter "
+        "changed'); RedisBloom serves the changed filter's bytes, a dump of "
+        "two states"
+    ),
     "dump_format": (
         "CF.SCANDUMP chunks are the library's checked format (a header "
         "chunk, then data chunks of at most 1 MiB), RedisBloom's are its "
         "header and raw buckets: the bytes and the iterators differ, the "
         "shape ([iterator, chunk], [0, nil] at the end) does not"
-    ),
-    "dump_iterators": (
-        "CF.SCANDUMP continues only from the iterators its replies gave "
-        "(the library's format is a checked stream); RedisBloom serves any "
-        "iterator inside its buckets: here 'Invalid position'"
     ),
     "checked_chunks": (
         "CF.LOADCHUNK checks every chunk (a damaged one abandons the "
@@ -375,6 +376,9 @@ class Differential:
         # CF.SCANDUMP of, per key: the server remembers it across
         # sequences (FLUSHALL), so this does too.
         self.dump_began = {}
+        # Writes that changed each filter (by its model's id), as this
+        # module's replies say.
+        self.writes = collections.Counter()
 
     def close(self):
         for c in self.c.values():
@@ -388,7 +392,8 @@ class Differential:
             reply = self.c[side].call(*args)
             if side == "ours" and str(args[0]).upper() == "CF.SCANDUMP" and len(args) == 3 \
                     and str(args[2]) == "0" and reply[0] != "-":
-                self.dump_began[args[1]] = (self.models["ours"].cf(args[1]) or {}).get("id")
+                began = (self.models["ours"].cf(args[1]) or {}).get("id")
+                self.dump_began[args[1]] = (began, self.writes[began])
             return reply
         except (ConnectionError, TimeoutError) as e:
             server = self.servers[side]
@@ -438,8 +443,20 @@ class Differential:
         self.expect(args, ref, ours, lambda a, b: self.classify(args, a, b))
         self.update(args, ref, "ref")
         self.update(args, ours, "ours")
+        self.count_write(args, ours)
         if args[0].upper() == "DEL" or (args[0].upper() == "CF.RESERVE" and ref == ours == ("+", "OK")):
             self.loose_keys.discard(args[1] if len(args) > 1 else None)
+
+    def count_write(self, args, reply):
+        """Counts a command this module's reply says changed its filter."""
+        name = str(args[0]).upper()
+        changed = False
+        if name in ("CF.ADD", "CF.ADDNX", "CF.DEL"):
+            changed = truthy(reply)
+        elif name in ("CF.INSERT", "CF.INSERTNX") and reply[0] == "*":
+            changed = any(truthy(x) for x in reply[1])
+        if changed:
+            self.writes[(self.models["ours"].cf(args[1]) or {}).get("id")] += 1
 
     def update(self, args, reply, side):
         m = self.models[side]
@@ -600,18 +617,23 @@ class Differential:
         return sorted(classes)[0] if classes else None
 
     def scandump_difference(self, key, ref, ours):
-        if is_error(ours, "the filter was replaced during CF.SCANDUMP") and key in self.dump_began:
-            now = (self.models["ours"].cf(key) or {}).get("id")
-            if now is not None and self.dump_began[key] != now:
-                return "dump_replaced"
-            return None
+        now = (self.models["ours"].cf(key) or {}).get("id")
+        began, writes = self.dump_began.get(key, (None, 0))
+        if is_error(ours, "the filter was replaced during CF.SCANDUMP"):
+            return "dump_replaced" if now is not None and began not in (None, now) else None
+        if is_error(ours, "the filter changed during CF.SCANDUMP"):
+            return "dump_changed" if now is not None and began == now and writes < self.writes[now] else None
         if ref[0] == "*" == ours[0] and ref[1] and ours[1]:
             (ri, rd), (oi, od) = ref[1], ours[1]
             if ri[0] == oi[0] == ":" and rd[0] == od[0] == "$":
                 if ri[1] and oi[1] and rd[1] is not None and od[1] is not None:
                     return "dump_format"
-        if is_error(ours, "Invalid position") and ref[0] == "*":
-            return "dump_iterators"
+                # An iterator inside one encoding and past the end of the
+                # other (their lengths differ): data on one side, [0, nil]
+                # on the other, each consistent with its own end.
+                if (ri[1] == 0) != (oi[1] == 0) and (rd[1] is None) == (ri[1] == 0) \
+                        and (od[1] is None) == (oi[1] == 0):
+                    return "dump_format"
         return None
 
     # -- CF.SCANDUMP then CF.LOADCHUNK, each server with its own chunks ----
