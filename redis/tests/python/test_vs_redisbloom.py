@@ -46,7 +46,8 @@ DIFFERENCES = {
         "an item one of the filters does not hold (never added, deleted, or "
         "refused there): both filters answer false positives, for different "
         "items (different hashes and fingerprints), in CF.EXISTS, CF.MEXISTS, "
-        "CF.COUNT, CF.ADDNX, CF.INSERTNX and CF.DEL"
+        "CF.COUNT, CF.ADDNX, CF.INSERTNX and CF.DEL; never a side answering "
+        "'absent' for an item it holds"
     ),
     "count_collisions": (
         "CF.COUNT counts fingerprint copies in the item's buckets: other "
@@ -73,7 +74,8 @@ DIFFERENCES = {
     "fills_differently": (
         "a fixed filter (EXPANSION 0), or a growing one at its last level, "
         "fills at a different count: the tables differ in geometry, so one "
-        "refuses an insert the other takes (Filter is full / -1)"
+        "refuses an insert the other takes (Filter is full / -1); excused "
+        "only where the refusing side's filter is fixed or has its 32 levels"
     ),
     "duplicate_limit": (
         "the 9th copy of an item in a level's two buckets is refused here "
@@ -250,6 +252,23 @@ class Model:
 def truthy(reply):
     kind, value = reply
     return (kind == ":" and value == 1) or (kind == "#" and value is True)
+
+
+# Both modules' default most levels (sub-filters) of a growing filter.
+MAX_LEVELS = 32
+
+
+def says_present(name, reply):
+    """Whether a reply to `name` of one item says the filter holds it."""
+    if reply[0] == "-":
+        return True  # an error says nothing about the item
+    if name == "CF.EXISTS" or name == "CF.DEL":
+        return truthy(reply)
+    if name == "CF.COUNT":
+        return reply[1] >= 1
+    if name in ("CF.ADDNX", "CF.INSERTNX"):
+        return not truthy(reply)  # 0: already there
+    return True
 
 
 def is_error(reply, text=None):
@@ -526,15 +545,20 @@ class Differential:
             if len(ref[1]) != len(ours[1]):
                 return None
             classes = set()
+            # Copies this command added before each item (the models are
+            # updated after the command).
+            added = collections.Counter()
             for item, a, b in zip(items, ref[1], ours[1]):
                 if a != b:
                     if name == "CF.MEXISTS":
                         cls = self.item_difference("CF.EXISTS", key, item, a, b)
                     else:
-                        cls = self.insert_difference(name, key, item, a, b)
+                        cls = self.insert_difference(name, key, item, a, b, added[item])
                     if cls is None:
                         return None
                     classes.add(cls)
+                if truthy(b):
+                    added[item] += 1
             for cls in sorted(classes)[1:]:
                 self.classes[cls] += 1
             return sorted(classes)[0]
@@ -557,17 +581,29 @@ class Differential:
             if name == "CF.DEL" and truthy(ref) and not truthy(ours):
                 return "del_two_levels" if self.models["ours"].keys[key]["expansion"] else None
             return None
+        # A side that holds the item (by its model) and answers "absent" is
+        # a false negative, never excused: a false positive is only a side
+        # answering "present" for an item it does not hold.
+        for side, reply in (("ref", ref), ("ours", ours)):
+            if self.models[side].holds(key, item) and not says_present(name, reply):
+                if name == "CF.DEL" and side == "ours" and self.models["ours"].keys[key]["expansion"]:
+                    return "del_two_levels"
+                return None
         return "false_positive"
 
-    def insert_difference(self, name, key, item, ref, ours):
+    def insert_difference(self, name, key, item, ref, ours, earlier=0):
         if self.models["ref"].cf(key) and self.models["ref"].keys[key].get("overwritten"):
             return "checked_chunks"
         if name == "CF.INSERTNX" and not self.stored_in_both(key, item):
             if ref[1] in (0, 1) and ours[1] in (0, 1):
+                # Never a side that holds the item answering "added".
+                for side, reply in (("ref", ref), ("ours", ours)):
+                    if self.models[side].holds(key, item) and not says_present(name, reply):
+                        return None
                 return "false_positive"
-        return self.refusal(key, item, ref, ours)
+        return self.refusal(key, item, ref, ours, earlier)
 
-    def refusal(self, key, item, ref, ours):
+    def refusal(self, key, item, ref, ours, earlier=0):
         """One side refused an insert the other took."""
         refused = lambda r: r[0] == "-" or r in ((":", -1), ("#", False))
         if not (refused(ref) or refused(ours)):
@@ -577,9 +613,34 @@ class Differential:
         # (RedisBloom's "Maximum expansions reached" with free slots is a
         # known difference, docs/redis.md, that these sequences never
         # reached: not listed, so it would show here.)
-        if refused(ours) and self.models["ours"].keys.get(key, {}).get("items", {}).get(item, 0) >= 8:
+        if refused(ours) and self.models["ours"].keys.get(key, {}).get("items", {}).get(item, 0) + earlier >= 8:
             return "duplicate_limit"
+        # Filled differently only where the refusing side is proven full:
+        # a fixed filter, or a growing one at its last level. A growing
+        # filter refusing before its last level is a bug, never excused.
+        for side, reply in (("ref", ref), ("ours", ours)):
+            if refused(reply) and not self.full(side, key):
+                return None
         return "fills_differently"
+
+    def full(self, side, key):
+        """Whether `side`'s filter at `key` can grow no more: fixed
+        (EXPANSION 0), or at its last level (CF.INFO's Number of filters:
+        32, both modules' default most)."""
+        model = self.models[side].cf(key)
+        if model is None:
+            return False
+        if model["expansion"] == 0:
+            return True
+        reply = self.c[side].call("CF.INFO", key)
+        if reply[0] not in "*%":
+            return False
+        pairs = list(zip(reply[1][::2], reply[1][1::2])) if reply[0] == "*" else reply[1]
+        for (_, field), (_, value) in pairs:
+            field = field.decode() if isinstance(field, bytes) else field
+            if field == "Number of filters":
+                return value >= MAX_LEVELS
+        return False
 
     def info_difference(self, key, ref, ours):
         if ref[0] != ours[0] or ref[0] not in "*%":
