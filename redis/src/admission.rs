@@ -33,7 +33,7 @@
 //! replica with a lower limit, or past its own `maxmemory`, still holds
 //! the primary's filters byte for byte.
 
-use crate::alloc::api;
+use crate::api::api;
 use crate::configs;
 use core::cell::Cell;
 use core::sync::atomic::{AtomicPtr, Ordering};

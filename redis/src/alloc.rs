@@ -2,18 +2,8 @@
 //! holds, filter tables included (`concurrent_cuckoo::set_table_memory`),
 //! counts in Redis's `used_memory`, which `maxmemory` acts on.
 
+use crate::api::api;
 use std::alloc::{GlobalAlloc, Layout, System};
-
-/// The entry point `$name` of Redis's module API.
-macro_rules! api {
-    ($name:ident) => {{
-        // SAFETY: the API's entry points are `static mut`s that Redis
-        // fills in `RedisModule_Init`, before any code of the module runs,
-        // and nothing writes them afterwards: reading a copy races nothing.
-        unsafe { redis_module::raw::$name }
-    }};
-}
-pub(crate) use api;
 
 /// Redis's allocator once the module is loaded (`RedisModule_Init` sets
 /// its entry points before the module allocates anything), the system's

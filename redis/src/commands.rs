@@ -12,7 +12,7 @@
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
-use crate::value::{self, random_seed, Body, CfValue, Dump, Filter, Meta};
+use crate::value::{self, complete_if_done, random_seed, Body, CfValue, Dump, Filter, Meta};
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -27,7 +27,7 @@ const INSERT_WINDOW: usize = 64;
 
 /// The id of the client running the command (0 where there is none).
 fn client_id(ctx: &Context) -> u64 {
-    match crate::alloc::api!(RedisModule_GetClientId) {
+    match crate::api::api!(RedisModule_GetClientId) {
         // SAFETY: `ctx` is the context of the running command.
         Some(id) => unsafe { id(ctx.ctx) },
         None => 0,
@@ -759,7 +759,7 @@ fn encoder_at(
 
 /// The database and key of a dump, digested (see `value::Dumpers`).
 fn dump_place(ctx: &Context, key: &RedisString) -> u64 {
-    let db = match crate::alloc::api!(RedisModule_GetSelectedDb) {
+    let db = match crate::api::api!(RedisModule_GetSelectedDb) {
         // SAFETY: `ctx` is the context of the running command.
         Some(db) => unsafe { db(ctx.ctx) },
         None => 0,
@@ -893,34 +893,4 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
-}
-
-/// Makes a restored value live once its decoder has every byte and its
-/// settings, the given merged with the encoding's, are those of a live
-/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
-/// the caller drops it.
-pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
-    let Body::Loading(decoder) = &value.body else {
-        return Ok(());
-    };
-    if !decoder.is_complete() {
-        return Ok(());
-    }
-    let Body::Loading(decoder) = core::mem::replace(&mut value.body, Body::Loading(Box::default()))
-    else {
-        unreachable!("checked above")
-    };
-    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
-    let meta = value.meta.merged(filter.implied_meta());
-    if !meta.loadable_live() {
-        // A filter the library allows but the module's settings cannot
-        // hold: taken in, it would make the server refuse its own RDB.
-        return Err(format!("settings outside the module's ranges: {meta:?}"));
-    }
-    value.meta = meta;
-    value.body = Body::Live(filter);
-    // Its items now count in the `INFO` totals (every path that completes
-    // a restore: `CF.LOADCHUNK`, an RDB load, `RESTORE`, a full sync).
-    value.account();
-    Ok(())
 }

@@ -30,7 +30,7 @@
 //! makes the load fail (Redis then refuses the RDB file or the `RESTORE`)
 //! rather than produce a filter that answers wrong.
 
-use crate::commands::complete_if_done;
+use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
 use concurrent_cuckoo::ChunkDecoder;
 use core::ffi::{c_int, c_void};
@@ -284,7 +284,7 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
 
 /// The name of the key being loaded (empty where the server does not say).
 fn key_name(rdb: *mut raw::RedisModuleIO) -> Vec<u8> {
-    let Some(name) = crate::alloc::api!(RedisModule_GetKeyNameFromIO) else {
+    let Some(name) = crate::api::api!(RedisModule_GetKeyNameFromIO) else {
         return Vec::new();
     };
     // SAFETY: `rdb` is the IO Redis passed to `rdb_load`, alive for the
@@ -294,7 +294,7 @@ fn key_name(rdb: *mut raw::RedisModuleIO) -> Vec<u8> {
         return Vec::new();
     }
     let mut len = 0;
-    match crate::alloc::api!(RedisModule_StringPtrLen) {
+    match crate::api::api!(RedisModule_StringPtrLen) {
         // SAFETY: `name` is a live RedisModuleString; the pointer returned
         // is valid for `len` bytes while it lives, copied here at once.
         Some(ptr_len) => unsafe {
@@ -369,7 +369,7 @@ unsafe extern "C" fn aof_rewrite(
 ) {
     // SAFETY: as in `rdb_save`.
     let value = unsafe { &*value.cast::<CfValue>() };
-    let Some(emit) = crate::alloc::api!(RedisModule_EmitAOF) else {
+    let Some(emit) = crate::api::api!(RedisModule_EmitAOF) else {
         return;
     };
     let m = value.meta;
@@ -487,8 +487,8 @@ const FREE_EFFORT_UNIT: usize = 64 << 10;
 /// its primary's).
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     let (Some(add), Some(end)) = (
-        crate::alloc::api!(RedisModule_DigestAddStringBuffer),
-        crate::alloc::api!(RedisModule_DigestEndSequence),
+        crate::api::api!(RedisModule_DigestAddStringBuffer),
+        crate::api::api!(RedisModule_DigestEndSequence),
     ) else {
         return;
     };

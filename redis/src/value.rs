@@ -625,3 +625,33 @@ pub(crate) fn write<'k>(
 pub(crate) fn random_seed() -> u64 {
     DefaultHashBuilder::new().seed()
 }
+
+/// Makes a restored value live once its decoder has every byte and its
+/// settings, the given merged with the encoding's, are those of a live
+/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
+/// the caller drops it.
+pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
+    let Body::Loading(decoder) = &value.body else {
+        return Ok(());
+    };
+    if !decoder.is_complete() {
+        return Ok(());
+    }
+    let Body::Loading(decoder) = core::mem::replace(&mut value.body, Body::Loading(Box::default()))
+    else {
+        unreachable!("checked above")
+    };
+    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
+    let meta = value.meta.merged(filter.implied_meta());
+    if !meta.loadable_live() {
+        // A filter the library allows but the module's settings cannot
+        // hold: taken in, it would make the server refuse its own RDB.
+        return Err(format!("settings outside the module's ranges: {meta:?}"));
+    }
+    value.meta = meta;
+    value.body = Body::Live(filter);
+    // Its items now count in the `INFO` totals (every path that completes
+    // a restore: `CF.LOADCHUNK`, an RDB load, `RESTORE`, a full sync).
+    value.account();
+    Ok(())
+}
