@@ -71,6 +71,23 @@ def test_one_command_cannot_reserve_past_the_limit(server):
     assert error(r, "CF.RESERVE", "two", 1_000_000) == CREATE_REFUSED
     assert ok(r.execute_command("CF.RESERVE", "small", 100_000))
     assert r.memory_usage("small") < MIB
+    # The limit refuses, not the machine: each form refused above, for a
+    # filter any machine can hold (about 89 MB), is refused under a 64 MB
+    # limit and taken under 1 GiB (issue 32: the 15e9 cases alone would be
+    # refused by the allocator of any machine under about 63 GB).
+    for command in (
+        ("CF.RESERVE", "f", 40_000_000, "ERROR", 0.001),
+        ("CF.RESERVE", "f", 40_000_000, "EXPANSION", 0),
+        ("CF.INSERT", "f", "CAPACITY", 40_000_000, "ITEMS", "a"),
+        ("CF.INSERTNX", "f", "CAPACITY", 40_000_000, "ITEMS", "a"),
+    ):
+        r.config_set(CONFIG, "64mb")
+        assert error(r, *command) == CREATE_REFUSED, command
+        assert r.exists("f") == 0
+        r.config_set(CONFIG, "1gb")
+        assert r.execute_command(*command), command
+        assert 64 * MIB < r.memory_usage("f") < 128 * MIB
+        r.delete("f")
 
 
 def test_growth_inside_one_add_is_admitted(server):
