@@ -300,7 +300,10 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let options = args::insert_options(args)?;
+    let flags = ctx.get_flags();
+    let from_primary =
+        flags.contains(ContextFlags::REPLICATED) || flags.contains(ContextFlags::LOADING);
+    let options = args::insert_options(args, from_primary)?;
     let defaults = Meta::default();
     let create = (!options.nocreate).then(|| Meta {
         capacity: options.capacity.unwrap_or(defaults.capacity),

@@ -130,3 +130,33 @@ def test_an_aof_replayed_under_other_configs_rebuilds_the_same_filters(servers):
     for key, values in items.items():
         assert all(r.execute_command("CF.MEXISTS", key, *values)), key
         assert (digest(r, key), info(r, key)) == before[key], key
+
+
+def resp(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = str(a).encode() if not isinstance(a, bytes) else a
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+
+def test_an_older_modules_aof_replays_under_other_configs(servers, tmp_path):
+    """Defect 1, the other way: an AOF (or a primary) of the module before
+    this fix holds `CF.INSERT key CAPACITY c ITEMS ...` after the filter's
+    CF.RESERVE; a server whose cf-bucket-size makes c too small refused
+    it on replay (the check of a new filter's capacity), losing the items.
+    A command from the primary or the AOF is checked only against the
+    smallest capacity."""
+    d = tmp_path / "old"
+    d.mkdir()
+    (d / "appendonly.aof").write_bytes(
+        resp("SELECT", 0)
+        + resp("CF.RESERVE", "k", 100, "BUCKETSIZE", 2, "MAXITERATIONS", 20, "EXPANSION", 1,
+               "ERROR", "0.001", "SEED", 7, "MAXEXPANSIONS", 32)
+        + resp("CF.INSERT", "k", "CAPACITY", 100, "ITEMS", *ITEMS)
+    )
+    s = servers(*AOF_ONLY, name="old", module_args=["cf-bucket-size", "255"])
+    r = s.client()
+    assert all(r.execute_command("CF.MEXISTS", "k", *ITEMS))
+    # A client's command is still checked against this server's configs.
+    assert error(r, "CF.INSERT", "k", "CAPACITY", 100, "ITEMS", "x") == SMALL_CAPACITY
