@@ -540,7 +540,7 @@ impl CfValue {
     /// Frees the states of a dump of `generation` whose closing call came
     /// (it handed out its last chunk). Another client still dumping that
     /// generation, or this one repeating a call, continues from a state
-    /// made again ([`client_began_current`](Self::client_began_current)).
+    /// made again (`CF.SCANDUMP` serves any position).
     pub(crate) fn end_dump(&self, generation: u64) {
         let states = &mut self.dumps.borrow_mut().states;
         states.retain(|d| d.generation != generation);
