@@ -27,9 +27,9 @@ pub(crate) enum Registered {
 /// server refused.
 pub(crate) fn register(ctx: &Context) -> Result<Registered, String> {
     let (Some(add_category), Some(set_categories), Some(get_command)) = (
-        crate::alloc::api!(RedisModule_AddACLCategory),
-        crate::alloc::api!(RedisModule_SetCommandACLCategories),
-        crate::alloc::api!(RedisModule_GetCommand),
+        crate::api::api!(RedisModule_AddACLCategory),
+        crate::api::api!(RedisModule_SetCommandACLCategories),
+        crate::api::api!(RedisModule_GetCommand),
     ) else {
         return Ok(Registered::Unsupported);
     };

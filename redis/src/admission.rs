@@ -24,15 +24,16 @@
 //! time: the scope is a thread-local, and allocations on other threads
 //! (none allocate tables) see no scope.
 //!
-//! While the server loads its data, only a restore's claimed tables are
-//! checked (against the per-filter limit; see [`admit`]). A replica
+//! While the server loads its data nothing is refused: persisted data
+//! always loads, and the filters over the limit are named in the log
+//! ([`note_loaded`]). A replica
 //! admits every table: its writes come from its primary, which
 //! admitted them and replicates only what it did (a command whose growth
 //! was refused part way reaches replicas as the items it added), so a
 //! replica with a lower limit, or past its own `maxmemory`, still holds
 //! the primary's filters byte for byte.
 
-use crate::alloc::api;
+use crate::api::api;
 use crate::configs;
 use core::cell::Cell;
 use core::sync::atomic::{AtomicPtr, Ordering};
@@ -48,64 +49,67 @@ struct Scope {
     admitted: usize,
     /// Whether a table was refused in this scope.
     refused: bool,
-    /// Whether the tables are a restore's (`CF.LOADCHUNK`, or a restore in
-    /// progress loaded from an RDB): claimed by a header, not backed by
-    /// the bytes received (see [`admit`]).
-    restore: bool,
+    /// Bytes the module's allocator handed out in this scope less those
+    /// it took back (every block, tables or not: see [`allocated`]).
+    net: isize,
 }
 
 std::thread_local! {
     static SCOPE: Cell<Option<Scope>> = const { Cell::new(None) };
 }
 
-/// What a scope saw: whether a table was refused, and the bytes admitted.
+/// What a scope saw: whether a table was refused, the bytes of tables
+/// admitted, and the bytes the operation still holds of all it allocated
+/// (tables, lock stripes, version words, buffers: what a restore in
+/// progress holds, for `MEMORY USAGE` and admission).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Outcome {
     pub(crate) refused: bool,
     pub(crate) admitted: usize,
+    pub(crate) held: usize,
 }
 
 /// Runs `op` on a filter that holds `held` bytes now, admitting the tables
 /// it allocates against the limits; returns its result and what the scope
 /// saw. Scopes nest (an inner one is the one in force).
 pub(crate) fn within<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
-    scope(held, false, op)
-}
-
-/// [`within`] for a restore's tables (`CF.LOADCHUNK`): admitted against
-/// the per-filter limit even while the server loads its data.
-pub(crate) fn within_restore<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
-    scope(held, true, op)
-}
-
-/// Marks the scope in force as a restore's (an RDB value found to be a
-/// restore in progress once its settings are read).
-pub(crate) fn mark_restore() {
-    SCOPE.with(|s| {
-        if let Some(mut scope) = s.get() {
-            scope.restore = true;
-            s.set(Some(scope));
-        }
-    });
-}
-
-fn scope<T>(held: usize, restore: bool, op: impl FnOnce() -> T) -> (T, Outcome) {
     let scope = Scope {
         left: configs::max_memory_usage().saturating_sub(held),
         admitted: 0,
         refused: false,
-        restore,
+        net: 0,
     };
     let outer = SCOPE.with(|s| s.replace(Some(scope)));
     let result = op();
     let seen = SCOPE.with(|s| s.replace(outer)).unwrap_or(scope);
+    // What the inner scope allocated, the outer one did too.
+    allocated(seen.net);
     (
         result,
         Outcome {
             refused: seen.refused,
             admitted: seen.admitted,
+            held: usize::try_from(seen.net).unwrap_or(0),
         },
     )
+}
+
+/// Whether a scope is in force (the allocator measures blocks only then).
+pub(crate) fn scoped() -> bool {
+    SCOPE.with(|s| s.get().is_some())
+}
+
+/// Records that the module's allocator handed out (positive) or took back
+/// (negative) `bytes` in the scope in force, if any: called for every
+/// block, so that a scope knows all its operation holds, not only the
+/// tables it admitted.
+pub(crate) fn allocated(bytes: isize) {
+    SCOPE.with(|s| {
+        if let Some(mut scope) = s.get() {
+            scope.net = scope.net.saturating_add(bytes);
+            s.set(Some(scope));
+        }
+    });
 }
 
 /// Whether a table block of `bytes` may be allocated now; records the
@@ -115,7 +119,7 @@ pub(crate) fn admit(bytes: usize) -> bool {
         left: configs::max_memory_usage(),
         admitted: 0,
         refused: false,
-        restore: false,
+        net: 0,
     });
     let flags = server_flags();
     let ok = if flags & CTX_FLAGS_REPLICA != 0 {
@@ -124,13 +128,14 @@ pub(crate) fn admit(bytes: usize) -> bool {
         // there, by its own config or maxmemory, would make it diverge.
         true
     } else if flags & CTX_FLAGS_LOADING != 0 {
-        // Loading (an RDB, an AOF, a full resynchronisation) takes back
-        // what the server held: a filter's tables are backed by the bytes
-        // read (the decoder refuses a header claiming more than the value
-        // holds), and the server itself loads past `maxmemory` rather
-        // than lose data. A restore in progress is the exception: its
-        // headers claim tables its bytes do not hold.
-        !scope.restore || bytes <= scope.left
+        // Loading (an RDB, an AOF, a full resynchronisation, `DEBUG
+        // RELOAD`) takes back what the server held, whatever the limits
+        // say now: they guard commands, and refusing one value would
+        // refuse the whole file, every other key with it. The server
+        // itself loads past `maxmemory` rather than lose data. A filter
+        // over the limit is named in the log ([`note_loaded`]); a
+        // table the allocator cannot give still fails (fallibly).
+        true
     } else {
         bytes <= scope.left && within_maxmemory(bytes)
     };
@@ -146,6 +151,26 @@ pub(crate) fn admit(bytes: usize) -> bool {
         }
     });
     ok
+}
+
+/// Whether the server is loading its data (an RDB, an AOF, a full
+/// resynchronisation, `DEBUG RELOAD`).
+pub(crate) fn loading() -> bool {
+    server_flags() & CTX_FLAGS_LOADING != 0
+}
+
+/// Logs a filter `key` of `bytes` loaded past `cuckoo.cf-max-memory-usage`
+/// (loading admits it: see [`admit`]), so that the operator learns which
+/// filters the limit no longer covers.
+pub(crate) fn note_loaded(key: &[u8], bytes: usize) {
+    let limit = configs::max_memory_usage();
+    if bytes > limit {
+        redis_module::logging::log_warning(format!(
+            "cuckoo: filter '{}' loaded with {bytes} bytes, over cuckoo.cf-max-memory-usage \
+             ({limit} bytes): persisted data always loads; commands that would grow it are refused",
+            String::from_utf8_lossy(key)
+        ));
+    }
 }
 
 /// Whether a table was refused in the scope in force so far.
@@ -243,13 +268,7 @@ mod tests {
         let limit = configs::max_memory_usage();
         let (taken, seen) = within(limit - 1000, || (admit(600), admit(300), admit(200)));
         assert_eq!(taken, (true, true, false));
-        assert_eq!(
-            seen,
-            Outcome {
-                refused: true,
-                admitted: 900
-            }
-        );
+        assert_eq!((seen.refused, seen.admitted), (true, 900));
         let (inner, outer) = within(0, || {
             assert!(admit(100));
             let (_, inner) = within(limit, || admit(1));

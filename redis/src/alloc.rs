@@ -2,18 +2,8 @@
 //! holds, filter tables included (`concurrent_cuckoo::set_table_memory`),
 //! counts in Redis's `used_memory`, which `maxmemory` acts on.
 
+use crate::api::api;
 use std::alloc::{GlobalAlloc, Layout, System};
-
-/// The entry point `$name` of Redis's module API.
-macro_rules! api {
-    ($name:ident) => {{
-        // SAFETY: the API's entry points are `static mut`s that Redis
-        // fills in `RedisModule_Init`, before any code of the module runs,
-        // and nothing writes them afterwards: reading a copy races nothing.
-        unsafe { redis_module::raw::$name }
-    }};
-}
-pub(crate) use api;
 
 /// Redis's allocator once the module is loaded (`RedisModule_Init` sets
 /// its entry points before the module allocates anything), the system's
@@ -108,6 +98,129 @@ unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
 // layout, and is freed by the same one (see the type's docs).
 unsafe impl GlobalAlloc for ModuleAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let block = unsafe { self.alloc_uncounted(layout) };
+        if !block.is_null() {
+            // SAFETY: `block` was just handed out for `layout`.
+            unsafe { counted(block, layout, 1) };
+        }
+        block
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's contract, passed on.
+        let block = unsafe { self.alloc_zeroed_uncounted(layout) };
+        if !block.is_null() {
+            // SAFETY: as in `alloc`.
+            unsafe { counted(block, layout, 1) };
+        }
+        block
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` is a live block of `layout` (the caller's contract).
+        unsafe { counted(ptr, layout, -1) };
+        match api!(RedisModule_Free) {
+            // SAFETY: `ptr` came from Redis's allocator as it is.
+            Some(free) if served_as_is(layout) => unsafe { free(ptr.cast()) },
+            // SAFETY: `ptr` was aligned by `align_in`, which kept the
+            // allocator's pointer in the 8 bytes before it.
+            Some(free) => unsafe { free(ptr.cast::<*mut u8>().sub(1).read_unaligned().cast()) },
+            // SAFETY: `ptr` came from `System` with this layout.
+            None => unsafe { System.dealloc(ptr, layout) },
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
+            return core::ptr::null_mut();
+        };
+        match api!(RedisModule_Realloc) {
+            Some(realloc) if served_as_is(layout) && served_as_is(new) => {
+                // SAFETY: `ptr` came from Redis's allocator as it is, and
+                // the new block, of the new size, is aligned enough as it
+                // is (`served_as_is`).
+                let scoped = crate::admission::scoped();
+                let old = match scoped {
+                    // SAFETY: `ptr` is still a live block of `layout`.
+                    true => unsafe { block_size(ptr, layout) },
+                    false => 0,
+                };
+                // SAFETY: as above.
+                let block: *mut u8 = unsafe { realloc(ptr.cast(), new_size).cast() };
+                if scoped && !block.is_null() {
+                    // SAFETY: `block` was just handed out for `new`.
+                    let grown = unsafe { block_size(block, new) } as isize - old as isize;
+                    crate::admission::allocated(grown);
+                }
+                block
+            }
+            Some(_) => {
+                // Hand-aligned blocks, old or new: a fresh block and a copy
+                // (each counted by `alloc` and `dealloc`).
+                // SAFETY: `new` is a valid layout of non-zero size.
+                let fresh = unsafe { self.alloc(new) };
+                if !fresh.is_null() {
+                    // SAFETY: both blocks hold at least the smaller size and
+                    // do not overlap; the old one is then freed.
+                    unsafe {
+                        core::ptr::copy_nonoverlapping(ptr, fresh, layout.size().min(new_size));
+                        self.dealloc(ptr, layout);
+                    }
+                }
+                fresh
+            }
+            // SAFETY: `ptr` came from `System` with `layout`.
+            None => unsafe { System.realloc(ptr, layout, new_size) },
+        }
+    }
+}
+
+/// Records a block handed out (`sign` 1) or about to be taken back (-1)
+/// in the admission scope in force, if any (`admission::allocated`): the
+/// bytes the server's allocator counts for it in `used_memory` (its size
+/// class, the alignment added by hand included), so that what a scope
+/// measures is what the server's memory grew by.
+///
+/// # Safety
+/// `ptr` is a live block of `layout` from this allocator.
+unsafe fn counted(ptr: *mut u8, layout: Layout, sign: isize) {
+    if crate::admission::scoped() {
+        // SAFETY: the caller's contract.
+        let bytes = unsafe { block_size(ptr, layout) };
+        crate::admission::allocated(sign * isize::try_from(bytes).unwrap_or(isize::MAX));
+    }
+}
+
+/// The bytes the server's allocator holds for the block `ptr` of `layout`.
+///
+/// # Safety
+/// As [`counted`].
+unsafe fn block_size(ptr: *mut u8, layout: Layout) -> usize {
+    let hand_aligned = !served_as_is(layout);
+    match api!(RedisModule_MallocSize) {
+        Some(size) if api!(RedisModule_Alloc).is_some() => {
+            let raw = if hand_aligned {
+                // SAFETY: `align_in` kept the allocator's pointer in the 8
+                // bytes before a hand-aligned block.
+                unsafe { ptr.cast::<*mut u8>().sub(1).read_unaligned() }
+            } else {
+                ptr
+            };
+            // SAFETY: `raw` is a live block of the server's allocator.
+            unsafe { size(raw.cast()) }
+        }
+        _ if hand_aligned => layout.size().saturating_add(layout.align()),
+        _ => layout.size(),
+    }
+}
+
+impl ModuleAlloc {
+    /// `alloc`, before it is counted.
+    ///
+    /// # Safety
+    /// `GlobalAlloc::alloc`'s contract.
+    unsafe fn alloc_uncounted(&self, layout: Layout) -> *mut u8 {
         match api!(RedisModule_Alloc) {
             // SAFETY: a plain allocation of a non-zero size.
             Some(alloc) if served_as_is(layout) => unsafe { alloc(layout.size()).cast() },
@@ -120,7 +233,11 @@ unsafe impl GlobalAlloc for ModuleAlloc {
         }
     }
 
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+    /// `alloc_zeroed`, before it is counted.
+    ///
+    /// # Safety
+    /// `GlobalAlloc::alloc_zeroed`'s contract.
+    unsafe fn alloc_zeroed_uncounted(&self, layout: Layout) -> *mut u8 {
         if layout.align() == TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
             let Some(bytes) = layout.size().checked_add(layout.align()) else {
                 return core::ptr::null_mut();
@@ -145,48 +262,6 @@ unsafe impl GlobalAlloc for ModuleAlloc {
             },
             // SAFETY: as in `alloc`.
             None => unsafe { System.alloc_zeroed(layout) },
-        }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        match api!(RedisModule_Free) {
-            // SAFETY: `ptr` came from Redis's allocator as it is.
-            Some(free) if served_as_is(layout) => unsafe { free(ptr.cast()) },
-            // SAFETY: `ptr` was aligned by `align_in`, which kept the
-            // allocator's pointer in the 8 bytes before it.
-            Some(free) => unsafe { free(ptr.cast::<*mut u8>().sub(1).read_unaligned().cast()) },
-            // SAFETY: `ptr` came from `System` with this layout.
-            None => unsafe { System.dealloc(ptr, layout) },
-        }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let Ok(new) = Layout::from_size_align(new_size, layout.align()) else {
-            return core::ptr::null_mut();
-        };
-        match api!(RedisModule_Realloc) {
-            Some(realloc) if served_as_is(layout) && served_as_is(new) => {
-                // SAFETY: `ptr` came from Redis's allocator as it is, and
-                // the new block, of the new size, is aligned enough as it
-                // is (`served_as_is`).
-                unsafe { realloc(ptr.cast(), new_size).cast() }
-            }
-            Some(_) => {
-                // Hand-aligned blocks, old or new: a fresh block and a copy.
-                // SAFETY: `new` is a valid layout of non-zero size.
-                let fresh = unsafe { self.alloc(new) };
-                if !fresh.is_null() {
-                    // SAFETY: both blocks hold at least the smaller size and
-                    // do not overlap; the old one is then freed.
-                    unsafe {
-                        core::ptr::copy_nonoverlapping(ptr, fresh, layout.size().min(new_size));
-                        self.dealloc(ptr, layout);
-                    }
-                }
-                fresh
-            }
-            // SAFETY: `ptr` came from `System` with `layout`.
-            None => unsafe { System.realloc(ptr, layout, new_size) },
         }
     }
 }

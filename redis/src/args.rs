@@ -148,10 +148,12 @@ pub(crate) fn settings(
                 .filter(|&c| c >= MIN_CAPACITY)
                 .ok_or(RedisError::Str(SMALL_CAPACITY))?;
         } else if is(keyword, "DELETED") && allow.deleted {
-            meta.deleted = value
-                .parse_integer()
+            // A u64, as the settings keep it and the AOF rewrite writes
+            // it (an i64 would refuse a count past i64::MAX on replay).
+            meta.deleted = core::str::from_utf8(value.as_slice())
                 .ok()
-                .and_then(|n| u64::try_from(n).ok())
+                .filter(|t| t.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|t| t.parse::<u64>().ok())
                 .ok_or(RedisError::Str("ERR Bad DELETED count"))?;
         } else {
             return Err(RedisError::Str("Unknown argument received"));
@@ -193,7 +195,12 @@ pub(crate) struct InsertOptions {
 /// that is not an integer is `Bad capacity`, one under 4
 /// `Capacity must be at least (BucketSize * 2)` (checked even when the
 /// filter exists); anything else is `Unknown argument received`.
-pub(crate) fn insert_options(args: &[RedisString]) -> Result<InsertOptions> {
+///
+/// `from_primary`: the command comes from the primary or an AOF, which
+/// took it: its `CAPACITY` is checked against the smallest capacity only,
+/// not this server's `cf-bucket-size` (a replica or replay never refuses
+/// what the primary accepted; older primaries replicate `CAPACITY`).
+pub(crate) fn insert_options(args: &[RedisString], from_primary: bool) -> Result<InsertOptions> {
     let mut options = InsertOptions {
         capacity: None,
         error_rate: None,
@@ -208,7 +215,15 @@ pub(crate) fn insert_options(args: &[RedisString]) -> Result<InsertOptions> {
             break;
         } else if is(arg, "CAPACITY") {
             let value = args.get(at + 1).ok_or(RedisError::WrongArity)?;
-            options.capacity = Some(positive(capacity(value)?)?);
+            let capacity = capacity(value)?;
+            options.capacity = Some(if from_primary {
+                u64::try_from(capacity)
+                    .ok()
+                    .filter(|&c| c >= MIN_CAPACITY)
+                    .ok_or(RedisError::Str(SMALL_CAPACITY))?
+            } else {
+                positive(capacity)?
+            });
             at += 2;
         } else if is(arg, "ERROR") {
             let value = args.get(at + 1).ok_or(RedisError::WrongArity)?;

@@ -12,7 +12,7 @@
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
-use crate::value::{self, random_seed, Body, CfValue, Dump, Filter, Meta};
+use crate::value::{self, complete_if_done, random_seed, Body, CfValue, Dump, Filter, Meta};
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -27,7 +27,7 @@ const INSERT_WINDOW: usize = 64;
 
 /// The id of the client running the command (0 where there is none).
 fn client_id(ctx: &Context) -> u64 {
-    match crate::alloc::api!(RedisModule_GetClientId) {
+    match crate::api::api!(RedisModule_GetClientId) {
         // SAFETY: `ctx` is the context of the running command.
         Some(id) => unsafe { id(ctx.ctx) },
         None => 0,
@@ -88,6 +88,7 @@ fn refused(filter: &Filter, e: &InsertError) -> RedisError {
 /// created, for replication.
 fn open_or_create(
     key: &RedisKeyWritable,
+    name: &RedisString,
     create: Option<Meta>,
 ) -> Result<Option<(Meta, u64)>, RedisError> {
     if value::write(key, &CF_TYPE)?.is_some() {
@@ -96,13 +97,30 @@ fn open_or_create(
     let Some(meta) = create else {
         return Err(RedisError::Str("ERR not found"));
     };
-    create_with(key, meta, random_seed()).map(Some)
+    // `CF.RESERVE`'s rule, which the replicated `CF.RESERVE` meets on
+    // every copy: a filter the primary made from configs a replica or a
+    // replay would refuse (`cf-initial-size` under twice
+    // `cf-bucket-size`) is refused here first.
+    if meta.capacity < 2 * u64::from(meta.bucket_size) {
+        return Err(RedisError::Str(SMALL_CAPACITY));
+    }
+    create_with(key, name, meta, random_seed()).map(Some)
 }
 
-fn create_with(key: &RedisKeyWritable, meta: Meta, seed: u64) -> Result<(Meta, u64), RedisError> {
+fn create_with(
+    key: &RedisKeyWritable,
+    name: &RedisString,
+    meta: Meta,
+    seed: u64,
+) -> Result<(Meta, u64), RedisError> {
     let (filter, _) = admission::within(0, || Filter::create(&meta, seed));
     let filter = filter.map_err(|e| build_error(e, meta.levels()))?;
-    key.set_value(&CF_TYPE, CfValue::live(meta, filter))?;
+    let value = CfValue::live(meta, filter);
+    if admission::loading() {
+        // An AOF's `CF.RESERVE`, admitted whatever the limit now.
+        admission::note_loaded(name.as_slice(), value.memory_usage());
+    }
+    key.set_value(&CF_TYPE, value)?;
     Ok((meta, seed))
 }
 
@@ -160,9 +178,13 @@ fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u
 }
 
 /// Replicates a `CF.INSERT`/`CF.INSERTNX` as the filter's creation (if it
-/// made it) and the same command with only the items it added, in order:
-/// for a command part of whose items were refused for memory, which a
-/// replica (admitting what its primary did) would otherwise add.
+/// made it) and `CMD key NOCREATE ITEMS` with only the items it added, in
+/// order: for a command part of whose items were refused for memory, which
+/// a replica (admitting what its primary did) would otherwise add; and for
+/// one that created its filter or had options, which a replica would
+/// check against its own configs (`CAPACITY` against `cf-bucket-size`) or
+/// use to create a filter of its own. `NOCREATE`: a copy never makes a
+/// filter from its own configs.
 fn replicate_added(
     ctx: &Context,
     args: &[RedisString],
@@ -176,9 +198,9 @@ fn replicate_added(
     let added = items.iter().zip(replies).filter_map(|(item, reply)| {
         matches!(reply, RedisValue::Bool(true) | RedisValue::Integer(1)).then_some(*item)
     });
-    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"ITEMS"];
+    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"NOCREATE", b"ITEMS"];
     parts.extend(added);
-    if parts.len() > 2 {
+    if parts.len() > 3 {
         let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
         ctx.replicate(&name, parts.as_slice());
     }
@@ -207,7 +229,7 @@ pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if value::write(&key, &CF_TYPE)?.is_some() {
         return Err(RedisError::Str("ERR item exists"));
     }
-    let (meta, seed) = create_with(&key, meta, seed.unwrap_or_else(random_seed))?;
+    let (meta, seed) = create_with(&key, &args[1], meta, seed.unwrap_or_else(random_seed))?;
     replicate_reserve(ctx, &args[1], &meta, seed);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -227,7 +249,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, Some(Meta::default()))?;
+    let created = open_or_create(&key, &args[1], Some(Meta::default()))?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let item = args[2].as_slice();
@@ -278,7 +300,10 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let options = args::insert_options(args)?;
+    let flags = ctx.get_flags();
+    let from_primary =
+        flags.contains(ContextFlags::REPLICATED) || flags.contains(ContextFlags::LOADING);
+    let options = args::insert_options(args, from_primary)?;
     let defaults = Meta::default();
     let create = (!options.nocreate).then(|| Meta {
         capacity: options.capacity.unwrap_or(defaults.capacity),
@@ -286,7 +311,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         ..defaults
     });
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, create)?;
+    let created = open_or_create(&key, &args[1], create)?;
     let value = opened(&key)?;
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
@@ -366,12 +391,13 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         value.changed();
     }
     value.account_write(i64::try_from(added).unwrap_or(i64::MAX));
-    if seen.refused {
+    if seen.refused || created.is_some() || options.items != 3 {
         // A refusal a replica would not make (its limits are not the
-        // primary's): replicas get exactly the items added.
+        // primary's), a creation, or options a replica would read by its
+        // own configs: replicas get exactly the items added.
         replicate_added(ctx, args, created, &items, &replies);
-    } else if changed || created.is_some() {
-        replicate_write(ctx, args, created);
+    } else if changed {
+        ctx.replicate_verbatim();
     }
     Ok(RedisValue::Array(replies))
 }
@@ -639,6 +665,14 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     // The dump this iterator continues (its encoder is where the last
     // call at this place left it), or a new one.
     let client = client_id(ctx);
+    let place = dump_place(ctx, &args[1]);
+    if iterator == 0 {
+        value::DUMPERS.began(client, place, value.uid);
+    } else if value::DUMPERS.replaced(client, place, value.uid) {
+        return Err(RedisError::Str(
+            "ERR the filter was replaced during CF.SCANDUMP: start again from iterator 0",
+        ));
+    }
     let (offset, resumed) = match iterator {
         0 => (0, None),
         _ => (iterator - 1, value.take_dump(iterator - 1)),
@@ -657,7 +691,10 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         // Every chunk went out: the closing call ends the dump, even if
         // the filter changed since its last chunk (the dump was whole).
-        Some(dump) if dump.encoder.is_done() => return end(),
+        Some(dump) if dump.encoder.is_done() => {
+            value.end_dump(dump.generation);
+            return end();
+        }
         Some(dump) if dump.generation == generation && value.client_current(client, false) => dump,
         Some(_) => {
             return Err(RedisError::Str(
@@ -665,7 +702,22 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ))
         }
         None if offset >= filter.encoder().total_len() => return end(),
-        None => return Err(RedisError::Str("Invalid position")),
+        // A client whose dump began before a write: never a torn dump.
+        None if !value.client_current(client, false) => {
+            return Err(RedisError::Str(
+                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
+            ))
+        }
+        // Any other position inside the encoding (RedisBloom serves any
+        // iterator: a state freed when a dump ended, evicted, or never
+        // made): the current filter's bytes from there, by encoding up to
+        // it from the nearest state before it. A client that mixed these
+        // with another state's bytes would fail the encoding's checksums
+        // on restore, never restore a wrong filter.
+        None => Dump {
+            generation,
+            encoder: encoder_at(filter, value.dump_before(offset), offset)?,
+        },
     };
     let max = match dump.encoder.position() {
         0 => usize::try_from(dump.encoder.header_len())
@@ -686,6 +738,41 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     ]))
 }
 
+/// An encoder of `filter` at `position`, from `from` (an encoder of the
+/// filter as it is now, before `position`) or the start, the bytes between
+/// encoded and dropped a chunk at a time (time in proportion to them).
+fn encoder_at(
+    filter: &Filter,
+    from: Option<concurrent_cuckoo::ChunkEncoder>,
+    position: u64,
+) -> Result<concurrent_cuckoo::ChunkEncoder, RedisError> {
+    let mut encoder = from.unwrap_or_else(|| filter.encoder());
+    let mut scratch = Vec::new();
+    while encoder.position() < position {
+        scratch.clear();
+        let want = usize::try_from(position - encoder.position())
+            .unwrap_or(DUMP_CHUNK)
+            .min(DUMP_CHUNK);
+        filter
+            .next_chunk(&mut encoder, want, &mut scratch)
+            .map_err(|e| RedisError::String(format!("ERR {e}")))?;
+    }
+    Ok(encoder)
+}
+
+/// The database and key of a dump, digested (see `value::Dumpers`).
+fn dump_place(ctx: &Context, key: &RedisString) -> u64 {
+    let db = match crate::api::api!(RedisModule_GetSelectedDb) {
+        // SAFETY: `ctx` is the context of the running command.
+        Some(db) => unsafe { db(ctx.ctx) },
+        None => 0,
+    };
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&db.to_le_bytes());
+    hasher.update(key.as_slice());
+    hasher.digest()
+}
+
 /// `CF.LOADCHUNK key iterator data [BUCKETSIZE b] [MAXITERATIONS m]
 /// [CAPACITY c] [ERROR r] [DELETED d]`: restores a filter from the chunks
 /// `CF.SCANDUMP` gave, in order. The first chunk creates the key (the
@@ -699,10 +786,18 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let iterator = args::iterator(&args[2])?;
     let data = args[3].as_slice();
-    let offset = iterator
-        .checked_sub(data.len() as u64 + 1)
-        .ok_or(RedisError::Str("Invalid position"))?;
     let key = ctx.open_key_writable(&args[1]);
+    let Some(offset) = iterator.checked_sub(data.len() as u64 + 1) else {
+        // RedisBloom's answers for chunks that cannot be where they say:
+        // its header chunk is at iterator 1 (here a first chunk is at one
+        // more than its length), and bytes for a live filter are refused.
+        // Nothing changes.
+        return Err(RedisError::Str(match value::write(&key, &CF_TYPE)? {
+            None if iterator == 1 => "Couldn't create filter!",
+            Some(v) if matches!(v.body, Body::Live(_)) => "Couldn't load chunk!",
+            _ => "Invalid position",
+        }));
+    };
     if offset == 0 {
         if value::write(&key, &CF_TYPE)?.is_some() {
             return Err(RedisError::Str("ERR item exists"));
@@ -715,22 +810,51 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             deleted: true,
         };
         args::settings(&args[4..], &mut given, allow)?;
+        // The reported settings the chunk did not give are this server's
+        // configs, and reach replicas (and the AOF) explicitly: every copy
+        // restores the same filter whatever its own configs.
+        let defaults = Meta::default();
+        let mut explicit: Vec<(&[u8], String)> = Vec::new();
+        if given.bucket_size == 0 {
+            given.bucket_size = defaults.bucket_size;
+            explicit.push((b"BUCKETSIZE", given.bucket_size.to_string()));
+        }
+        if given.max_iterations == 0 {
+            given.max_iterations = defaults.max_iterations;
+            explicit.push((b"MAXITERATIONS", given.max_iterations.to_string()));
+        }
         if data.is_empty() {
             return Err(RedisError::Str("Couldn't create filter!"));
         }
-        let mut decoder = ChunkDecoder::new();
         // Admitted: a header that arrived allocates its table (a forged
-        // one claiming more than the limits is refused here).
-        let (fed, admitted) = admission::within_restore(0, || decoder.feed(data));
+        // one claiming more than the limits is refused here). The decoder
+        // is made in the scope too: all it holds is measured.
+        let ((decoder, fed), admitted) = admission::within(0, || {
+            let mut decoder = Box::new(ChunkDecoder::new());
+            let fed = decoder.feed(data);
+            (decoder, fed)
+        });
         if admitted.refused {
             return Err(RedisError::Str(CREATE_REFUSED));
         }
         fed.map_err(|_| RedisError::Str("Couldn't create filter!"))?;
-        let mut value = CfValue::new(given, Body::Loading(Box::new(decoder)));
-        value.restore_tables = admitted.admitted;
+        let mut value = CfValue::new(given, Body::Loading(decoder));
+        value.restore_held = admitted.held;
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
+        if admission::loading() {
+            admission::note_loaded(args[1].as_slice(), value.memory_usage());
+        }
         key.set_value(&CF_TYPE, value)?;
-        ctx.replicate_verbatim();
+        if explicit.is_empty() {
+            ctx.replicate_verbatim();
+        } else {
+            let mut parts: Vec<&[u8]> = args[1..].iter().map(|a| a.as_slice()).collect();
+            for (keyword, value) in &explicit {
+                parts.push(keyword);
+                parts.push(value.as_bytes());
+            }
+            ctx.replicate("CF.LOADCHUNK", parts.as_slice());
+        }
         return Ok(RedisValue::SimpleStringStatic("OK"));
     }
     if args.len() > 4 {
@@ -741,14 +865,16 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let value = value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
     let held = value.memory_usage();
     let Body::Loading(decoder) = &mut value.body else {
-        return Err(RedisError::Str("Invalid position"));
+        // A data chunk for a live filter: refused, nothing changes
+        // (RedisBloom's error; it would copy the bytes into the filter).
+        return Err(RedisError::Str("Couldn't load chunk!"));
     };
     if decoder.consumed() != offset {
         return Err(RedisError::Str("Invalid position"));
     }
     let (fed, admitted) =
-        admission::within_restore(held, || !data.is_empty() && decoder.feed(data).is_ok());
-    value.restore_tables = value.restore_tables.saturating_add(admitted.admitted);
+        admission::within(held, || !data.is_empty() && decoder.feed(data).is_ok());
+    value.restore_held = value.restore_held.saturating_add(admitted.held);
     if admitted.refused {
         // A table the limits refused: the decoder cannot go on, so the
         // restore is abandoned, as for a bad chunk (below).
@@ -765,33 +891,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     value.changed();
     value.account(); // a restore that completed: its items counted once
+    if admission::loading() && matches!(value.body, Body::Live(_)) {
+        admission::note_loaded(args[1].as_slice(), value.memory_usage());
+    }
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
-}
-
-/// Makes a restored value live once its decoder has every byte and its
-/// settings, the given merged with the encoding's, are those of a live
-/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
-/// the caller drops it.
-pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
-    let Body::Loading(decoder) = &value.body else {
-        return Ok(());
-    };
-    if !decoder.is_complete() {
-        return Ok(());
-    }
-    let Body::Loading(decoder) = core::mem::replace(&mut value.body, Body::Loading(Box::default()))
-    else {
-        unreachable!("checked above")
-    };
-    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
-    let meta = value.meta.merged(filter.implied_meta());
-    if !meta.loadable_live() {
-        // A filter the library allows but the module's settings cannot
-        // hold: taken in, it would make the server refuse its own RDB.
-        return Err(format!("settings outside the module's ranges: {meta:?}"));
-    }
-    value.meta = meta;
-    value.body = Body::Live(filter);
-    Ok(())
 }

@@ -110,9 +110,13 @@ impl ConfigurationValue<RedisString> for ErrorRate {
     }
 
     fn set(&self, _ctx: &ConfigurationContext, value: RedisString) -> Result<(), RedisError> {
-        let rate = crate::args::error_rate(&value).map_err(|_| {
-            RedisError::Str("cf-error-rate must be a number between 0 and 1, exclusive")
-        })?;
+        let rate = value
+            .parse_float()
+            .ok()
+            .filter(|rate| *rate > 0.0 && *rate < 1.0)
+            .ok_or(RedisError::Str(
+                "cf-error-rate must be a number between 0 and 1, exclusive",
+            ))?;
         self.0.store(rate.to_bits(), Ordering::Relaxed);
         Ok(())
     }

@@ -30,7 +30,7 @@
 //! makes the load fail (Redis then refuses the RDB file or the `RESTORE`)
 //! rather than produce a filter that answers wrong.
 
-use crate::commands::complete_if_done;
+use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
 use concurrent_cuckoo::ChunkDecoder;
 use core::ffi::{c_int, c_void};
@@ -156,18 +156,65 @@ fn for_each_piece(
             Ok(())
         }
         Body::Loading(decoder) => {
-            let mut taken = Vec::new();
-            decoder
-                .write_consumed(&mut taken)
-                .map_err(|e| e.to_string())?;
-            let total = taken.len() as u64;
-            for piece in taken.chunks(max) {
-                if !each(total, piece) {
-                    break;
+            // Written out a piece at a time: never a copy of every byte
+            // received (a restore in progress may hold gigabytes).
+            let total = decoder.consumed();
+            let mut pieces = Pieces {
+                piece: Vec::with_capacity(max.min(total as usize)),
+                max,
+                each: |piece: &[u8]| each(total, piece),
+                stopped: false,
+            };
+            match decoder.write_consumed(&mut pieces) {
+                Ok(()) | Err(_) if pieces.stopped => Ok(()),
+                Ok(()) => {
+                    pieces.flush_piece();
+                    Ok(())
                 }
+                Err(e) => Err(e.to_string()),
             }
-            Ok(())
         }
+    }
+}
+
+/// A writer that hands what it is given to `each` in pieces of `max`
+/// bytes (the last shorter), and stops (an error to the writer) once
+/// `each` says so.
+struct Pieces<F: FnMut(&[u8]) -> bool> {
+    piece: Vec<u8>,
+    max: usize,
+    each: F,
+    stopped: bool,
+}
+
+impl<F: FnMut(&[u8]) -> bool> Pieces<F> {
+    fn flush_piece(&mut self) {
+        if !self.piece.is_empty() && !self.stopped {
+            self.stopped = !(self.each)(&self.piece);
+            self.piece.clear();
+        }
+    }
+}
+
+impl<F: FnMut(&[u8]) -> bool> std::io::Write for Pieces<F> {
+    fn write(&mut self, mut buf: &[u8]) -> std::io::Result<usize> {
+        let len = buf.len();
+        while !buf.is_empty() {
+            if self.stopped {
+                return Err(std::io::Error::other("stopped"));
+            }
+            let n = buf.len().min(self.max - self.piece.len());
+            self.piece.extend_from_slice(&buf[..n]);
+            buf = &buf[n..];
+            if self.piece.len() == self.max {
+                self.flush_piece();
+            }
+        }
+        Ok(len)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -207,8 +254,8 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
     }
     // Admitted (`admission.rs`): for a `RESTORE`, each table against
     // `cuckoo.cf-max-memory-usage` and `maxmemory`; while the server loads
-    // its data, only a restore in progress's (its headers claim tables
-    // its bytes do not hold).
+    // its data, nothing is refused (persisted data always loads) and a
+    // filter over the limit is named in the log.
     match crate::admission::within(0, || load(rdb)) {
         (_, seen) if seen.refused => {
             log_warning(&format!(
@@ -220,7 +267,11 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
         }
         (Some(mut value), seen) => {
             if matches!(value.body, Body::Loading(_)) {
-                value.restore_tables = seen.admitted;
+                value.restore_held = seen.held;
+                value.account();
+            }
+            if crate::admission::loading() {
+                crate::admission::note_loaded(&key_name(rdb), value.memory_usage());
             }
             Box::into_raw(Box::new(value)).cast()
         }
@@ -228,6 +279,33 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             log_warning("cuckoo: a saved filter is damaged or cut short: refused");
             core::ptr::null_mut()
         }
+    }
+}
+
+/// The name of the key being loaded (empty where the server does not say).
+fn key_name(rdb: *mut raw::RedisModuleIO) -> Vec<u8> {
+    let Some(name) = crate::api::api!(RedisModule_GetKeyNameFromIO) else {
+        return Vec::new();
+    };
+    // SAFETY: `rdb` is the IO Redis passed to `rdb_load`, alive for the
+    // call; the name it returns (or null) lives as long.
+    let name = unsafe { name(rdb) };
+    if name.is_null() {
+        return Vec::new();
+    }
+    let mut len = 0;
+    match crate::api::api!(RedisModule_StringPtrLen) {
+        // SAFETY: `name` is a live RedisModuleString; the pointer returned
+        // is valid for `len` bytes while it lives, copied here at once.
+        Some(ptr_len) => unsafe {
+            let p = ptr_len(name, &mut len);
+            if p.is_null() {
+                Vec::new()
+            } else {
+                core::slice::from_raw_parts(p.cast::<u8>(), len).to_vec()
+            }
+        },
+        None => Vec::new(),
     }
 }
 
@@ -242,9 +320,6 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     // claims more (a forged value) is refused before its table is
     // allocated. A restore in progress saved only the start of its
     // encoding, whose headers rightly claim more.
-    if loading {
-        crate::admission::mark_restore();
-    }
     let mut decoder = if loading {
         ChunkDecoder::new()
     } else {
@@ -294,7 +369,7 @@ unsafe extern "C" fn aof_rewrite(
 ) {
     // SAFETY: as in `rdb_save`.
     let value = unsafe { &*value.cast::<CfValue>() };
-    let Some(emit) = crate::alloc::api!(RedisModule_EmitAOF) else {
+    let Some(emit) = crate::api::api!(RedisModule_EmitAOF) else {
         return;
     };
     let m = value.meta;
@@ -412,8 +487,8 @@ const FREE_EFFORT_UNIT: usize = 64 << 10;
 /// its primary's).
 unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     let (Some(add), Some(end)) = (
-        crate::alloc::api!(RedisModule_DigestAddStringBuffer),
-        crate::alloc::api!(RedisModule_DigestEndSequence),
+        crate::api::api!(RedisModule_DigestAddStringBuffer),
+        crate::api::api!(RedisModule_DigestEndSequence),
     ) else {
         return;
     };
@@ -437,6 +512,9 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
     unsafe { end(md) };
 }
 
+/// Pieces `COPY` moves a restore in progress's bytes in.
+const COPY_PIECE: usize = 16 << 20;
+
 /// Pieces a digest takes the encoding in.
 const DIGEST_PIECE: usize = 1 << 20;
 
@@ -457,21 +535,23 @@ unsafe extern "C" fn copy(
     // Admitted as a new filter's tables (`COPY` fails when refused).
     let (body, seen) = crate::admission::within(0, || match &value.body {
         Body::Live(filter) => filter.duplicate().map(Body::Live),
-        Body::Loading(decoder) => {
-            let mut taken = Vec::new();
+        Body::Loading(_) => {
+            // Fed a piece at a time (no copy of every byte received).
             let mut copy = ChunkDecoder::new();
-            decoder
-                .write_consumed(&mut taken)
-                .map_err(|e| e.to_string())
-                .and_then(|()| copy.feed(&taken).map_err(|e| e.to_string()))
-                .map(|()| Body::Loading(Box::new(copy)))
+            let mut fed = Ok(());
+            for_each_piece(value, COPY_PIECE, |_, piece| {
+                fed = copy.feed(piece).map_err(|e| e.to_string());
+                fed.is_ok()
+            })
+            .and(fed)
+            .map(|()| Body::Loading(Box::new(copy)))
         }
     });
     match body {
         Ok(body) => {
             let mut copy = CfValue::new(value.meta, body);
             if matches!(copy.body, Body::Loading(_)) {
-                copy.restore_tables = seen.admitted;
+                copy.restore_held = seen.held;
             }
             Box::into_raw(Box::new(copy)).cast()
         }

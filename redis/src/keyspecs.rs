@@ -39,8 +39,8 @@ pub(crate) const COMMANDS: &[(&core::ffi::CStr, i32, Access)] = &[
 /// first command Redis refused.
 pub(crate) fn register(ctx: &Context) -> Result<(), String> {
     let (Some(get_command), Some(set_info)) = (
-        crate::alloc::api!(RedisModule_GetCommand),
-        crate::alloc::api!(RedisModule_SetCommandInfo),
+        crate::api::api!(RedisModule_GetCommand),
+        crate::api::api!(RedisModule_SetCommandInfo),
     ) else {
         return Err("this Redis has no RedisModule_SetCommandInfo (it needs 7.0 or later)".into());
     };

@@ -11,10 +11,17 @@
 //! (`keyspecs.rs`), the value a key holds (`value.rs`) and how Redis
 //! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
 //! is compatible with RedisBloom and what is not, and why.
+//!
+//! Each file depends one way: `commands` on `datatype`, `args`, `value`,
+//! `admission` and `info`; `datatype` on `value`, `admission` and
+//! `configs`; `args` on `value`, `value` on `configs` and `info`; `alloc`
+//! on `admission`, `admission` on `configs`; every one may read the module
+//! API's entry points (`api`), which depends on nothing.
 
 mod acl;
 mod admission;
 mod alloc;
+mod api;
 mod args;
 mod commands;
 mod configs;

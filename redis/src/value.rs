@@ -7,9 +7,11 @@ use concurrent_cuckoo::{
     InsertError, ScalableCuckooFilter, Stats,
 };
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicU64, Ordering};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
+use std::sync::Mutex;
 
 /// Most filters (levels) a growing filter may have by default:
 /// RedisBloom's default `cf-max-expansions` (the config sets it).
@@ -19,6 +21,10 @@ pub(crate) const MAX_FILTERS: usize = 32;
 pub(crate) const MIN_CAPACITY: u64 = 2;
 /// The largest `EXPANSION` (RedisBloom's).
 pub(crate) const MAX_EXPANSION: u16 = 32768;
+/// RedisBloom's default `BUCKETSIZE` (`cf-bucket-size`'s default).
+pub(crate) const DEFAULT_BUCKET_SIZE: u8 = 2;
+/// RedisBloom's default `MAXITERATIONS` (`cf-max-iterations`'s default).
+pub(crate) const DEFAULT_MAX_ITERATIONS: u16 = 20;
 
 /// What `CF.RESERVE` (or an auto-creating `CF.ADD`/`CF.INSERT`) was told,
 /// kept for `CF.INFO` and for replicas, and the count of deletes.
@@ -169,22 +175,32 @@ impl Filter {
         })
     }
 
-    /// The settings a filter decoded from its encoding implies (what
-    /// `CF.LOADCHUNK` restores when not told more).
+    /// The settings a filter decoded from its encoding implies (what a
+    /// restore takes where it was not told more). The encoding holds no
+    /// bucket size or max iterations: those are RedisBloom's defaults,
+    /// never this server's configs, so that every copy that completes the
+    /// same restore (a replica, a replay, a server loading an RDB saved
+    /// mid-restore) reports the same filter. (`CF.LOADCHUNK` sends them
+    /// explicitly since they were kept: only older data lacks them.)
     pub(crate) fn implied_meta(&self) -> Meta {
+        let reported = Meta {
+            bucket_size: DEFAULT_BUCKET_SIZE,
+            max_iterations: DEFAULT_MAX_ITERATIONS,
+            ..Meta::UNSET
+        };
         match self {
             Self::Fixed(f) => Meta {
                 capacity: f.capacity() as u64,
                 expansion: 0,
                 error_rate: f.false_positive_bound(),
-                ..Meta::default()
+                ..reported
             },
             Self::Growing(f) => Meta {
                 capacity: f.initial_capacity() as u64,
                 expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
                 max_levels: u16::try_from(f.max_levels()).unwrap_or(u16::MAX),
                 error_rate: f.false_positive_rate(),
-                ..Meta::default()
+                ..reported
             },
         }
     }
@@ -306,6 +322,10 @@ pub(crate) struct Dump {
 /// already handed out its last chunk is complete).
 const MAX_STALE_DUMPS: usize = 64;
 
+/// States kept per value at most, stale or current (each a whole encoder):
+/// what unfinished dumps hold is bounded.
+const MAX_DUMP_STATES: usize = 128;
+
 /// Clients whose generation is remembered (see [`Dumps`]).
 const MAX_DUMP_CLIENTS: usize = 1024;
 
@@ -362,12 +382,56 @@ pub(crate) struct CfValue {
     /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
     /// between threads unnoticed.
     pub(crate) dumps: RefCell<Dumps>,
-    /// Bytes of tables a restore in progress has allocated (admitted as
-    /// their headers arrived: `admission.rs`), which `MEMORY USAGE`
-    /// counts with the bytes taken in.
-    pub(crate) restore_tables: usize,
+    /// Bytes a restore in progress holds besides this struct: all its
+    /// decoder allocated and still holds (tables, admitted as their headers
+    /// arrived, lock stripes, version words, buffers: measured by the
+    /// module's allocator, `admission::Outcome::held`), which `MEMORY
+    /// USAGE` reports and admission counts as held, once.
+    pub(crate) restore_held: usize,
     /// What this value counts in the module's `INFO` totals.
     pub(crate) accounted: crate::info::Accounted,
+    /// This value's identity, unique for the module's life: a dump that
+    /// began on another value of the same key (replaced by `DEL` and a
+    /// new filter, `RESTORE REPLACE`, `RENAME`, `SWAPDB`) cannot go on
+    /// ([`Dumpers`]).
+    pub(crate) uid: u64,
+}
+
+/// The next [`CfValue::uid`].
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// Clients remembered by [`Dumpers`].
+const MAX_DUMPERS: usize = 1024;
+
+/// Which value each client began dumping at each place (a database and
+/// key, digested), the last [`MAX_DUMPERS`]: a client continuing a dump
+/// at a place now holding another value learns that its filter was
+/// replaced, rather than being handed `[0, nil]` (or another filter's
+/// chunks) as if its dump were complete. The dumps of a value are kept in
+/// the value; this is the one thing that must outlive it.
+pub(crate) struct Dumpers(Mutex<Vec<(u64, u64, u64)>>);
+
+/// The module's [`Dumpers`].
+pub(crate) static DUMPERS: Dumpers = Dumpers(Mutex::new(Vec::new()));
+
+impl Dumpers {
+    /// Records that `client` begins dumping `uid` at `place`.
+    pub(crate) fn began(&self, client: u64, place: u64, uid: u64) {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.retain(|&(c, p, _)| (c, p) != (client, place));
+        if all.len() == MAX_DUMPERS {
+            all.remove(0);
+        }
+        all.push((client, place, uid));
+    }
+
+    /// Whether the dump `client` began at `place` was of another value
+    /// than `uid` (false where none is remembered).
+    pub(crate) fn replaced(&self, client: u64, place: u64, uid: u64) -> bool {
+        let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        all.iter()
+            .any(|&(c, p, u)| (c, p) == (client, place) && u != uid)
+    }
 }
 
 // Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
@@ -390,8 +454,9 @@ impl CfValue {
             body,
             generation: 0,
             dumps: RefCell::new(Dumps::default()),
-            restore_tables: 0,
+            restore_held: 0,
             accounted: crate::info::Accounted::new(),
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
         };
         value.account();
         value
@@ -472,12 +537,41 @@ impl CfValue {
         Some(dumps.states[at].clone())
     }
 
+    /// Frees the states of a dump of `generation` whose closing call came
+    /// (it handed out its last chunk). Another client still dumping that
+    /// generation, or this one repeating a call, continues from a state
+    /// made again (`CF.SCANDUMP` serves any position).
+    pub(crate) fn end_dump(&self, generation: u64) {
+        let states = &mut self.dumps.borrow_mut().states;
+        states.retain(|d| d.generation != generation);
+        // A state is a whole encoder (hundreds of bytes): the room of
+        // those freed is given back too.
+        states.shrink_to_fit();
+    }
+
+    /// A copy of the encoder of the current generation furthest along
+    /// before `position` (where to make a state at `position` from).
+    pub(crate) fn dump_before(&self, position: u64) -> Option<ChunkEncoder> {
+        let dumps = self.dumps.borrow();
+        dumps
+            .states
+            .iter()
+            .filter(|d| d.generation == self.generation && d.encoder.position() <= position)
+            .max_by_key(|d| d.encoder.position())
+            .map(|d| d.encoder.clone())
+    }
+
     /// Keeps the state of a dump (one per generation and position: every
     /// client there continues from it).
     pub(crate) fn keep_dump(&self, dump: Dump) {
         let states = &mut self.dumps.borrow_mut().states;
         let position = dump.encoder.position();
         states.retain(|d| d.generation != dump.generation || d.encoder.position() != position);
+        if states.len() >= MAX_DUMP_STATES {
+            // The oldest goes: a client continuing from it has its state
+            // made again (`CF.SCANDUMP` serves any position).
+            states.remove(0);
+        }
         states.push(dump);
     }
 
@@ -490,16 +584,18 @@ impl CfValue {
         }
     }
 
-    /// Bytes held, for `MEMORY USAGE`.
+    /// Bytes held, for `MEMORY USAGE`: the filter (or the restore in
+    /// progress) and the state of its dumps.
     pub(crate) fn memory_usage(&self) -> usize {
+        let dumps = self.dumps.borrow();
         core::mem::size_of::<Self>()
+            + dumps.states.capacity() * core::mem::size_of::<Dump>()
+            + dumps.clients.capacity() * core::mem::size_of::<(u64, u64)>()
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
-                // The tables allocated as their headers arrived, and the
-                // bytes taken in (a fair measure of the decoder's own).
-                Body::Loading(d) => usize::try_from(d.consumed())
-                    .unwrap_or(usize::MAX)
-                    .saturating_add(self.restore_tables),
+                // All the decoder allocated (the bytes taken in are in
+                // its tables: not counted again).
+                Body::Loading(_) => self.restore_held,
             }
     }
 }
@@ -528,4 +624,34 @@ pub(crate) fn write<'k>(
 /// explicitly (so replicas and AOF replays hash identically).
 pub(crate) fn random_seed() -> u64 {
     DefaultHashBuilder::new().seed()
+}
+
+/// Makes a restored value live once its decoder has every byte and its
+/// settings, the given merged with the encoding's, are those of a live
+/// filter ([`Meta::loadable_live`]). On an error the value is left unusable:
+/// the caller drops it.
+pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
+    let Body::Loading(decoder) = &value.body else {
+        return Ok(());
+    };
+    if !decoder.is_complete() {
+        return Ok(());
+    }
+    let Body::Loading(decoder) = core::mem::replace(&mut value.body, Body::Loading(Box::default()))
+    else {
+        unreachable!("checked above")
+    };
+    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
+    let meta = value.meta.merged(filter.implied_meta());
+    if !meta.loadable_live() {
+        // A filter the library allows but the module's settings cannot
+        // hold: taken in, it would make the server refuse its own RDB.
+        return Err(format!("settings outside the module's ranges: {meta:?}"));
+    }
+    value.meta = meta;
+    value.body = Body::Live(filter);
+    // Its items now count in the `INFO` totals (every path that completes
+    // a restore: `CF.LOADCHUNK`, an RDB load, `RESTORE`, a full sync).
+    value.account();
+    Ok(())
 }

@@ -3,6 +3,8 @@ ACL category @cuckoo, the INFO section. On every server of the matrix
 (CCF_SERVER); what a server lacks (module ACL categories before Redis 7.4
 and Valkey 8) is checked to be skipped cleanly, with its log line."""
 
+import time
+
 import pytest
 from conftest import server_version
 from redis.exceptions import NoPermissionError, ResponseError
@@ -215,3 +217,43 @@ def test_info_section_counts_filters_items_memory_and_refusals(server):
     r.execute_command("FLUSHALL", "SYNC")
     s = section(r)
     assert (s["cuckoo_filters"], s["cuckoo_items"], s["cuckoo_memory"]) == (0, 0, 0)
+
+
+def test_info_totals_survive_reloads_restores_and_full_syncs(servers):
+    """Issue 32, defect 6: DEBUG RELOAD set cuckoo_items to 0, RESTORE and
+    a one-chunk CF.LOADCHUNK added nothing, and a replica after a full
+    sync reported 0: values completed by a load were never counted."""
+    primary = servers(name="primary")
+    r = primary.client()
+    r.execute_command("CF.INSERT", "a", "ITEMS", *range(1000))
+    r.execute_command("CF.RESERVE", "b", 5000, "EXPANSION", 0)
+    r.execute_command("CF.INSERT", "b", "ITEMS", *range(300))
+    whole = b"".join(data for _, data in _chunks(r, "b"))
+    assert r.execute_command("CF.LOADCHUNK", "one-chunk", len(whole) + 1, whole)
+    r.restore("restored", 0, r.dump("a"))
+    keys = ("a", "b", "one-chunk", "restored")
+    expected = sum(items_of(r, k) for k in keys)
+    assert expected == 2600
+    assert section(r)["cuckoo_items"] == expected
+    r.execute_command("DEBUG", "RELOAD")
+    s = section(r)
+    assert (s["cuckoo_filters"], s["cuckoo_items"]) == (4, expected)
+    assert s["cuckoo_memory"] >= sum(stats(r, k)["Memory"] for k in keys)
+    replica = servers("--replicaof", "127.0.0.1", str(primary.port), name="replica")
+    c = replica.client()
+    deadline = time.time() + 30
+    while c.info("replication").get("master_link_status") != "up":
+        assert time.time() < deadline
+        time.sleep(0.05)
+    assert r.execute_command("WAIT", 1, 10000) == 1
+    t = section(c)
+    assert (t["cuckoo_filters"], t["cuckoo_items"]) == (4, expected)
+
+
+def _chunks(r, key):
+    it = 0
+    while True:
+        it, data = r.execute_command("CF.SCANDUMP", key, it)
+        if it == 0:
+            return
+        yield it, data

@@ -71,6 +71,23 @@ def test_one_command_cannot_reserve_past_the_limit(server):
     assert error(r, "CF.RESERVE", "two", 1_000_000) == CREATE_REFUSED
     assert ok(r.execute_command("CF.RESERVE", "small", 100_000))
     assert r.memory_usage("small") < MIB
+    # The limit refuses, not the machine: each form refused above, for a
+    # filter any machine can hold (about 89 MB), is refused under a 64 MB
+    # limit and taken under 1 GiB (issue 32: the 15e9 cases alone would be
+    # refused by the allocator of any machine under about 63 GB).
+    for command in (
+        ("CF.RESERVE", "f", 40_000_000, "ERROR", 0.001),
+        ("CF.RESERVE", "f", 40_000_000, "EXPANSION", 0),
+        ("CF.INSERT", "f", "CAPACITY", 40_000_000, "ITEMS", "a"),
+        ("CF.INSERTNX", "f", "CAPACITY", 40_000_000, "ITEMS", "a"),
+    ):
+        r.config_set(CONFIG, "64mb")
+        assert error(r, *command) == CREATE_REFUSED, command
+        assert r.exists("f") == 0
+        r.config_set(CONFIG, "1gb")
+        assert r.execute_command(*command), command
+        assert 64 * MIB < r.memory_usage("f") < 128 * MIB
+        r.delete("f")
 
 
 def test_growth_inside_one_add_is_admitted(server):
@@ -157,14 +174,28 @@ def test_restores_are_bounded_and_counted(server):
     it, body = r.execute_command("CF.SCANDUMP", "src", it)
     assert len(header) < 200 and len(body) == MIB
     first = header + body
-    # Counted: the table arrived with its header.
+    # Counted: the table arrived with its header; counted once (not with
+    # the bytes received too: issue 32, defect 2), with its lock stripes
+    # and version words (defect 8: MEMORY USAGE was about 21% under the
+    # server's used_memory growth).
     assert ok(r.execute_command("CF.LOADCHUNK", "part", it, first))
     table = r.memory_usage("src")
-    assert r.memory_usage("part") >= table, (r.memory_usage("part"), table)
+    held = r.memory_usage("part")
+    # (The server's allocator rounds the table up to its size class:
+    # 2.5 MiB for 2.2 MiB with jemalloc. A live filter's MEMORY USAGE is
+    # the library's count, without that rounding.)
+    assert table <= held <= table * 1.25, (held, table)
     # Saved and loaded (DEBUG RELOAD), still counted.
     r.execute_command("DEBUG", "RELOAD")
-    assert r.memory_usage("part") >= table
+    assert abs(r.memory_usage("part") - held) <= held // 50, (r.memory_usage("part"), held)
+    held = r.memory_usage("part")
+    # What DEL gives back is what MEMORY USAGE said (the client's buffers
+    # of the 1 MiB chunk make used_memory's growth on LOADCHUNK noisy).
+    before = used(r)
     r.delete("part")
+    freed = before - used(r)
+    assert abs(freed - held) <= held // 20, (freed, held)
+    print("restore in progress: MEMORY USAGE", held, "DEL freed", freed, "live filter", table)
     # Refused under a lower limit: nothing created, nothing held.
     r.config_set(CONFIG, "1mb")
     before = used(r)
@@ -519,6 +550,109 @@ def test_a_restart_with_a_lower_limit_loses_no_filter(servers):
     s.start()
     r = s.client()
     assert r.config_get(CONFIG) == {CONFIG: str(MIB)}
-    assert (r.dump("big"), r.memory_usage("part")) == before
+    # The restore's bytes are measured by the allocator as they are taken
+    # in: within 2% of the same (libc malloc's blocks differ by a few bytes).
+    assert same(r, before)
     # Commands are held to the new limit.
     assert error(r, "CF.RESERVE", "more", 2_000_000) == CREATE_REFUSED
+
+
+def test_a_delete_count_past_i64_survives_an_aof_rewrite_and_reload(servers):
+    """Issue 32, defect 9: the AOF rewrite wrote the delete count as a u64
+    and CF.LOADCHUNK read it as an i64: a count past i64::MAX (a forged
+    RESTORE) was refused on reload and its filter dropped."""
+    from test_persistence import AOF_ONLY, rewrite_aof, restart_from_the_aof_alone
+
+    s = servers(*AOF_ONLY)
+    r = s.client()
+    r.execute_command("CF.INSERT", "f", "ITEMS", "a", "b")
+    payload, pieces = r.dump("f"), encoding(r, "f")
+    r.restore("forged", 0, forge_payload(payload, pieces, 1024, 0.001, (1 << 63) + 5, 1))
+    before = r.dump("forged")
+    rewrite_aof(r)
+    r = restart_from_the_aof_alone(s)
+    assert r.dump("forged") == before
+
+
+def grown_to_two_levels(r, key, capacity):
+    """A growing filter of two levels of `capacity` (EXPANSION 1)."""
+    r.execute_command("CF.RESERVE", key, capacity, "EXPANSION", 1)
+    n = 0
+    while stats(r, key)[b"Levels"] < 2:
+        r.execute_command("CF.INSERT", key, "ITEMS", *range(n, n + 5000))
+        n += 5000
+    return n
+
+
+def test_a_chunked_restore_counts_its_tables_once(server):
+    """Issue 32, defect 2: a restore in progress counted the bytes received
+    and the tables they fill, the same bytes twice, so a filter over half
+    the limit could not be restored by CF.SCANDUMP/CF.LOADCHUNK on the
+    server that held it (a second level's header was refused)."""
+    from test_persistence import scandump_chunks
+
+    r = server.client()
+    r.config_set(CONFIG, "1mb")
+    grown_to_two_levels(r, "src", 170_000)  # two levels of about 400 KB
+    size = r.memory_usage("src")
+    assert MIB // 2 < size < MIB, size
+    # In CF.SCANDUMP's chunks (the whole first level in one), and in
+    # pieces of 64 KiB (the second level's header after the first's bytes).
+    for it, data in scandump_chunks(r, "src"):
+        assert ok(r.execute_command("CF.LOADCHUNK", "copy", it, data))
+    assert r.dump("copy") == r.dump("src")
+    whole, at = encoding(r, "src"), 0
+    while at < len(whole):
+        piece = whole[at:at + 65536]
+        at += len(piece)
+        assert ok(r.execute_command("CF.LOADCHUNK", "pieces", at + 1, piece)), at
+        assert r.memory_usage("pieces") <= size * 1.05, (at, r.memory_usage("pieces"), size)
+    assert r.dump("pieces") == r.dump("src")
+
+
+def same(r, before):
+    """`big` as it was, and `part` holding what it held (measured by the
+    allocator: within 2%, the buffers of a load differ from a command's)."""
+    dump, held = before
+    return r.dump("big") == dump and abs(r.memory_usage("part") - held) <= held // 50
+
+
+def test_persisted_data_always_loads_under_a_lower_limit(servers):
+    """Issue 32, defect 3: a server restarted (or DEBUG RELOADed) with a
+    lower cf-max-memory-usage than a saved restore in progress needs did
+    not load its RDB at all, nor its AOF's CF.LOADCHUNK: every other key
+    was lost with it. Persisted data now always loads, and the log names
+    each filter over the limit."""
+    from test_persistence import AOF_ONLY, restart_from_the_aof_alone
+
+    for kind in ("rdb", "aof"):
+        s = servers(*(("--save", "3600 1") if kind == "rdb" else AOF_ONLY), name=kind)
+        r = s.client()
+        r.set("plain", "kept")
+        r.execute_command("CF.RESERVE", "big", 1_000_000)  # about 2.3 MB
+        r.execute_command("CF.INSERT", "big", "ITEMS", *range(1000))
+        start = encoding(r, "big")[:100_000]
+        assert ok(r.execute_command("CF.LOADCHUNK", "part", len(start) + 1, start))
+        before = (r.dump("big"), r.memory_usage("part"))
+        if kind == "rdb":
+            # DEBUG RELOAD under the lower limit first.
+            r.config_set(CONFIG, "1mb")
+            r.execute_command("DEBUG", "RELOAD")
+            assert same(r, before)
+            r.config_set(CONFIG, "1gb")
+            r.save()
+        s.module_args = ["cf-max-memory-usage", str(MIB)]
+        if kind == "rdb":
+            s.stop()
+            s.start()
+            r = s.client()
+        else:
+            r = restart_from_the_aof_alone(s)
+        assert r.config_get(CONFIG) == {CONFIG: str(MIB)}
+        assert r.get("plain") == b"kept", kind
+        assert same(r, before), kind
+        log = (s.dir / "redis.log").read_text()
+        for key in ("big", "part"):
+            assert f"filter '{key}' loaded with" in log, (kind, key)
+        # Commands are held to the new limit.
+        assert error(r, "CF.RESERVE", "more", 2_000_000) == CREATE_REFUSED
