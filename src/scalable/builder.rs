@@ -117,8 +117,12 @@ impl<S> ScalableBuilder<S> {
         self
     }
 
-    /// Most levels, 1 to 64 (default 32). An insert that finds the last
-    /// level full fails with [`InsertError::Full`].
+    /// Most levels in use at once (slots), 1 to 64 (default 32). Retired
+    /// levels free their slots for later growth, so this bounds the levels
+    /// in use, not the levels ever made: an insert fails with
+    /// [`InsertError::Full`](crate::InsertError::Full) only when the
+    /// current level refuses it, every other level in use is over 3/4
+    /// full, and this many are in use.
     ///
     /// ```
     /// use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};

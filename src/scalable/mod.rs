@@ -57,19 +57,36 @@ const KEY_LOCKS: usize = 256;
 /// them.
 ///
 /// # Growth without stopping readers
-/// Levels live in a fixed array of slots (an `AtomicPtr` to a boxed level
-/// each), freed only under `&mut self`: when the filter is dropped, or by
-/// [`reclaim_retired`](Self::reclaim_retired). `newest` says which level
-/// takes inserts; lookups load it (acquire) and search levels `newest,
-/// newest - 1, ..., 0` that are allocated and in use, so every level they
-/// reach is fully built. When the newest level refuses an insert with
-/// `Full`, the inserting thread takes the growth lock; if the newest level
-/// has not changed since it looked (grown or cleared: a generation count
-/// tells, not the index, which a `clear` moves back), it allocates the
-/// next level (or reopens one kept from before), publishes it, and
-/// advances `newest`; every other thread that hit `Full` waits for the
-/// lock, sees the new level and retries there. A level is never allocated
-/// twice, and readers never wait.
+/// Levels live in a fixed array of `max_levels` slots (an `AtomicPtr` to a
+/// boxed level each), freed only under `&mut self`: when the filter is
+/// dropped, or by [`reclaim_retired`](Self::reclaim_retired). Slot `s`
+/// always holds a level of the same size (`initial_capacity *
+/// growth_factor^s` items) and width (see the budget below). `current`
+/// says which level takes inserts, and a mask which slots are in use;
+/// lookups load both (acquire) and search the current level, then the
+/// others in use, so every level they reach is fully built. When the
+/// current level refuses an insert with `Full`, the inserting thread takes
+/// the growth lock; if the current level has not changed since it looked
+/// (a generation count tells, not the index, which comes back to values it
+/// had), it
+/// 1. switches to another level in use that is at most 3/4 full, the
+///    lowest slot such: a level holding a few leftover items is reused;
+/// 2. else, below `max_levels` levels in use, opens a free slot: the
+///    lowest whose size is at least `growth_factor - 1` times the items of
+///    the slots in use (the slot after the current one for a filter that
+///    never retired a level), else the highest free slot; a retired slot's
+///    level is reopened, not reallocated;
+/// 3. else answers `Full`.
+///
+/// Every other thread that hit `Full` waits for the lock, sees the new
+/// current level and retries there. Readers never wait. Used as a sliding
+/// window (insert new keys, remove the oldest), the filter runs forever:
+/// when a level is opened every other level in use is more than 3/4 full,
+/// so with `L` items stored and `c` the capacity of the smallest slot at
+/// most `ceil(4L / 3c) + 1` levels are in use, and memory stays bounded
+/// (`tests/window.rs`). Fingerprints are never moved between levels: a
+/// level whose items are never removed stays in use, taking inserts again
+/// when the current level fills.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is
@@ -102,8 +119,10 @@ const KEY_LOCKS: usize = 256;
 /// before it and to a reserve of `8 / 2^32` for every level that could
 /// still follow it (up to `max_levels`), stays within the configured rate:
 /// the bound holds however far the filter grows, and early levels use the
-/// budget for shorter fingerprints. A level's width (like its size)
-/// depends only on the configuration and its index, never on which levels
+/// budget for shorter fingerprints. The bounds of all `max_levels` slots
+/// fit the budget, so it holds at every moment, whichever slots are in use
+/// and however many levels came and went. A level's width (like its size)
+/// depends only on the configuration and its slot, never on which levels
 /// are retired, so a copy saved and reloaded at any point and given the
 /// same writes stays byte-identical to the original. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
 /// reports the bound of the levels in use.
@@ -148,19 +167,21 @@ pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// only from null to a level, or, under the growth lock, from a retired
     /// level to a new one that keeps the old alive (`Level::replaced`).
     slots: Box<[AtomicPtr<Level>]>,
-    /// The level that takes inserts (the low `INDEX_BITS` bits; it is
-    /// allocated), and above them a generation that every change of the
-    /// newest level increments. A thread that saw an insert refused
-    /// compares the whole word to tell whether the filter changed since:
-    /// the index alone can come back to a value it had (a `clear`, then
-    /// growth), and a stale "nobody grew it" would grow it again or answer
-    /// `Full` with room left. Levels below the newest may be missing (a
-    /// decoded filter holds only the levels that were in use, and
-    /// `reclaim_retired` frees retired ones).
-    newest: AtomicU64,
+    /// The slot of the level that takes inserts (the low `INDEX_BITS`
+    /// bits; it is allocated and in use), and above them a generation that
+    /// every change of the current level increments. A thread that saw an
+    /// insert refused compares the whole word to tell whether the filter
+    /// changed since: the index alone comes back to values it had (a
+    /// switch, a `clear`, a reused slot), and a stale "nobody changed it"
+    /// would grow it again or answer `Full` with room left.
+    current: AtomicU64,
+    /// Bit `i` set while slot `i` is in use (allocated, open, searched by
+    /// lookups): set, under the growth lock, before the slot is published
+    /// as current; cleared, under the growth lock, after its level closed.
+    in_use: AtomicU64,
     /// A word that every remove that may have emptied a level, and every
     /// growth, increments (acquire-release) between its write (the count,
-    /// `newest`) and its reads of the other's: of two such threads the
+    /// `current`) and its reads of the other's: of two such threads the
     /// later sees the earlier's write, so the last remove from a level and
     /// a concurrent remove or growth cannot both miss that it emptied a
     /// level that no longer takes inserts (relaxed loads alone allow both
@@ -274,8 +295,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.live_levels().map(|(_, l)| l.capacity()).sum()
     }
 
-    /// `len() / capacity()`: how full the levels in use are. The newest
-    /// level fills before the next is added, so this swings from about
+    /// `len() / capacity()`: how full the levels in use are. The current
+    /// level fills before another takes inserts, so this swings from about
     /// `1 / growth_factor` (just grown) up to about 0.95.
     ///
     /// ```
@@ -290,7 +311,7 @@ impl<S> ScalableCuckooFilter<S> {
         self.len() as f64 / self.capacity() as f64
     }
 
-    /// Levels in use (allocated up to the newest, and not retired).
+    /// Levels in use (the slots in use: allocated, open, searched by lookups).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -316,10 +337,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        let newest = self.newest();
+        let in_use = self.in_use();
         let levels: usize = (0..self.slots.len())
             .filter_map(|i| Some((i, self.level(i)?)))
-            .map(|(i, l)| l.held_memory(i == newest || l.accepting()))
+            .map(|(i, l)| l.held_memory(in_use & slots::bit(i) != 0))
             .sum();
         core::mem::size_of::<Self>()
             + core::mem::size_of_val(&*self.slots)
@@ -366,9 +387,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_fingerprint_bits(&self) -> Vec<u32> {
-        let mut bits: Vec<u32> = self.live_levels().map(|(_, l)| l.bits()).collect();
-        bits.reverse();
-        bits
+        self.live_levels_oldest_first()
+            .into_iter()
+            .map(|(_, l)| l.bits())
+            .collect()
     }
 
     /// The configured initial capacity: items the first level is sized for.
@@ -394,8 +416,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.growth_factor
     }
 
-    /// The configured most levels: an insert that finds the last one full
-    /// fails with [`InsertError::Full`].
+    /// The configured most levels in use at once (slots): see
+    /// [`ScalableBuilder::max_levels`].
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -440,7 +462,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         self.hasher.hash_one(key)
     }
 
-    /// Adds one copy of `key` to the newest level, growing the filter if it
+    /// Adds one copy of `key` to the current level, growing the filter if it
     /// is full.
     ///
     /// ```
@@ -452,9 +474,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     ///
     /// # Errors
-    /// [`InsertError::Full`] only when `max_levels` levels are in use and
-    /// the newest is full, or a new level cannot be allocated;
-    /// [`InsertError::TooManyDuplicates`] when the newest level already
+    /// [`InsertError::Full`] only when `max_levels` levels are in use, the
+    /// current one is full and every other is over 3/4 full, or a new
+    /// level cannot be allocated;
+    /// [`InsertError::TooManyDuplicates`] when the current level already
     /// holds 8 copies of the key's fingerprint in its bucket pair.
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
@@ -530,7 +553,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
         let _key = self.key_lock(hash).guard();
         // Under the key lock no other `insert_unique` of this key runs: if
-        // no level holds it now, adding it (to whichever level is newest
+        // no level holds it now, adding it (to whichever level is current
         // by then) cannot race another thread adding it elsewhere.
         if self.contains_hash(hash) {
             Ok(false)
@@ -540,7 +563,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// Is `key` (probably) present in any level? Never a false negative.
-    /// Searches the newest (largest) level first.
+    /// Searches the current level first.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -603,7 +626,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
-        let newest = self.newest();
+        let newest = self.current();
         let mut levels = self.live_levels().peekable();
         let Some((mut i, mut level)) = levels.next() else {
             return false;
@@ -643,11 +666,11 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             (removed, removed && t.pair_stripes_empty(&loc))
         });
         // The canary plants the old check: relaxed loads only, and the
-        // `newest` loaded before the scan.
+        // `current` loaded before the scan.
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let may_retire = pair_empty && i != newest && level.len() == 0;
         // Between this remove's count write and its reads of the other
-        // stripes and of `newest`, a read-modify-write of the word every
+        // stripes and of `current`, a read-modify-write of the word every
         // such remove and every growth also updates: of two removes taking
         // a level's last items in different stripes (or a remove and the
         // growth that makes the level old) the later one sees the other's
@@ -655,7 +678,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         #[cfg(not(concurrent_cuckoo_canary = "relaxed_retire"))]
         let may_retire = pair_empty && {
             self.retire_order.fetch_add(1, Ordering::AcqRel);
-            i != self.newest() && level.len() == 0
+            i != self.current() && level.len() == 0
         };
         if may_retire {
             self.retire_if_empty(i);
@@ -696,7 +719,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`. Each
-    /// key is hashed once; then each level, newest first, is searched for
+    /// key is hashed once; then each level in use, the current one first, is searched for
     /// the keys not found yet with the pipelined lookup of
     /// [`CuckooFilter::contains_batch`](crate::CuckooFilter::contains_batch)
     /// (the buckets of keys several positions ahead prefetched while the
@@ -760,7 +783,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 *h = hash_at(start + j);
             }
             let mut levels = self.live_levels();
-            // The newest level answers for the whole chunk, straight into
+            // The current level answers for the whole chunk, straight into
             // `out`: a filter of one level costs what a `CuckooFilter` does.
             let Some((_, newest)) = levels.next() else {
                 out.fill(false);
@@ -837,7 +860,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     ) -> Result<(), BatchInsertError> {
         let mut done = 0;
         while done < n {
-            let word = self.newest.load(Ordering::Acquire);
+            let word = self.current.load(Ordering::Acquire);
             let level = self
                 .level(index_of(word))
                 .ok_or(BatchInsertError::new(done, InsertError::Full))?;

@@ -1,7 +1,7 @@
 //! Retirement: closing an emptied level, freeing retired levels
 //! (`reclaim_retired`), and `clear`.
 
-use super::slots::{index_of, next_word};
+use super::slots::{bit, index_of, next_word, Bits};
 use super::ScalableCuckooFilter;
 use crate::filter::with_table;
 use crate::sync::Ordering;
@@ -38,7 +38,7 @@ impl<S> ScalableCuckooFilter<S> {
             return 0;
         }
         let before = self.memory_usage();
-        let newest = self.newest();
+        let in_use = self.in_use();
         for (i, slot) in self.slots.iter().enumerate() {
             let ptr = slot.load(Ordering::Acquire);
             // SAFETY: a non-null slot points to a level boxed by this
@@ -46,7 +46,7 @@ impl<S> ScalableCuckooFilter<S> {
             let Some(level) = (unsafe { ptr.as_mut() }) else {
                 continue;
             };
-            if i == newest || level.accepting() {
+            if in_use & bit(i) != 0 {
                 level.drop_replaced();
             } else {
                 slot.store(core::ptr::null_mut(), Ordering::Release);
@@ -57,17 +57,17 @@ impl<S> ScalableCuckooFilter<S> {
         before - self.memory_usage()
     }
 
-    /// Removes every item from every level. The oldest level in use is
-    /// emptied and keeps taking inserts (it becomes the newest); the others
+    /// Removes every item from every level. The lowest slot in use is
+    /// emptied and keeps taking inserts (it becomes the current level); the others
     /// are retired (their memory given back as on any retirement) and
     /// reopened if the filter grows again. Levels already retired are left
     /// as they are, and only buckets that hold something are written, so
     /// a `clear` commits no memory. Writers wait meanwhile; lookups do not.
     ///
-    /// The oldest level in use is level 0 unless the oldest levels were
-    /// retired: a filter and its saved copy (which keeps only the levels in
-    /// use) keep the same level, so a cleared filter always has room and
-    /// evolves as its copy does.
+    /// The lowest slot in use is slot 0 unless its level was retired: a
+    /// filter and its saved copy (which keeps only the levels in use) keep
+    /// the same level, so a cleared filter always has room and evolves as
+    /// its copy does.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -79,10 +79,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     pub fn clear(&self) {
         let _growth = self.growth.guard();
-        let word = self.newest.load(Ordering::Acquire);
-        // The oldest level in use (the newest is in use): a filter and its
-        // saved copy, which holds only the levels in use, pick the same.
-        let first = self.live_levels().last().map_or(index_of(word), |(i, _)| i);
+        let word = self.current.load(Ordering::Acquire);
+        // The lowest slot in use (the current one is in use): a filter and
+        // its saved copy, which holds only the levels in use, pick the same.
+        let first = Bits(self.in_use()).next().unwrap_or(index_of(word));
         for (i, level) in self.live_levels() {
             // Retired levels are skipped: closed only when empty, they
             // stay empty, and writing them would fault their given-back
@@ -99,11 +99,16 @@ impl<S> ScalableCuckooFilter<S> {
         if let Some(level) = self.level(first) {
             with_table!(&level.table, t => t.reopen());
         }
-        self.newest.store(next_word(word, first), Ordering::Release);
+        // The others are closed: out of use (their bits cleared after they
+        // closed, as on any retirement).
+        self.in_use.store(bit(first), Ordering::Release);
+        self.current
+            .store(next_word(word, first), Ordering::Release);
     }
 
-    /// Retires level `i` if it is empty and not the newest: closes it to
-    /// inserts and gives its table's memory back.
+    /// Retires level `i` if it is empty and not the current one: closes it
+    /// to inserts, gives its table's memory back, and frees its slot for a
+    /// later growth (the level is kept, to be reopened there).
     #[cold]
     pub(super) fn retire_if_empty(&self, i: usize) {
         let _growth = self.growth.guard();
@@ -112,7 +117,7 @@ impl<S> ScalableCuckooFilter<S> {
 
     /// [`retire_if_empty`](Self::retire_if_empty) under the growth lock.
     pub(super) fn retire_locked(&self, i: usize) {
-        if i == self.newest() {
+        if i == self.current() {
             return;
         }
         if let Some(level) = self.level(i) {
@@ -121,6 +126,9 @@ impl<S> ScalableCuckooFilter<S> {
                     let all = t.stripes.lock_all();
                     if t.len() == 0 {
                         t.close(&all);
+                        // After it closed: a lookup that still sees the
+                        // bit reads an empty level.
+                        self.in_use.fetch_and(!bit(i), Ordering::AcqRel);
                         self.retired_since_reclaim.store(true, Ordering::Release);
                     }
                 }

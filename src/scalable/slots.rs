@@ -140,17 +140,17 @@ pub(crate) struct Config {
     pub(crate) level_stripes: Option<usize>,
 }
 
-/// Bits of `ScalableCuckooFilter::newest` that hold the level index
+/// Bits of `ScalableCuckooFilter::current` that hold the level index
 /// (`LEVEL_LIMIT` fits); the generation counts above them.
 const INDEX_BITS: u32 = 8;
 
-/// The level index in a `newest` word.
+/// The level index in a `current` word.
 #[inline(always)]
 pub(super) fn index_of(word: u64) -> usize {
     (word & ((1 << INDEX_BITS) - 1)) as usize
 }
 
-/// The `newest` word after `word` for level `index`: the next generation.
+/// The `current` word after `word` for level `index`: the next generation.
 pub(super) fn next_word(word: u64, index: usize) -> u64 {
     ((word >> INDEX_BITS).wrapping_add(1) << INDEX_BITS) | index as u64
 }
@@ -185,19 +185,49 @@ impl Config {
     }
 }
 
+/// The set bits of a mask, lowest first.
+#[derive(Clone, Copy)]
+pub(super) struct Bits(pub(super) u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+}
+
+/// The bit of slot `i` in the `in_use` mask.
+#[inline(always)]
+pub(super) fn bit(i: usize) -> u64 {
+    1 << i
+}
+
 impl<S> ScalableCuckooFilter<S> {
+    /// A filter of decoded (or newly built) `levels`, each with its slot:
+    /// the last one takes inserts (the encoding stores the current level
+    /// last), all of them are in use.
     pub(crate) fn from_parts(config: Config, hasher: S, levels: Vec<(usize, Level)>) -> Self {
         let slots: Box<[AtomicPtr<Level>]> = (0..config.max_levels)
             .map(|_| AtomicPtr::new(core::ptr::null_mut()))
             .collect();
-        let mut newest = 0;
+        let mut current = 0;
+        let mut in_use = 0;
         for (i, level) in levels {
-            newest = newest.max(i);
+            current = i;
+            in_use |= bit(i);
             slots[i].store(Box::into_raw(Box::new(level)), Ordering::Release);
         }
         Self {
             slots,
-            newest: AtomicU64::new(newest as u64),
+            current: AtomicU64::new(current as u64),
+            in_use: AtomicU64::new(in_use),
             retire_order: AtomicUsize::new(0),
             retired_since_reclaim: AtomicBool::new(false),
             growth: RawLock::default(),
@@ -218,30 +248,48 @@ impl<S> ScalableCuckooFilter<S> {
         unsafe { ptr.as_ref() }
     }
 
-    /// The newest level's index.
+    /// The current level's slot: the one taking inserts.
     #[inline(always)]
-    pub(super) fn newest(&self) -> usize {
-        index_of(self.newest.load(Ordering::Acquire))
+    pub(super) fn current(&self) -> usize {
+        index_of(self.current.load(Ordering::Acquire))
     }
 
-    /// The levels a lookup must search, newest first: every allocated level
-    /// up to `newest` that is not retired.
+    /// The slots in use (a snapshot).
+    #[inline(always)]
+    pub(super) fn in_use(&self) -> u64 {
+        self.in_use.load(Ordering::Acquire)
+    }
+
+    /// The levels a lookup must search: the current one first (the one
+    /// most likely to hold a recent key), then the others in use, lowest
+    /// slot first. One load of the mask instead of a slot pointer per
+    /// slot: a growth sets a slot's bit before it publishes the slot as
+    /// current, so a lookup that follows an insert into it (in
+    /// happens-before) sees the bit; a retirement clears the bit only after
+    /// closing the (empty) level, so skipping it changes no answer.
     #[inline]
     pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
-        let newest = self.newest();
-        (0..=newest).rev().filter_map(move |i| {
-            let level = self.level(i)?;
-            // A closed level is empty (it is closed only when emptied or
-            // cleared): skipping it changes no answer.
-            (i == newest || level.accepting()).then_some((i, level))
-        })
+        let current = self.current();
+        let others = self.in_use() & !bit(current);
+        core::iter::once(current)
+            .chain(Bits(others))
+            .filter_map(move |i| {
+                let level = self.level(i)?;
+                // A closed level is empty (it is closed only when emptied or
+                // cleared): skipping it changes no answer.
+                (i == current || level.accepting()).then_some((i, level))
+            })
     }
 
-    /// [`live_levels`](Self::live_levels), oldest first: the order of the
-    /// saved format and of [`level_stats`](Self::level_stats).
+    /// The levels in use in the order of the saved format and of
+    /// [`level_stats`](Self::level_stats): ascending slots, the current
+    /// level last (for a filter that never switched back to a lower slot,
+    /// ascending: the order before slots were reused).
     pub(crate) fn live_levels_oldest_first(&self) -> Vec<(usize, &Level)> {
         let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
-        levels.reverse();
+        if !levels.is_empty() {
+            levels.rotate_left(1);
+        }
         levels
     }
 }
