@@ -234,3 +234,216 @@ fn two_windows_on_two_threads_with_growth_2_run_forever() {
         ..SHARED
     });
 }
+
+mod model {
+    //! Churn against a model (the live keys, in insertion order): random
+    //! inserts of new keys, removes of the oldest and of random live keys,
+    //! clears, save and reload. After every step every live key is found
+    //! and `len` is the number of copies stored (inserted and not removed);
+    //! a remove of a live key is refused only when another level matches
+    //! its fingerprint (two copies or more counted), and an insert only
+    //! when `max_levels` levels are in use.
+
+    use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    #[derive(Clone, Debug)]
+    enum Op {
+        Insert(u8),
+        RemoveOldest(u8),
+        RemoveAt(u16),
+        Clear,
+        Reload,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            8 => (1u8..=40).prop_map(Op::Insert),
+            7 => (1u8..=40).prop_map(Op::RemoveOldest),
+            3 => any::<u16>().prop_map(Op::RemoveAt),
+            1 => Just(Op::Clear),
+            1 => Just(Op::Reload),
+        ]
+    }
+
+    fn run(
+        initial: usize,
+        factor: usize,
+        max_levels: usize,
+        seed: u64,
+        ops: &[Op],
+    ) -> Result<(), TestCaseError> {
+        let mut f = ScalableCuckooFilter::builder()
+            .initial_capacity(initial)
+            .growth_factor(factor)
+            .max_levels(max_levels)
+            .seed(seed)
+            .build()
+            .unwrap();
+        let mut live: VecDeque<u64> = VecDeque::new();
+        // Copies stored: live keys and keys whose remove was refused.
+        let mut stored = 0usize;
+        let mut next = seed;
+        for (step, op) in ops.iter().enumerate() {
+            let remove = |f: &ScalableCuckooFilter,
+                          k: u64,
+                          stored: &mut usize|
+             -> Result<(), TestCaseError> {
+                if f.remove_hash(k) {
+                    *stored -= 1;
+                } else {
+                    prop_assert!(
+                        f.count_hash(k) >= 2,
+                        "step {}: the remove of a live key was refused with one level matching",
+                        step
+                    );
+                }
+                Ok(())
+            };
+            match *op {
+                Op::Insert(n) => {
+                    for _ in 0..n {
+                        next = next.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(1);
+                        match f.insert_hash(next) {
+                            Ok(()) => {
+                                live.push_back(next);
+                                stored += 1;
+                            }
+                            Err(InsertError::Full) => prop_assert_eq!(
+                                f.levels(),
+                                max_levels,
+                                "step {}: refused with a slot free",
+                                step
+                            ),
+                            Err(e) => prop_assert!(false, "step {}: {}", step, e),
+                        }
+                    }
+                }
+                Op::RemoveOldest(n) => {
+                    for _ in 0..n {
+                        let Some(k) = live.pop_front() else { break };
+                        remove(&f, k, &mut stored)?;
+                    }
+                }
+                Op::RemoveAt(at) => {
+                    if !live.is_empty() {
+                        let k = live.remove(at as usize % live.len()).unwrap();
+                        remove(&f, k, &mut stored)?;
+                    }
+                }
+                Op::Clear => {
+                    f.clear();
+                    live.clear();
+                    stored = 0;
+                }
+                Op::Reload => {
+                    f = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+                }
+            }
+            prop_assert_eq!(f.len(), stored, "step {} ({:?}): len", step, op);
+            for &k in &live {
+                prop_assert!(
+                    f.contains_hash(k),
+                    "step {} ({:?}): live key {} not found",
+                    step,
+                    op,
+                    k
+                );
+            }
+            prop_assert!(f.levels() <= max_levels);
+            prop_assert!(f.false_positive_rate_bound() <= 1e-3);
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        #[test]
+        fn churn_matches_the_model(
+            initial in 4usize..40,
+            factor in 1usize..=2,
+            max_levels in 2usize..8,
+            seed in any::<u64>(),
+            ops in proptest::collection::vec(op(), 1..300),
+        ) {
+            run(initial, factor, max_levels, seed, &ops)?;
+        }
+    }
+}
+
+/// Writers churn their own windows (levels switch, retire and are reopened
+/// all the time) while a reader checks that every key a writer has
+/// published as live is found. A writer publishes `hi` after inserting key
+/// `hi - 1`, and moves `lo` past a key before removing it: a key the reader
+/// misses is a failure unless `lo` passed it meanwhile.
+#[test]
+fn readers_find_every_live_key_while_writers_churn_windows() {
+    use std::sync::atomic::AtomicU64;
+    const WRITERS: usize = 2;
+    const LIVE: u64 = 1000;
+    const PER_ROUND: u64 = 250;
+    const ROUNDS: u64 = 1000;
+    let filter = ScalableCuckooFilter::builder()
+        .initial_capacity(500)
+        .growth_factor(1)
+        .max_levels(16)
+        .seed(33)
+        .build()
+        .unwrap();
+    let bounds: Vec<(AtomicU64, AtomicU64)> = (0..WRITERS)
+        .map(|w| ((w as u64) << 40, (w as u64) << 40))
+        .map(|(lo, hi)| (AtomicU64::new(lo), AtomicU64::new(hi)))
+        .collect();
+    let done = AtomicUsize::new(0);
+    let checked = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (w, (lo, hi)) in bounds.iter().enumerate() {
+            let (filter, done) = (&filter, &done);
+            s.spawn(move || {
+                // Counts this writer done even if it panics: the reader
+                // stops then, and the scope reports the panic.
+                struct Done<'a>(&'a AtomicUsize);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_add(1, Ordering::Release);
+                    }
+                }
+                let _done = Done(done);
+                let base = (w as u64) << 40;
+                for round in 0..ROUNDS {
+                    for _ in 0..PER_ROUND {
+                        let k = hi.load(Ordering::Relaxed);
+                        filter
+                            .insert_hash(k)
+                            .unwrap_or_else(|e| panic!("round {round}: {e}"));
+                        hi.store(k + 1, Ordering::Release);
+                    }
+                    while hi.load(Ordering::Relaxed) - lo.load(Ordering::Relaxed) > LIVE {
+                        let k = lo.load(Ordering::Relaxed);
+                        lo.store(k + 1, Ordering::Release);
+                        filter.remove_hash(k); // refused only when two levels match: it stays
+                    }
+                }
+                assert!(hi.load(Ordering::Relaxed) - base == ROUNDS * PER_ROUND);
+            });
+        }
+        let (filter, bounds, done, checked) = (&filter, &bounds, &done, &checked);
+        s.spawn(move || {
+            while done.load(Ordering::Acquire) < WRITERS {
+                for (lo, hi) in bounds {
+                    let (from, to) = (lo.load(Ordering::Acquire), hi.load(Ordering::Acquire));
+                    for k in from..to {
+                        if !filter.contains_hash(k) {
+                            assert!(k < lo.load(Ordering::Acquire), "live key {k} not found");
+                        }
+                        checked.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+    });
+    assert!(checked.into_inner() > 0);
+    assert!(filter.levels() <= 16);
+}
