@@ -39,10 +39,22 @@ impl<S> ScalableCuckooFilter<S> {
         let Some(next) = self.next_slot(current) else {
             return false;
         };
-        if self.in_use() & bit(next) == 0 && !self.open_slot(next) {
+        let opened = self.in_use() & bit(next) == 0;
+        if opened && !self.open_slot(next) {
             return false;
         }
         self.current.store(next_word(word, next), Ordering::Release);
+        // The canaries plant the steps of opening a slot after it is
+        // published: lookups that load the new `current` may miss the
+        // slot's bit, and inserts may find it still closed.
+        #[cfg(concurrent_cuckoo_canary = "publish_before_mark")]
+        if opened {
+            self.in_use.fetch_or(bit(next), Ordering::AcqRel);
+        }
+        #[cfg(concurrent_cuckoo_canary = "publish_before_reopen")]
+        if let (true, Some(level)) = (opened, self.level(next)) {
+            with_table!(&level.table, t => t.reopen());
+        }
         // The level that stopped taking inserts may have been emptied by
         // removes that read the old `current`: retire it here then (see
         // `retire_order`).
@@ -100,6 +112,7 @@ impl<S> ScalableCuckooFilter<S> {
             // Empty (closed levels are), and what a copy without it would
             // allocate: the same size and width.
             Some(level) if level.bits() == bits => {
+                #[cfg(not(concurrent_cuckoo_canary = "publish_before_reopen"))]
                 with_table!(&level.table, t => t.reopen());
             }
             kept => {
@@ -125,6 +138,7 @@ impl<S> ScalableCuckooFilter<S> {
         }
         // Before the slot is published as current: a lookup that follows
         // an insert into it sees it in use.
+        #[cfg(not(concurrent_cuckoo_canary = "publish_before_mark"))]
         self.in_use.fetch_or(bit(next), Ordering::AcqRel);
         true
     }

@@ -260,19 +260,23 @@ impl<S> ScalableCuckooFilter<S> {
         self.in_use.load(Ordering::Acquire)
     }
 
-    /// The levels a lookup must search: the current one first (the one
-    /// most likely to hold a recent key), then the others in use, lowest
-    /// slot first. One load of the mask instead of a slot pointer per
-    /// slot: a growth sets a slot's bit before it publishes the slot as
-    /// current, so a lookup that follows an insert into it (in
-    /// happens-before) sees the bit; a retirement clears the bit only after
-    /// closing the (empty) level, so skipping it changes no answer.
+    /// The levels a lookup must search: the levels in use, the current
+    /// one first (the one most likely to hold a recent key), then the
+    /// others, lowest slot first. One load of the mask instead of a slot
+    /// pointer per slot. `current` is loaded first: a growth sets a slot's
+    /// bit before it publishes the slot as current (release), so the mask
+    /// loaded after it holds the current slot's bit, and a lookup that
+    /// follows an insert into a level (in happens-before) sees its bit
+    /// (loom model `a_reader_sees_a_reopened_slot_while_two_writers_fill_it`;
+    /// canary `publish_before_mark`). A retirement clears the bit only
+    /// after closing the (empty) level, so skipping it changes no answer.
     #[inline]
     pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
         let current = self.current();
-        let others = self.in_use() & !bit(current);
-        core::iter::once(current)
-            .chain(Bits(others))
+        let in_use = self.in_use();
+        let first = in_use & bit(current);
+        Bits(first)
+            .chain(Bits(in_use & !first))
             .filter_map(move |i| {
                 let level = self.level(i)?;
                 // A closed level is empty (it is closed only when emptied or
