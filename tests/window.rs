@@ -447,3 +447,51 @@ fn readers_find_every_live_key_while_writers_churn_windows() {
     assert!(checked.into_inner() > 0);
     assert!(filter.levels() <= 16);
 }
+
+/// A filter whose current level is a lower slot than another in use (it
+/// switched back to slot 0, which had room) stores the current level last:
+/// indices 1 then 0. Its copy decodes with slot 0 current, encodes to the
+/// same bytes, and takes the same next inserts into the same level.
+#[test]
+fn a_switched_back_filter_saves_its_current_level_last() {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity(100)
+        .growth_factor(1)
+        .max_levels(4)
+        .seed(34)
+        .build()
+        .unwrap();
+    let mut next = 0u64;
+    while f.levels() == 1 {
+        f.insert_hash(next).unwrap(); // the last one opens slot 1
+        next += 1;
+    }
+    let in_slot_0 = next - 1;
+    for k in 0..in_slot_0 - 10 {
+        assert!(f.remove_hash(k)); // slot 0 keeps 10 keys: in use, roomy
+    }
+    let slot_1 = f.level_stats()[1].capacity;
+    while f.len() < 10 + slot_1 {
+        f.insert_hash(next).unwrap(); // slot 1 fills, then inserts switch to slot 0
+        next += 1;
+    }
+    assert_eq!(f.levels(), 2, "switched back to slot 0, no slot opened");
+    let bytes = f.to_bytes();
+    let index = |k: usize| u32::from_le_bytes(bytes[56 + 4 * k..60 + 4 * k].try_into().unwrap());
+    assert_eq!(
+        (index(0), index(1)),
+        (1, 0),
+        "the current level, slot 0, is stored last"
+    );
+    let copy = ScalableCuckooFilter::from_bytes(&bytes).unwrap();
+    assert!(copy.to_bytes() == bytes);
+    for k in next..next + 50 {
+        f.insert_hash(k).unwrap();
+        copy.insert_hash(k).unwrap();
+    }
+    assert!(
+        copy.to_bytes() == f.to_bytes(),
+        "the copy inserts where the original does"
+    );
+    assert!((in_slot_0 - 10..next + 50).all(|k| copy.contains_hash(k)));
+}
