@@ -377,7 +377,9 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.false_positive_rate
     }
 
-    /// Fingerprint width of each level in use, oldest first.
+    /// Fingerprint width of each level in use, in the order of the saved
+    /// format: ascending slots, the current level last (for a filter that
+    /// never switched back to a lower slot: oldest first).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -428,7 +430,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.max_levels
     }
 
-    /// The [`Stats`](crate::Stats) of each level in use, oldest first:
+    /// The [`Stats`](crate::Stats) of each level in use, in the order of
+    /// [`level_fingerprint_bits`](Self::level_fingerprint_bits):
     /// size, width, memory and the writers' counters of that level (a
     /// level's counters start when it is created or decoded).
     ///
