@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter six times, each time with a
+#   scripts/loom.sh --canary   build the filter eight times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -18,11 +18,16 @@
 #                              which a clear and regrowth bring back;
 #                              "relaxed_retire": a remove decides whether it
 #                              emptied an old level with relaxed loads only,
-#                              and the newest level loaded before its scan).
+#                              and the newest level loaded before its scan;
+#                              "publish_before_mark": a growth publishes a
+#                              slot as current before setting its in-use
+#                              bit; "publish_before_reopen": it publishes a
+#                              retired slot before reopening its level).
 #                              Each bug must fail the models with its own
-#                              marker: LOST FINGERPRINT for the first four,
-#                              FULL WITH ROOM for clear_aba, LEVEL NOT
-#                              RETIRED for relaxed_retire. Exits non-zero
+#                              marker: LOST FINGERPRINT for the first four
+#                              and publish_before_mark, FULL WITH ROOM for
+#                              clear_aba and publish_before_reopen, LEVEL
+#                              NOT RETIRED for relaxed_retire. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -50,7 +55,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -59,6 +64,8 @@ declare -A marker=(
     [newest_match_remove]="LOST FINGERPRINT"
     [clear_aba]="FULL WITH ROOM"
     [relaxed_retire]="LEVEL NOT RETIRED"
+    [publish_before_mark]="LOST FINGERPRINT"
+    [publish_before_reopen]="FULL WITH ROOM"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"

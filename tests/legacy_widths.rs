@@ -73,21 +73,23 @@ fn a_level_of_a_legacy_width_is_replaced_when_the_filter_grows_into_it_again() {
     assert_eq!(f.level_fingerprint_bits(), vec![16; 6]);
     let mut next = 0;
     let mut keys = Vec::new();
-    grow(&f, 1, &mut next, &mut keys); // level 10: the rule's 32 bits
-    assert_eq!(*f.level_fingerprint_bits().last().unwrap(), 32);
-    f.clear(); // keeps level 4; levels 5 to 10 close
+    // Growth 1: the lowest free slot, 0, at its rule's 16 bits (the
+    // legacy levels leave room in the budget for it).
+    grow(&f, 1, &mut next, &mut keys);
+    assert_eq!(f.level_fingerprint_bits(), vec![16; 7]);
+    f.clear(); // keeps slot 0, the lowest in use; slots 4 to 9 close
     keys.clear();
     let before = f.memory_usage();
-    grow(&f, 5, &mut next, &mut keys); // reopens 5 to 7, replaces 8 and 9
+    grow(&f, 9, &mut next, &mut keys); // opens 1 to 3, reopens 4 to 7, replaces 8 and 9
     assert_eq!(
         f.level_fingerprint_bits(),
-        vec![16, 16, 16, 16, 32, 32],
-        "levels 8 and 9 take the rule's width, not the legacy one"
+        [vec![16; 8], vec![32, 32]].concat(),
+        "slots 8 and 9 take the rule's width, not the legacy one"
     );
     assert!(keys.iter().all(|k| f.contains_hash(*k)), "every key found");
     assert_eq!(f.len(), keys.len());
     // The replaced levels are still held (a lookup may read them) and
-    // counted; reclaiming frees them and levels above the newest.
+    // counted; reclaiming frees them and the retired levels.
     assert!(f.memory_usage() > before);
     let copy = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
     let held = f.memory_usage();

@@ -8,6 +8,7 @@
 //! cargo run --release -p cuckoo-harness -- writes [--quick]
 //! cargo run --release -p cuckoo-harness -- bands [--quick] [--n SLOTS]
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
+//! cargo run --release -p cuckoo-harness -- window [--quick] [--n LIVE_KEYS]
 //! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
 //! cargo run --release -p cuckoo-harness -- scaling [--quick] [--threads 1,2,4] [--seconds S] [--reps R]
 //!     [--cache-mib M] [--big-mib M] [--fill-mib M] [--part read,mix,fill,rw] [--only NAME] [--svg-dir DIR]
@@ -28,6 +29,7 @@ mod report;
 mod retries;
 mod scaling;
 mod timing;
+mod window;
 mod writes;
 
 use std::time::Duration;
@@ -75,6 +77,7 @@ fn usage() -> ! {
          \n  writes     bulk fill and remove: insert_batch/remove_batch against single calls and peers\
          \n  bands      where a fill's time goes: ns per key and path lengths by occupancy band (--n: slots)\
          \n  levels     lookups in a growing filter of 1, 2, 4, 8 levels against one filter of the same size\
+         \n  window     churn (insert + remove) in a steady sliding window: growing filters against one sized for it\
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
          \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)\
          \n  scaling    throughput against threads (1, 2, 4, ... CPUs, 2 x CPUs, pinned) for reads, mixes,\
@@ -153,7 +156,7 @@ fn main() {
                 }
             }
             "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen"
-            | "scaling" => mode = arg,
+            | "scaling" | "window" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -164,6 +167,7 @@ fn main() {
         "writes" => writes::run(&opts),
         "bands" => bands::run(&opts),
         "levels" => levels::run(&opts),
+        "window" => window::run(&opts),
         "frozen" => frozen::run(&opts),
         "scaling" => scaling::run(&opts),
         _ => compare::run(&opts),

@@ -1,7 +1,8 @@
 //! loom models of the growing filter's protocols: publishing a new level,
 //! `insert_unique` across the growth point, retiring an emptied level, a
 //! remove against a key colliding in another level, an insert against a
-//! `clear` and regrowth, and the last two removes of an old level.
+//! `clear` and regrowth, the last two removes of an old level, and a
+//! retired slot reopened as the insert level while readers read it.
 //!
 //! Most models start from a filter whose first level (2 buckets, 8 slots)
 //! is full, so the next insert must grow it. Run with `scripts/loom.sh`.
@@ -413,4 +414,99 @@ fn keys_in_different_stripes() -> (u64, u64) {
     });
     let pick = found.lock().unwrap().expect("the search ran");
     pick
+}
+
+/// Slot reuse (issue 31): slot 1 takes inserts and is full, slot 0 holds
+/// one last key. The main thread removes it (slot 0 retires: closed, out
+/// of use), then inserts `first`: slot 1 is full, no level in use has
+/// room, so the growth reopens slot 0 and publishes it as current. A
+/// second writer inserts `second` meanwhile (into slot 0, whoever opens
+/// it, or by switching to slot 0 before it retired) and announces it; a
+/// reader looks up a key of slot 1 (always found) and `second` once
+/// announced. Both inserts must succeed: slot 0 has room.
+///
+/// Canaries: `publish_before_mark` (the slot's in-use bit set after it is
+/// published as current: the reader loads the new `current` and a mask
+/// without its bit) loses `second`; `publish_before_reopen` (the level
+/// reopened after it is published: the second writer finds it closed,
+/// and its growth finds both slots in use and full) refuses it.
+///
+/// Three preemptions at most: three threads, one of which grows and
+/// retires, are far too many schedules at ten (the run had not ended after
+/// minutes), and each bad schedule needs at most two (the grower preempted
+/// between publishing and marking or reopening, the writer then the reader
+/// run); both canaries are caught at this bound.
+#[test]
+fn a_reader_sees_a_reopened_slot_while_two_writers_fill_it() {
+    model_with_preemptions_at_most(3, || {
+        let f = ScalableCuckooFilter::builder()
+            .initial_capacity(1)
+            .growth_factor(1)
+            .false_positive_rate(1e-3)
+            .max_levels(2)
+            .hasher(Identity)
+            .build()
+            .unwrap();
+        let keys: Vec<u64> = (1..=19u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let (old, rest) = keys.split_at(8);
+        let (held, rest) = rest.split_at(8);
+        let (first, second, last) = (rest[0], rest[1], old[0]);
+        for k in old.iter().chain(held) {
+            f.insert(k).unwrap(); // slot 0 fills, the ninth opens slot 1
+        }
+        for k in &old[1..] {
+            assert!(f.remove(k)); // slot 0 keeps one key: still in use
+        }
+        assert_eq!(f.levels(), 2, "setup: slot 0 with one key, slot 1 full");
+        assert_eq!(f.len(), 9);
+        assert!(
+            [first, second].iter().all(|k| !f.contains(k)),
+            "setup: the new keys must not collide"
+        );
+        let f = Arc::new(f);
+        let announced = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (f, announced, seen) = (f.clone(), announced.clone(), held[0]);
+            thread::spawn(move || {
+                let was_announced = announced.load(Ordering::Acquire);
+                assert!(
+                    f.contains(&seen),
+                    "LOST FINGERPRINT: a key of the full slot while a slot is reused"
+                );
+                if was_announced {
+                    assert!(
+                        f.contains(&second),
+                        "LOST FINGERPRINT: a key inserted into a reopened slot"
+                    );
+                }
+            })
+        };
+        let writer = {
+            let (f, announced) = (f.clone(), announced.clone());
+            thread::spawn(move || {
+                let answer = f.insert(&second);
+                assert!(
+                    answer.is_ok(),
+                    "FULL WITH ROOM: an insert while a slot is reopened answered {answer:?}"
+                );
+                announced.store(true, Ordering::Release);
+            })
+        };
+        assert!(f.remove(&last));
+        let answer = f.insert(&first);
+        assert!(
+            answer.is_ok(),
+            "FULL WITH ROOM: the insert that reopens a slot answered {answer:?}"
+        );
+        writer.join().unwrap();
+        reader.join().unwrap();
+        assert!(
+            held.iter().chain([&first, &second]).all(|k| f.contains(k)),
+            "LOST FINGERPRINT: a key after the slot was reused"
+        );
+        assert_eq!(f.len(), 10);
+        assert_eq!(f.levels(), 2);
+    });
 }

@@ -14,8 +14,10 @@
 //!     40     4  hasher id
 //!     44     4  reserved, zero
 //!     48     8  hasher seed
-//!     56    4L  the index of each stored level, ascending, then zero
-//!               padding to a multiple of 8
+//!     56    4L  the slot of each stored level: the levels in use
+//!               ascending, except the current level (the one taking
+//!               inserts), stored last; then zero padding to a multiple
+//!               of 8
 //!      P     8  checksum: XXH3-64 (seed 0) of bytes [0, P)
 //!    P+8        each stored level, in order: a complete version-2
 //!               encoding (header, body, checksum) with the same hasher
@@ -23,7 +25,10 @@
 //! ```
 //!
 //! Only levels in use are stored (retired levels are not); the last one
-//! stored is the newest. Each level is checked by its own checksum, the
+//! stored is the current level. A filter whose current level is its
+//! highest slot (every filter before slots were reused) stores them all
+//! ascending, as before; readers before slot reuse refuse the other order
+//! (an invalid header), never misread it. Each level is checked by its own checksum, the
 //! container header by its own, and the levels' shapes against the
 //! configuration (every level's bucket count is the one the configuration
 //! gives its index).
@@ -452,12 +457,18 @@ impl ContainerHead {
         let indices: Vec<usize> = (0..self.stored)
             .map(|k| u32_at_of(body, FIXED + 4 * k) as usize)
             .collect();
+        // The levels before the last ascend; the last (the current level)
+        // is any other slot: the highest unless the filter switched back
+        // to a lower one (an encoding written before slots were reused
+        // always ascends).
+        let (current, others) = indices.split_last().unwrap_or((&0, &[]));
         if body[FIXED + 4 * self.stored..].iter().any(|&b| b != 0)
-            || indices.windows(2).any(|w| w[0] >= w[1])
-            || indices.last().is_some_and(|&i| i >= self.config.max_levels)
+            || others.windows(2).any(|w| w[0] >= w[1])
+            || others.contains(current)
+            || indices.iter().any(|&i| i >= self.config.max_levels)
         {
             return Err(DecodeError::InvalidHeader(
-                "level indices must ascend below the maximum, padding zero",
+                "level indices must be distinct slots below the maximum, all but the last ascending, padding zero",
             ));
         }
         Ok(indices)

@@ -2,15 +2,22 @@
 //! each usually larger than the last. The design is documented on
 //! [`ScalableCuckooFilter`], where users can read it.
 
-use crate::error::{BatchInsertError, BuildError, InsertError};
-use crate::filter::{table_of_width, with_table, Table};
-use crate::fingerprint::SLOTS;
+mod builder;
+mod growth;
+mod retire;
+mod slots;
+
+pub use builder::ScalableBuilder;
+use slots::index_of;
+pub(crate) use slots::{Config, Level};
+
+use crate::error::{BatchInsertError, InsertError};
+use crate::filter::with_table;
 use crate::hashing::DefaultHashBuilder;
-use crate::index::HashScheme;
 use crate::lookup::Lookup;
 use crate::sync::RawLock;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
-use crate::table::{Mode, RawTable, DEFAULT_MAX_PATH};
+use crate::table::Mode;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
 
@@ -22,121 +29,6 @@ pub(crate) const LEVEL_LIMIT: usize = 64;
 /// are common: one per key in the Redis module). They are taken only by
 /// `insert_unique`, which also takes two padded stripe locks.
 const KEY_LOCKS: usize = 256;
-
-/// One level: a table sized for the level's share of the items.
-pub(crate) struct Level {
-    pub(crate) table: Table,
-    /// A retired level this one took the slot of (see `grow_locked`): a
-    /// lookup may still be reading it, so it lives until the filter is
-    /// dropped or [`reclaim_retired`](ScalableCuckooFilter::reclaim_retired)
-    /// runs. Null almost always: only a level decoded at a width the
-    /// current rule would not choose is ever replaced.
-    replaced: AtomicPtr<Level>,
-}
-
-impl Level {
-    /// A level of a freshly built table (stripe count: the default for
-    /// its size, or `stripes`).
-    fn new(
-        items: usize,
-        bits: u32,
-        seed_scheme: HashScheme,
-        stripes: Option<usize>,
-    ) -> Result<Self, BuildError> {
-        let buckets = crate::filter::buckets_for_capacity(items)?;
-        let table = table_of_width!(bits, F => RawTable::<F>::new(
-            buckets,
-            stripes,
-            None,
-            DEFAULT_MAX_PATH,
-            seed_scheme,
-        )
-        .map_err(BuildError::AllocationFailed)?);
-        Ok(Self::from_table(table))
-    }
-
-    /// A level holding `table` (a decoded one).
-    pub(crate) fn from_table(table: Table) -> Self {
-        Self {
-            table,
-            replaced: AtomicPtr::new(core::ptr::null_mut()),
-        }
-    }
-
-    /// Bytes this level holds: all of its table while it is `live`; once
-    /// retired, what its table keeps (see `RawTable::retired_memory_usage`),
-    /// and the levels it replaced.
-    fn held_memory(&self, live: bool) -> usize {
-        let table = if live {
-            with_table!(&self.table, t => t.memory_usage())
-        } else {
-            with_table!(&self.table, t => t.retired_memory_usage())
-        };
-        let replaced = self.replaced.load(Ordering::Acquire);
-        // SAFETY: a non-null `replaced` was boxed by the filter and is
-        // freed only with this level (`Drop`) or under `&mut` of the
-        // filter (`reclaim_retired`), which `&self` rules out.
-        let older = unsafe { replaced.as_ref() }.map_or(0, |l| l.held_memory(false));
-        core::mem::size_of::<Self>() + table + older
-    }
-
-    fn bits(&self) -> u32 {
-        with_table!(&self.table, t => t.fingerprint_bits())
-    }
-
-    fn accepting(&self) -> bool {
-        with_table!(&self.table, t => t.is_accepting())
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        with_table!(&self.table, t => t.len())
-    }
-
-    fn capacity(&self) -> usize {
-        with_table!(&self.table, t => t.bucket_count()) * SLOTS
-    }
-
-    fn bound(&self) -> f64 {
-        width_bound(self.bits())
-    }
-
-    #[inline]
-    fn contains(&self, hash: u64) -> bool {
-        with_table!(&self.table, t => t.contains_hash(hash))
-    }
-
-    /// Frees the levels this one replaced (`&mut`: no reader can be in
-    /// them).
-    fn drop_replaced(&mut self) {
-        let replaced = self.replaced.swap(core::ptr::null_mut(), Ordering::Acquire);
-        if !replaced.is_null() {
-            // SAFETY: boxed by the filter (`Box::into_raw`) and owned by
-            // this level alone; `&mut self` means no reader holds it.
-            drop(unsafe { Box::from_raw(replaced) });
-        }
-    }
-}
-
-impl Drop for Level {
-    fn drop(&mut self) {
-        self.drop_replaced();
-    }
-}
-
-/// `2 * 4 / 2^bits`: the false-positive bound of one full level.
-fn width_bound(bits: u32) -> f64 {
-    (2 * SLOTS) as f64 / 2f64.powi(bits as i32)
-}
-
-/// The narrowest width for level `level` (0-based) given the bounds
-/// `spent` of the levels before it: its bound plus a 32-bit reserve for
-/// every level that may follow must fit in `target`.
-fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option<u32> {
-    let reserve = (max_levels - level - 1) as f64 * width_bound(32);
-    [8, 16, 32]
-        .into_iter()
-        .find(|&bits| spent + width_bound(bits) + reserve <= target)
-}
 
 /// A concurrent cuckoo filter that grows: a chain of cuckoo filters
 /// (levels), each the growth factor times the size of the last, shared
@@ -165,19 +57,36 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// them.
 ///
 /// # Growth without stopping readers
-/// Levels live in a fixed array of slots (an `AtomicPtr` to a boxed level
-/// each), freed only under `&mut self`: when the filter is dropped, or by
-/// [`reclaim_retired`](Self::reclaim_retired). `newest` says which level
-/// takes inserts; lookups load it (acquire) and search levels `newest,
-/// newest - 1, ..., 0` that are allocated and in use, so every level they
-/// reach is fully built. When the newest level refuses an insert with
-/// `Full`, the inserting thread takes the growth lock; if the newest level
-/// has not changed since it looked (grown or cleared: a generation count
-/// tells, not the index, which a `clear` moves back), it allocates the
-/// next level (or reopens one kept from before), publishes it, and
-/// advances `newest`; every other thread that hit `Full` waits for the
-/// lock, sees the new level and retries there. A level is never allocated
-/// twice, and readers never wait.
+/// Levels live in a fixed array of `max_levels` slots (an `AtomicPtr` to a
+/// boxed level each), freed only under `&mut self`: when the filter is
+/// dropped, or by [`reclaim_retired`](Self::reclaim_retired). Slot `s`
+/// always holds a level of the same size (`initial_capacity *
+/// growth_factor^s` items) and width (see the budget below). `current`
+/// says which level takes inserts, and a mask which slots are in use;
+/// lookups load both (acquire) and search the current level, then the
+/// others in use, so every level they reach is fully built. When the
+/// current level refuses an insert with `Full`, the inserting thread takes
+/// the growth lock; if the current level has not changed since it looked
+/// (a generation count tells, not the index, which comes back to values it
+/// had), it
+/// 1. switches to another level in use that is at most 3/4 full, the
+///    lowest slot such: a level holding a few leftover items is reused;
+/// 2. else, below `max_levels` levels in use, opens a free slot: the
+///    lowest whose size is at least `growth_factor - 1` times the items of
+///    the slots in use (the slot after the current one for a filter that
+///    never retired a level), else the highest free slot; a retired slot's
+///    level is reopened, not reallocated;
+/// 3. else answers `Full`.
+///
+/// Every other thread that hit `Full` waits for the lock, sees the new
+/// current level and retries there. Readers never wait. Used as a sliding
+/// window (insert new keys, remove the oldest), the filter runs forever:
+/// when a level is opened every other level in use is more than 3/4 full,
+/// so with `L` items stored and `c` the capacity of the smallest slot at
+/// most `ceil(4L / 3c) + 1` levels are in use, and memory stays bounded
+/// (`tests/window.rs`). Fingerprints are never moved between levels: a
+/// level whose items are never removed stays in use, taking inserts again
+/// when the current level fills.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is
@@ -210,8 +119,10 @@ fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option
 /// before it and to a reserve of `8 / 2^32` for every level that could
 /// still follow it (up to `max_levels`), stays within the configured rate:
 /// the bound holds however far the filter grows, and early levels use the
-/// budget for shorter fingerprints. A level's width (like its size)
-/// depends only on the configuration and its index, never on which levels
+/// budget for shorter fingerprints. The bounds of all `max_levels` slots
+/// fit the budget, so it holds at every moment, whichever slots are in use
+/// and however many levels came and went. A level's width (like its size)
+/// depends only on the configuration and its slot, never on which levels
 /// are retired, so a copy saved and reloaded at any point and given the
 /// same writes stays byte-identical to the original. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
 /// reports the bound of the levels in use.
@@ -256,19 +167,21 @@ pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// only from null to a level, or, under the growth lock, from a retired
     /// level to a new one that keeps the old alive (`Level::replaced`).
     slots: Box<[AtomicPtr<Level>]>,
-    /// The level that takes inserts (the low `INDEX_BITS` bits; it is
-    /// allocated), and above them a generation that every change of the
-    /// newest level increments. A thread that saw an insert refused
-    /// compares the whole word to tell whether the filter changed since:
-    /// the index alone can come back to a value it had (a `clear`, then
-    /// growth), and a stale "nobody grew it" would grow it again or answer
-    /// `Full` with room left. Levels below the newest may be missing (a
-    /// decoded filter holds only the levels that were in use, and
-    /// `reclaim_retired` frees retired ones).
-    newest: AtomicU64,
+    /// The slot of the level that takes inserts (the low `INDEX_BITS`
+    /// bits; it is allocated and in use), and above them a generation that
+    /// every change of the current level increments. A thread that saw an
+    /// insert refused compares the whole word to tell whether the filter
+    /// changed since: the index alone comes back to values it had (a
+    /// switch, a `clear`, a reused slot), and a stale "nobody changed it"
+    /// would grow it again or answer `Full` with room left.
+    current: AtomicU64,
+    /// Bit `i` set while slot `i` is in use (allocated, open, searched by
+    /// lookups): set, under the growth lock, before the slot is published
+    /// as current; cleared, under the growth lock, after its level closed.
+    in_use: AtomicU64,
     /// A word that every remove that may have emptied a level, and every
     /// growth, increments (acquire-release) between its write (the count,
-    /// `newest`) and its reads of the other's: of two such threads the
+    /// `current`) and its reads of the other's: of two such threads the
     /// later sees the earlier's write, so the last remove from a level and
     /// a concurrent remove or growth cannot both miss that it emptied a
     /// level that no longer takes inserts (relaxed loads alone allow both
@@ -282,64 +195,6 @@ pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     key_locks: Box<[RawLock]>,
     pub(crate) hasher: S,
     pub(crate) config: Config,
-}
-
-/// What a scalable filter was built with (and persists).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Config {
-    pub(crate) initial_capacity: usize,
-    pub(crate) false_positive_rate: f64,
-    pub(crate) growth_factor: usize,
-    pub(crate) max_levels: usize,
-    /// Lock stripes of every level (the default for its size when
-    /// `None`): loom models need two stripes in a four-bucket level.
-    #[cfg(concurrent_cuckoo_loom)]
-    pub(crate) level_stripes: Option<usize>,
-}
-
-/// Bits of `ScalableCuckooFilter::newest` that hold the level index
-/// (`LEVEL_LIMIT` fits); the generation counts above them.
-const INDEX_BITS: u32 = 8;
-
-/// The level index in a `newest` word.
-#[inline(always)]
-fn index_of(word: u64) -> usize {
-    (word & ((1 << INDEX_BITS) - 1)) as usize
-}
-
-/// The `newest` word after `word` for level `index`: the next generation.
-fn next_word(word: u64, index: usize) -> u64 {
-    ((word >> INDEX_BITS).wrapping_add(1) << INDEX_BITS) | index as u64
-}
-
-impl Config {
-    /// Items level `level` is sized for, if it can be addressed.
-    pub(crate) fn items(&self, level: usize) -> Option<usize> {
-        let mut items = self.initial_capacity.max(1);
-        for _ in 0..level {
-            items = items.checked_mul(self.growth_factor)?;
-        }
-        Some(items)
-    }
-
-    /// The fingerprint width of level `level`: a function of the
-    /// configuration and the index only, never of which levels a filter
-    /// happens to hold, so a copy (saved and reloaded after levels were
-    /// retired) chooses the widths the original does. It is the narrowest
-    /// width that fits the budget after every level before it took its
-    /// own width by this rule (`width_for`); `None` past the budget.
-    pub(crate) fn bits(&self, level: usize) -> Option<u32> {
-        let mut spent = 0.0;
-        for before in 0..level {
-            spent += width_bound(width_for(
-                before,
-                spent,
-                self.false_positive_rate,
-                self.max_levels,
-            )?);
-        }
-        width_for(level, spent, self.false_positive_rate, self.max_levels)
-    }
 }
 
 // The pointers in `slots` come from `Box::into_raw` and are freed only in
@@ -402,65 +257,6 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
 }
 
 impl<S> ScalableCuckooFilter<S> {
-    pub(crate) fn from_parts(config: Config, hasher: S, levels: Vec<(usize, Level)>) -> Self {
-        let slots: Box<[AtomicPtr<Level>]> = (0..config.max_levels)
-            .map(|_| AtomicPtr::new(core::ptr::null_mut()))
-            .collect();
-        let mut newest = 0;
-        for (i, level) in levels {
-            newest = newest.max(i);
-            slots[i].store(Box::into_raw(Box::new(level)), Ordering::Release);
-        }
-        Self {
-            slots,
-            newest: AtomicU64::new(newest as u64),
-            retire_order: AtomicUsize::new(0),
-            retired_since_reclaim: AtomicBool::new(false),
-            growth: RawLock::default(),
-            key_locks: (0..KEY_LOCKS).map(|_| RawLock::default()).collect(),
-            hasher,
-            config,
-        }
-    }
-
-    /// Level `i`, if allocated.
-    #[inline]
-    pub(crate) fn level(&self, i: usize) -> Option<&Level> {
-        // `get`: a chunk encoder may ask a filter other than its own for a
-        // level past this one's `max_levels` (and gets "changed").
-        let ptr = self.slots.get(i)?.load(Ordering::Acquire);
-        // SAFETY: a non-null slot points to a `Level` boxed by this filter
-        // and freed only by `drop`, which `&self` rules out.
-        unsafe { ptr.as_ref() }
-    }
-
-    /// The newest level's index.
-    #[inline(always)]
-    fn newest(&self) -> usize {
-        index_of(self.newest.load(Ordering::Acquire))
-    }
-
-    /// The levels a lookup must search, newest first: every allocated level
-    /// up to `newest` that is not retired.
-    #[inline]
-    pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
-        let newest = self.newest();
-        (0..=newest).rev().filter_map(move |i| {
-            let level = self.level(i)?;
-            // A closed level is empty (it is closed only when emptied or
-            // cleared): skipping it changes no answer.
-            (i == newest || level.accepting()).then_some((i, level))
-        })
-    }
-
-    /// [`live_levels`](Self::live_levels), oldest first: the order of the
-    /// saved format and of [`level_stats`](Self::level_stats).
-    pub(crate) fn live_levels_oldest_first(&self) -> Vec<(usize, &Level)> {
-        let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
-        levels.reverse();
-        levels
-    }
-
     /// Items stored, over all levels (each copy counts). Exact when no
     /// insert or remove is running.
     ///
@@ -499,8 +295,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.live_levels().map(|(_, l)| l.capacity()).sum()
     }
 
-    /// `len() / capacity()`: how full the levels in use are. The newest
-    /// level fills before the next is added, so this swings from about
+    /// `len() / capacity()`: how full the levels in use are. The current
+    /// level fills before another takes inserts, so this swings from about
     /// `1 / growth_factor` (just grown) up to about 0.95.
     ///
     /// ```
@@ -515,7 +311,7 @@ impl<S> ScalableCuckooFilter<S> {
         self.len() as f64 / self.capacity() as f64
     }
 
-    /// Levels in use (allocated up to the newest, and not retired).
+    /// Levels in use (the slots in use: allocated, open, searched by lookups).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -541,65 +337,15 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn memory_usage(&self) -> usize {
-        let newest = self.newest();
+        let in_use = self.in_use();
         let levels: usize = (0..self.slots.len())
             .filter_map(|i| Some((i, self.level(i)?)))
-            .map(|(i, l)| l.held_memory(i == newest || l.accepting()))
+            .map(|(i, l)| l.held_memory(in_use & slots::bit(i) != 0))
             .sum();
         core::mem::size_of::<Self>()
             + core::mem::size_of_val(&*self.slots)
             + core::mem::size_of_val(&*self.key_locks)
             + levels
-    }
-
-    /// Frees the retired levels: their tables (heap tables keep their
-    /// memory while retired, see [`memory_usage`](Self::memory_usage)),
-    /// locks and version words. Returns the bytes given back (what
-    /// `memory_usage` drops by). `&mut self`: no lookup can be reading a
-    /// retired level meanwhile. O(1) when no level retired since the last
-    /// call, so a host can call it after every remove (the Redis module
-    /// does). Answers and encodings are unchanged: a retired level is
-    /// empty and not in use, and a level the filter grows into later is
-    /// allocated afresh, at the size and width a reopened one would have.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let mut filter = ScalableCuckooFilter::builder().initial_capacity(100).seed(1).build()?;
-    /// let mut k = 0;
-    /// while filter.levels() == 1 {
-    ///     filter.insert_hash(k)?; // the last one grows the filter
-    ///     k += 1;
-    /// }
-    /// assert!((0..k - 1).all(|old| filter.remove_hash(old))); // level 0 empties and retires
-    /// assert_eq!(filter.levels(), 1);
-    /// let before = filter.memory_usage();
-    /// let freed = filter.reclaim_retired();
-    /// assert!(freed > 0 && filter.memory_usage() == before - freed);
-    /// assert_eq!(filter.reclaim_retired(), 0);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn reclaim_retired(&mut self) -> usize {
-        if !self.retired_since_reclaim.swap(false, Ordering::Acquire) {
-            return 0;
-        }
-        let before = self.memory_usage();
-        let newest = self.newest();
-        for (i, slot) in self.slots.iter().enumerate() {
-            let ptr = slot.load(Ordering::Acquire);
-            // SAFETY: a non-null slot points to a level boxed by this
-            // filter; `&mut self` means no other thread holds a reference.
-            let Some(level) = (unsafe { ptr.as_mut() }) else {
-                continue;
-            };
-            if i == newest || level.accepting() {
-                level.drop_replaced();
-            } else {
-                slot.store(core::ptr::null_mut(), Ordering::Release);
-                // SAFETY: as above, and the slot no longer names it.
-                drop(unsafe { Box::from_raw(ptr) });
-            }
-        }
-        before - self.memory_usage()
     }
 
     /// The false-positive bound of the levels in use: the sum of their
@@ -631,7 +377,9 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.false_positive_rate
     }
 
-    /// Fingerprint width of each level in use, oldest first.
+    /// Fingerprint width of each level in use, in the order of the saved
+    /// format: ascending slots, the current level last (for a filter that
+    /// never switched back to a lower slot: oldest first).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -641,9 +389,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn level_fingerprint_bits(&self) -> Vec<u32> {
-        let mut bits: Vec<u32> = self.live_levels().map(|(_, l)| l.bits()).collect();
-        bits.reverse();
-        bits
+        self.live_levels_oldest_first()
+            .into_iter()
+            .map(|(_, l)| l.bits())
+            .collect()
     }
 
     /// The configured initial capacity: items the first level is sized for.
@@ -669,8 +418,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.growth_factor
     }
 
-    /// The configured most levels: an insert that finds the last one full
-    /// fails with [`InsertError::Full`].
+    /// The configured most levels in use at once (slots): see
+    /// [`ScalableBuilder::max_levels`].
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -681,7 +430,8 @@ impl<S> ScalableCuckooFilter<S> {
         self.config.max_levels
     }
 
-    /// The [`Stats`](crate::Stats) of each level in use, oldest first:
+    /// The [`Stats`](crate::Stats) of each level in use, in the order of
+    /// [`level_fingerprint_bits`](Self::level_fingerprint_bits):
     /// size, width, memory and the writers' counters of that level (a
     /// level's counters start when it is created or decoded).
     ///
@@ -703,194 +453,9 @@ impl<S> ScalableCuckooFilter<S> {
             .collect()
     }
 
-    /// Removes every item from every level. The oldest level in use is
-    /// emptied and keeps taking inserts (it becomes the newest); the others
-    /// are retired (their memory given back as on any retirement) and
-    /// reopened if the filter grows again. Levels already retired are left
-    /// as they are, and only buckets that hold something are written, so
-    /// a `clear` commits no memory. Writers wait meanwhile; lookups do not.
-    ///
-    /// The oldest level in use is level 0 unless the oldest levels were
-    /// retired: a filter and its saved copy (which keeps only the levels in
-    /// use) keep the same level, so a cleared filter always has room and
-    /// evolves as its copy does.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::with_capacity(10);
-    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
-    /// filter.clear();
-    /// assert!(filter.is_empty() && filter.levels() == 1);
-    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
-    /// ```
-    pub fn clear(&self) {
-        let _growth = self.growth.guard();
-        let word = self.newest.load(Ordering::Acquire);
-        // The oldest level in use (the newest is in use): a filter and its
-        // saved copy, which holds only the levels in use, pick the same.
-        let first = self.live_levels().last().map_or(index_of(word), |(i, _)| i);
-        for (i, level) in self.live_levels() {
-            // Retired levels are skipped: closed only when empty, they
-            // stay empty, and writing them would fault their given-back
-            // pages in again.
-            with_table!(&level.table, t => {
-                let all = t.stripes.lock_all();
-                t.clear_locked(&all);
-                if i != first {
-                    t.close(&all);
-                    self.retired_since_reclaim.store(true, Ordering::Release);
-                }
-            });
-        }
-        if let Some(level) = self.level(first) {
-            with_table!(&level.table, t => t.reopen());
-        }
-        self.newest.store(next_word(word, first), Ordering::Release);
-    }
-
-    /// Adds the level after `seen` (or reopens it) unless another thread
-    /// already did; `false` if the filter cannot grow (the level limit,
-    /// or an allocation failure).
-    /// `seen` is the `newest` word the caller loaded before its insert was
-    /// refused.
-    #[cold]
-    fn grow(&self, seen: u64) -> bool {
-        let _growth = self.growth.guard();
-        self.grow_locked(seen)
-    }
-
-    fn grow_locked(&self, seen: u64) -> bool {
-        #[cfg(all(test, not(concurrent_cuckoo_loom)))]
-        tests::panic_if_armed();
-        let word = self.newest.load(Ordering::Acquire);
-        // The canary plants the old test: the index alone, which a `clear`
-        // and a growth bring back to a value it had (an ABA).
-        #[cfg(concurrent_cuckoo_canary = "clear_aba")]
-        let changed = index_of(word) != index_of(seen);
-        #[cfg(not(concurrent_cuckoo_canary = "clear_aba"))]
-        let changed = word != seen;
-        if changed {
-            return true; // the newest level changed (grown or cleared): retry there
-        }
-        let newest = index_of(word);
-        let next = newest + 1;
-        if next >= self.config.max_levels {
-            return false;
-        }
-        let Some(bits) = self.width_of(next) else {
-            return false;
-        };
-        match self.level(next) {
-            // Empty (closed levels are), and what a copy without it would
-            // allocate: the same size and width.
-            Some(level) if level.bits() == bits => {
-                with_table!(&level.table, t => t.reopen());
-            }
-            kept => {
-                let Some(items) = self.config.items(next) else {
-                    return false;
-                };
-                let Ok(level) =
-                    Level::new(items, bits, HashScheme::Finalized, self.level_stripes())
-                else {
-                    return false;
-                };
-                // A kept level of another width (decoded from an encoding
-                // written before widths were a function of the index) is
-                // replaced, not reopened; a lookup may still be reading
-                // it, so the new level keeps it alive.
-                if kept.is_some() {
-                    level
-                        .replaced
-                        .store(self.slots[next].load(Ordering::Acquire), Ordering::Release);
-                }
-                self.slots[next].store(Box::into_raw(Box::new(level)), Ordering::Release);
-            }
-        }
-        self.newest.store(next_word(word, next), Ordering::Release);
-        // The level that stopped taking inserts may have been emptied by
-        // removes that read the old `newest`: retire it here then (see
-        // `retire_order`).
-        self.retire_order.fetch_add(1, Ordering::AcqRel);
-        self.retire_locked(newest);
-        true
-    }
-
-    /// The width of a new level `next`: the configuration's for that index
-    /// ([`Config::bits`]), unless the levels in use (decoded from an
-    /// encoding written before that rule) spent more of the budget, then
-    /// the narrowest that still fits. Both depend only on state a saved
-    /// copy holds.
-    fn width_of(&self, next: usize) -> Option<u32> {
-        let spent: f64 = self.live_levels().map(|(_, l)| l.bound()).sum();
-        let fits = width_for(
-            next,
-            spent,
-            self.config.false_positive_rate,
-            self.config.max_levels,
-        )?;
-        Some(self.config.bits(next)?.max(fits))
-    }
-
-    #[cfg(not(concurrent_cuckoo_loom))]
-    fn level_stripes(&self) -> Option<usize> {
-        None
-    }
-
-    #[cfg(concurrent_cuckoo_loom)]
-    fn level_stripes(&self) -> Option<usize> {
-        self.config.level_stripes
-    }
-
-    /// Retires level `i` if it is empty and not the newest: closes it to
-    /// inserts and gives its table's memory back.
-    #[cold]
-    fn retire_if_empty(&self, i: usize) {
-        let _growth = self.growth.guard();
-        self.retire_locked(i);
-    }
-
-    /// [`retire_if_empty`](Self::retire_if_empty) under the growth lock.
-    fn retire_locked(&self, i: usize) {
-        if i == self.newest() {
-            return;
-        }
-        if let Some(level) = self.level(i) {
-            with_table!(&level.table, t => {
-                if t.is_accepting() && t.len() == 0 {
-                    let all = t.stripes.lock_all();
-                    if t.len() == 0 {
-                        t.close(&all);
-                        self.retired_since_reclaim.store(true, Ordering::Release);
-                    }
-                }
-            });
-        }
-    }
-
     /// The key lock of a (finalized) hash.
     fn key_lock(&self, hash: u64) -> &RawLock {
         &self.key_locks[(crate::index::finalize(hash) >> 56) as usize % KEY_LOCKS]
-    }
-
-    /// `insert_hash` / `insert_unique_hash` into the newest level, growing
-    /// as needed.
-    fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
-        loop {
-            let word = self.newest.load(Ordering::Acquire);
-            let Some(level) = self.level(index_of(word)) else {
-                return Err(InsertError::Full);
-            };
-            let result = with_table!(&level.table, t => t.insert(&t.locate(hash), mode));
-            match result {
-                Err(InsertError::Full) => {
-                    if !self.grow(word) {
-                        return Err(InsertError::Full);
-                    }
-                }
-                done => return done,
-            }
-        }
     }
 }
 
@@ -900,7 +465,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         self.hasher.hash_one(key)
     }
 
-    /// Adds one copy of `key` to the newest level, growing the filter if it
+    /// Adds one copy of `key` to the current level, growing the filter if it
     /// is full.
     ///
     /// ```
@@ -912,9 +477,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     ///
     /// # Errors
-    /// [`InsertError::Full`] only when `max_levels` levels are in use and
-    /// the newest is full, or a new level cannot be allocated;
-    /// [`InsertError::TooManyDuplicates`] when the newest level already
+    /// [`InsertError::Full`] only when `max_levels` levels are in use, the
+    /// current one is full and every other is over 3/4 full, or a new
+    /// level cannot be allocated;
+    /// [`InsertError::TooManyDuplicates`] when the current level already
     /// holds 8 copies of the key's fingerprint in its bucket pair.
     #[inline]
     pub fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
@@ -990,7 +556,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     pub fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
         let _key = self.key_lock(hash).guard();
         // Under the key lock no other `insert_unique` of this key runs: if
-        // no level holds it now, adding it (to whichever level is newest
+        // no level holds it now, adding it (to whichever level is current
         // by then) cannot race another thread adding it elsewhere.
         if self.contains_hash(hash) {
             Ok(false)
@@ -1000,7 +566,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// Is `key` (probably) present in any level? Never a false negative.
-    /// Searches the newest (largest) level first.
+    /// Searches the current level first.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -1063,7 +629,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
-        let newest = self.newest();
+        let newest = self.current();
         let mut levels = self.live_levels().peekable();
         let Some((mut i, mut level)) = levels.next() else {
             return false;
@@ -1103,11 +669,11 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             (removed, removed && t.pair_stripes_empty(&loc))
         });
         // The canary plants the old check: relaxed loads only, and the
-        // `newest` loaded before the scan.
+        // `current` loaded before the scan.
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let may_retire = pair_empty && i != newest && level.len() == 0;
         // Between this remove's count write and its reads of the other
-        // stripes and of `newest`, a read-modify-write of the word every
+        // stripes and of `current`, a read-modify-write of the word every
         // such remove and every growth also updates: of two removes taking
         // a level's last items in different stripes (or a remove and the
         // growth that makes the level old) the later one sees the other's
@@ -1115,7 +681,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         #[cfg(not(concurrent_cuckoo_canary = "relaxed_retire"))]
         let may_retire = pair_empty && {
             self.retire_order.fetch_add(1, Ordering::AcqRel);
-            i != self.newest() && level.len() == 0
+            i != self.current() && level.len() == 0
         };
         if may_retire {
             self.retire_if_empty(i);
@@ -1156,7 +722,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`. Each
-    /// key is hashed once; then each level, newest first, is searched for
+    /// key is hashed once; then each level in use, the current one first, is searched for
     /// the keys not found yet with the pipelined lookup of
     /// [`CuckooFilter::contains_batch`](crate::CuckooFilter::contains_batch)
     /// (the buckets of keys several positions ahead prefetched while the
@@ -1220,7 +786,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 *h = hash_at(start + j);
             }
             let mut levels = self.live_levels();
-            // The newest level answers for the whole chunk, straight into
+            // The current level answers for the whole chunk, straight into
             // `out`: a filter of one level costs what a `CuckooFilter` does.
             let Some((_, newest)) = levels.next() else {
                 out.fill(false);
@@ -1297,7 +863,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     ) -> Result<(), BatchInsertError> {
         let mut done = 0;
         while done < n {
-            let word = self.newest.load(Ordering::Acquire);
+            let word = self.current.load(Ordering::Acquire);
             let level = self
                 .level(index_of(word))
                 .ok_or(BatchInsertError::new(done, InsertError::Full))?;
@@ -1416,227 +982,9 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
     }
 }
 
-/// Configures a [`ScalableCuckooFilter`]. Obtained from
-/// [`ScalableCuckooFilter::builder`].
-///
-/// ```
-/// use concurrent_cuckoo::ScalableCuckooFilter;
-/// let filter = ScalableCuckooFilter::builder()
-///     .initial_capacity(1000) // a guess: the filter grows past it
-///     .growth_factor(4)
-///     .max_levels(8)
-///     .false_positive_rate(1e-3)
-///     .seed(42)
-///     .build()?;
-/// filter.insert_batch(&(0..20_000u32).collect::<Vec<_>>())?;
-/// assert!(filter.levels() > 1 && filter.levels() <= 8);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct ScalableBuilder<S = DefaultHashBuilder> {
-    initial_capacity: Option<usize>,
-    false_positive_rate: f64,
-    growth_factor: usize,
-    max_levels: usize,
-    hasher: S,
-    #[cfg(concurrent_cuckoo_loom)]
-    level_stripes: Option<usize>,
-}
-
-impl ScalableBuilder<DefaultHashBuilder> {
-    /// Fixes the default hasher's seed (see
-    /// [`Builder::seed`](crate::Builder::seed)).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let a = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
-    /// let b = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
-    /// a.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
-    /// b.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
-    /// assert_eq!(a.to_bytes(), b.to_bytes()); // the same seed: the same levels
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.hasher = DefaultHashBuilder::with_seed(seed);
-        self
-    }
-}
-
-impl<S> ScalableBuilder<S> {
-    /// Items the first level holds. Required.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(5000).build()?;
-    /// assert!(filter.capacity() >= 5000);
-    /// let none = ScalableCuckooFilter::builder().build();
-    /// assert_eq!(none.unwrap_err(), BuildError::MissingCapacity);
-    /// # Ok::<(), BuildError>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn initial_capacity(mut self, capacity: usize) -> Self {
-        self.initial_capacity = Some(capacity);
-        self
-    }
-
-    /// Bound on the whole filter's false-positive rate, however far it
-    /// grows (default 0.001). Must be in (0, 1) and leave room for the
-    /// levels' reserve (`max_levels * 8 / 2^32`).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).false_positive_rate(0.05).build()?;
-    /// assert_eq!(filter.level_fingerprint_bits(), vec![8]); // 8 / 2^8 fits in 0.05
-    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
-    /// assert_eq!(filter.level_fingerprint_bits()[..2], [8, 16]); // a second 8-bit level would not
-    /// assert!(filter.false_positive_rate_bound() <= 0.05);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn false_positive_rate(mut self, rate: f64) -> Self {
-        self.false_positive_rate = rate;
-        self
-    }
-
-    /// Each new level holds `factor` times the items of the previous one
-    /// (1 to `u32::MAX`, the most the saved format records; default 2).
-    /// A factor of 1 makes every level the size of the first: memory grows
-    /// by the first level's size per level (linear growth, RedisBloom's
-    /// `EXPANSION 1`), and `max_levels` levels hold only `max_levels` times
-    /// the initial capacity.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(8).build()?;
-    /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
-    /// assert_eq!(filter.levels(), 2); // the second level holds 800 items
-    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build()?;
-    /// let first = flat.capacity();
-    /// flat.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
-    /// assert!(flat.levels() > 3); // levels the size of the first
-    /// assert_eq!(flat.capacity(), first * flat.levels());
-    /// let none = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(0).build();
-    /// assert_eq!(none.unwrap_err(), BuildError::InvalidGrowthFactor(0));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn growth_factor(mut self, factor: usize) -> Self {
-        self.growth_factor = factor;
-        self
-    }
-
-    /// Most levels, 1 to 64 (default 32). An insert that finds the last
-    /// level full fails with [`InsertError::Full`].
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).max_levels(1).build()?;
-    /// let err = (0..1000u32).find_map(|k| filter.insert(&k).err());
-    /// assert_eq!(err, Some(InsertError::Full)); // one level only: it cannot grow
-    /// assert_eq!(filter.levels(), 1);
-    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn max_levels(mut self, levels: usize) -> Self {
-        self.max_levels = levels;
-        self
-    }
-
-    /// Uses `hasher` instead of the default (see
-    /// [`Builder::hasher`](crate::Builder::hasher)).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// use std::collections::hash_map::RandomState;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).hasher(RandomState::new()).build()?;
-    /// filter.insert("k")?;
-    /// assert!(filter.contains("k"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn hasher<S2>(self, hasher: S2) -> ScalableBuilder<S2> {
-        ScalableBuilder {
-            initial_capacity: self.initial_capacity,
-            false_positive_rate: self.false_positive_rate,
-            growth_factor: self.growth_factor,
-            max_levels: self.max_levels,
-            hasher,
-            #[cfg(concurrent_cuckoo_loom)]
-            level_stripes: self.level_stripes,
-        }
-    }
-
-    /// Lock stripes of every level (loom models only: a four-bucket level
-    /// with two stripes, so that two removes can run under different
-    /// locks).
-    #[cfg(concurrent_cuckoo_loom)]
-    #[doc(hidden)]
-    pub fn level_stripes(mut self, stripes: usize) -> Self {
-        self.level_stripes = Some(stripes);
-        self
-    }
-
-    /// Builds the filter and its first level.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(1000).build()?;
-    /// assert_eq!(filter.levels(), 1);
-    /// let too_many = ScalableCuckooFilter::builder().initial_capacity(1000).max_levels(65).build();
-    /// assert_eq!(too_many.unwrap_err(), BuildError::InvalidMaxLevels(65));
-    /// # Ok::<(), BuildError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// A [`BuildError`] for a missing initial capacity, a growth factor of
-    /// 0 or over `u32::MAX`, a level count outside 1..=64, a false-positive rate outside
-    /// (0, 1) or too small for the levels' 32-bit reserve, or a failed
-    /// allocation.
-    pub fn build(self) -> Result<ScalableCuckooFilter<S>, BuildError> {
-        let initial = self.initial_capacity.ok_or(BuildError::MissingCapacity)?;
-        // The saved format records the factor in 32 bits: a larger one
-        // would be truncated on save (and is absurd: the second level of a
-        // one-item filter would hold 2^32 items).
-        if self.growth_factor < 1 || u32::try_from(self.growth_factor).is_err() {
-            return Err(BuildError::InvalidGrowthFactor(self.growth_factor));
-        }
-        if !(1..=LEVEL_LIMIT).contains(&self.max_levels) {
-            return Err(BuildError::InvalidMaxLevels(self.max_levels));
-        }
-        let rate = self.false_positive_rate;
-        if !(rate > 0.0 && rate < 1.0) {
-            return Err(BuildError::InvalidFalsePositiveRate(rate));
-        }
-        let config = Config {
-            initial_capacity: initial,
-            false_positive_rate: rate,
-            growth_factor: self.growth_factor,
-            max_levels: self.max_levels,
-            #[cfg(concurrent_cuckoo_loom)]
-            level_stripes: self.level_stripes,
-        };
-        let Some(bits) = config.bits(0) else {
-            return Err(BuildError::FingerprintTooShort { bits: 32, rate });
-        };
-        let first = Level::new(initial.max(1), bits, HashScheme::Finalized, {
-            #[cfg(concurrent_cuckoo_loom)]
-            let stripes = self.level_stripes;
-            #[cfg(not(concurrent_cuckoo_loom))]
-            let stripes = None;
-            stripes
-        })?;
-        Ok(ScalableCuckooFilter::from_parts(
-            config,
-            self.hasher,
-            vec![(0, first)],
-        ))
-    }
-}
-
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]
 mod tests {
+    use super::slots::{width_bound, width_for};
     use super::*;
     use std::cell::Cell;
     use std::sync::{mpsc, Arc};

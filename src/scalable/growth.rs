@@ -1,0 +1,195 @@
+//! Growth: adding (or reopening) the level that takes inserts when the
+//! current one is full.
+
+use super::slots::{bit, index_of, next_word, width_for, Bits, Level};
+use super::ScalableCuckooFilter;
+use crate::error::InsertError;
+use crate::filter::with_table;
+use crate::index::HashScheme;
+use crate::sync::Ordering;
+use crate::table::Mode;
+
+impl<S> ScalableCuckooFilter<S> {
+    /// Moves inserts to another level unless another thread already did:
+    /// switches to a level in use with room, or opens a free slot (see
+    /// [`next_slot`](Self::next_slot)); `false` if neither is possible
+    /// (every level in use is full and `max_levels` are in use, or an
+    /// allocation failed). `seen` is the `current` word the caller loaded
+    /// before its insert was refused.
+    #[cold]
+    pub(super) fn grow(&self, seen: u64) -> bool {
+        let _growth = self.growth.guard();
+        self.grow_locked(seen)
+    }
+
+    pub(super) fn grow_locked(&self, seen: u64) -> bool {
+        #[cfg(all(test, not(concurrent_cuckoo_loom)))]
+        super::tests::panic_if_armed();
+        let word = self.current.load(Ordering::Acquire);
+        // The canary plants the old test: the index alone, which a `clear`
+        // and a growth bring back to a value it had (an ABA).
+        #[cfg(concurrent_cuckoo_canary = "clear_aba")]
+        let changed = index_of(word) != index_of(seen);
+        #[cfg(not(concurrent_cuckoo_canary = "clear_aba"))]
+        let changed = word != seen;
+        if changed {
+            return true; // the current level changed (grown or cleared): retry there
+        }
+        let current = index_of(word);
+        let Some(next) = self.next_slot(current) else {
+            return false;
+        };
+        let opened = self.in_use() & bit(next) == 0;
+        if opened && !self.open_slot(next) {
+            return false;
+        }
+        self.current.store(next_word(word, next), Ordering::Release);
+        // The canaries plant the steps of opening a slot after it is
+        // published: lookups that load the new `current` may miss the
+        // slot's bit, and inserts may find it still closed.
+        #[cfg(concurrent_cuckoo_canary = "publish_before_mark")]
+        if opened {
+            self.in_use.fetch_or(bit(next), Ordering::AcqRel);
+        }
+        #[cfg(concurrent_cuckoo_canary = "publish_before_reopen")]
+        if let (true, Some(level)) = (opened, self.level(next)) {
+            with_table!(&level.table, t => t.reopen());
+        }
+        // The level that stopped taking inserts may have been emptied by
+        // removes that read the old `current`: retire it here then (see
+        // `retire_order`).
+        self.retire_order.fetch_add(1, Ordering::AcqRel);
+        self.retire_locked(current);
+        true
+    }
+
+    /// The slot to take inserts after `current` refused one (under the
+    /// growth lock, so the mask is exact). Every input is state a saved
+    /// copy holds (the slots in use, their contents, the configuration),
+    /// so copies choose alike:
+    ///
+    /// 1. another level in use holding at most 3/4 of its capacity, the
+    ///    lowest such slot: a level left with a few items (a refused
+    ///    remove, a key never removed) takes inserts again instead of
+    ///    staying in use for nothing;
+    /// 2. else, below `max_levels` levels in use, a free slot: the lowest
+    ///    whose size is at least `growth_factor - 1` times the items of
+    ///    the slots in use (for a filter that never retired a level: the
+    ///    slot after the current one, as before slots were reused), or if
+    ///    none is, the highest free slot whose size can be computed;
+    /// 3. else none: the insert is refused.
+    pub(super) fn next_slot(&self, current: usize) -> Option<usize> {
+        let in_use = self.in_use();
+        let roomy = Bits(in_use & !bit(current)).find(|&s| {
+            self.level(s)
+                .is_some_and(|l| 4 * l.len() <= 3 * l.capacity())
+        });
+        if roomy.is_some() {
+            return roomy;
+        }
+        if in_use.count_ones() as usize >= self.config.max_levels {
+            return None;
+        }
+        let held = Bits(in_use)
+            .map(|t| self.config.items(t).unwrap_or(usize::MAX))
+            .fold(0usize, usize::saturating_add);
+        let want = held.saturating_mul(self.config.growth_factor - 1);
+        let free = (0..self.config.max_levels).filter(|&s| in_use & bit(s) == 0);
+        free.clone()
+            .find(|&s| self.config.items(s).is_some_and(|items| items >= want))
+            .or_else(|| free.filter(|&s| self.config.items(s).is_some()).last())
+    }
+
+    /// Opens free slot `next` (under the growth lock): reopens its retired
+    /// level (empty, and of the slot's size and width by construction) or
+    /// allocates one, then marks the slot in use. `false` if the width
+    /// does not fit the budget or the allocation fails.
+    fn open_slot(&self, next: usize) -> bool {
+        let Some(bits) = self.width_of(next) else {
+            return false;
+        };
+        match self.level(next) {
+            // Empty (closed levels are), and what a copy without it would
+            // allocate: the same size and width.
+            Some(level) if level.bits() == bits => {
+                #[cfg(not(concurrent_cuckoo_canary = "publish_before_reopen"))]
+                with_table!(&level.table, t => t.reopen());
+            }
+            kept => {
+                let Some(items) = self.config.items(next) else {
+                    return false;
+                };
+                let Ok(level) =
+                    Level::new(items, bits, HashScheme::Finalized, self.level_stripes())
+                else {
+                    return false;
+                };
+                // A kept level of another width (decoded from an encoding
+                // written before widths were a function of the slot) is
+                // replaced, not reopened; a lookup may still be reading
+                // it, so the new level keeps it alive.
+                if kept.is_some() {
+                    level
+                        .replaced
+                        .store(self.slots[next].load(Ordering::Acquire), Ordering::Release);
+                }
+                self.slots[next].store(Box::into_raw(Box::new(level)), Ordering::Release);
+            }
+        }
+        // Before the slot is published as current: a lookup that follows
+        // an insert into it sees it in use.
+        #[cfg(not(concurrent_cuckoo_canary = "publish_before_mark"))]
+        self.in_use.fetch_or(bit(next), Ordering::AcqRel);
+        true
+    }
+
+    /// The width of the level opened in slot `next`: the slot's
+    /// ([`Config::bits`](super::Config::bits)), unless the levels in use
+    /// (decoded from an encoding written before widths were a function of
+    /// the slot) spent more of the budget, then the narrowest that still
+    /// fits beside them and a 32-bit reserve for every slot still free
+    /// after this one. For levels of their slots' widths this is the
+    /// slot's width: the bounds of all slots fit the budget. Both depend
+    /// only on state a saved copy holds.
+    fn width_of(&self, next: usize) -> Option<u32> {
+        let spent: f64 = self.live_levels().map(|(_, l)| l.bound()).sum();
+        let in_use = self.in_use().count_ones() as usize;
+        let fits = width_for(
+            in_use,
+            spent,
+            self.config.false_positive_rate,
+            self.config.max_levels,
+        )?;
+        Some(self.config.bits(next)?.max(fits))
+    }
+
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(super) fn level_stripes(&self) -> Option<usize> {
+        None
+    }
+
+    #[cfg(concurrent_cuckoo_loom)]
+    pub(super) fn level_stripes(&self) -> Option<usize> {
+        self.config.level_stripes
+    }
+
+    /// `insert_hash` / `insert_unique_hash` into the current level, growing
+    /// as needed.
+    pub(super) fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
+        loop {
+            let word = self.current.load(Ordering::Acquire);
+            let Some(level) = self.level(index_of(word)) else {
+                return Err(InsertError::Full);
+            };
+            let result = with_table!(&level.table, t => t.insert(&t.locate(hash), mode));
+            match result {
+                Err(InsertError::Full) => {
+                    if !self.grow(word) {
+                        return Err(InsertError::Full);
+                    }
+                }
+                done => return done,
+            }
+        }
+    }
+}

@@ -1,0 +1,299 @@
+//! The level set: each slot's level (its table), the geometry a slot's
+//! level has (`Config::items`, `Config::bits`), and the word naming the
+//! level that takes inserts.
+
+use super::ScalableCuckooFilter;
+use super::KEY_LOCKS;
+use crate::error::BuildError;
+use crate::filter::{table_of_width, with_table, Table};
+use crate::fingerprint::SLOTS;
+use crate::index::HashScheme;
+use crate::sync::RawLock;
+use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+use crate::table::{RawTable, DEFAULT_MAX_PATH};
+
+/// One level: a table sized for the level's share of the items.
+pub(crate) struct Level {
+    pub(crate) table: Table,
+    /// A retired level this one took the slot of (see `grow_locked`): a
+    /// lookup may still be reading it, so it lives until the filter is
+    /// dropped or [`reclaim_retired`](ScalableCuckooFilter::reclaim_retired)
+    /// runs. Null almost always: only a level decoded at a width the
+    /// current rule would not choose is ever replaced.
+    pub(super) replaced: AtomicPtr<Level>,
+}
+
+impl Level {
+    /// A level of a freshly built table (stripe count: the default for
+    /// its size, or `stripes`).
+    pub(super) fn new(
+        items: usize,
+        bits: u32,
+        seed_scheme: HashScheme,
+        stripes: Option<usize>,
+    ) -> Result<Self, BuildError> {
+        let buckets = crate::filter::buckets_for_capacity(items)?;
+        let table = table_of_width!(bits, F => RawTable::<F>::new(
+            buckets,
+            stripes,
+            None,
+            DEFAULT_MAX_PATH,
+            seed_scheme,
+        )
+        .map_err(BuildError::AllocationFailed)?);
+        Ok(Self::from_table(table))
+    }
+
+    /// A level holding `table` (a decoded one).
+    pub(crate) fn from_table(table: Table) -> Self {
+        Self {
+            table,
+            replaced: AtomicPtr::new(core::ptr::null_mut()),
+        }
+    }
+
+    /// Bytes this level holds: all of its table while it is `live`; once
+    /// retired, what its table keeps (see `RawTable::retired_memory_usage`),
+    /// and the levels it replaced.
+    pub(super) fn held_memory(&self, live: bool) -> usize {
+        let table = if live {
+            with_table!(&self.table, t => t.memory_usage())
+        } else {
+            with_table!(&self.table, t => t.retired_memory_usage())
+        };
+        let replaced = self.replaced.load(Ordering::Acquire);
+        // SAFETY: a non-null `replaced` was boxed by the filter and is
+        // freed only with this level (`Drop`) or under `&mut` of the
+        // filter (`reclaim_retired`), which `&self` rules out.
+        let older = unsafe { replaced.as_ref() }.map_or(0, |l| l.held_memory(false));
+        core::mem::size_of::<Self>() + table + older
+    }
+
+    pub(super) fn bits(&self) -> u32 {
+        with_table!(&self.table, t => t.fingerprint_bits())
+    }
+
+    pub(super) fn accepting(&self) -> bool {
+        with_table!(&self.table, t => t.is_accepting())
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        with_table!(&self.table, t => t.len())
+    }
+
+    pub(super) fn capacity(&self) -> usize {
+        with_table!(&self.table, t => t.bucket_count()) * SLOTS
+    }
+
+    pub(super) fn bound(&self) -> f64 {
+        width_bound(self.bits())
+    }
+
+    #[inline]
+    pub(super) fn contains(&self, hash: u64) -> bool {
+        with_table!(&self.table, t => t.contains_hash(hash))
+    }
+
+    /// Frees the levels this one replaced (`&mut`: no reader can be in
+    /// them).
+    pub(super) fn drop_replaced(&mut self) {
+        let replaced = self.replaced.swap(core::ptr::null_mut(), Ordering::Acquire);
+        if !replaced.is_null() {
+            // SAFETY: boxed by the filter (`Box::into_raw`) and owned by
+            // this level alone; `&mut self` means no reader holds it.
+            drop(unsafe { Box::from_raw(replaced) });
+        }
+    }
+}
+
+impl Drop for Level {
+    fn drop(&mut self) {
+        self.drop_replaced();
+    }
+}
+
+/// `2 * 4 / 2^bits`: the false-positive bound of one full level.
+pub(super) fn width_bound(bits: u32) -> f64 {
+    (2 * SLOTS) as f64 / 2f64.powi(bits as i32)
+}
+
+/// The narrowest width for level `level` (0-based) given the bounds
+/// `spent` of the levels before it: its bound plus a 32-bit reserve for
+/// every level that may follow must fit in `target`.
+pub(super) fn width_for(level: usize, spent: f64, target: f64, max_levels: usize) -> Option<u32> {
+    let reserve = (max_levels - level - 1) as f64 * width_bound(32);
+    [8, 16, 32]
+        .into_iter()
+        .find(|&bits| spent + width_bound(bits) + reserve <= target)
+}
+
+/// What a scalable filter was built with (and persists).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Config {
+    pub(crate) initial_capacity: usize,
+    pub(crate) false_positive_rate: f64,
+    pub(crate) growth_factor: usize,
+    pub(crate) max_levels: usize,
+    /// Lock stripes of every level (the default for its size when
+    /// `None`): loom models need two stripes in a four-bucket level.
+    #[cfg(concurrent_cuckoo_loom)]
+    pub(crate) level_stripes: Option<usize>,
+}
+
+/// Bits of `ScalableCuckooFilter::current` that hold the level index
+/// (`LEVEL_LIMIT` fits); the generation counts above them.
+const INDEX_BITS: u32 = 8;
+
+/// The level index in a `current` word.
+#[inline(always)]
+pub(super) fn index_of(word: u64) -> usize {
+    (word & ((1 << INDEX_BITS) - 1)) as usize
+}
+
+/// The `current` word after `word` for level `index`: the next generation.
+pub(super) fn next_word(word: u64, index: usize) -> u64 {
+    ((word >> INDEX_BITS).wrapping_add(1) << INDEX_BITS) | index as u64
+}
+
+impl Config {
+    /// Items level `level` is sized for, if it can be addressed.
+    pub(crate) fn items(&self, level: usize) -> Option<usize> {
+        let mut items = self.initial_capacity.max(1);
+        for _ in 0..level {
+            items = items.checked_mul(self.growth_factor)?;
+        }
+        Some(items)
+    }
+
+    /// The fingerprint width of level `level`: a function of the
+    /// configuration and the index only, never of which levels a filter
+    /// happens to hold, so a copy (saved and reloaded after levels were
+    /// retired) chooses the widths the original does. It is the narrowest
+    /// width that fits the budget after every level before it took its
+    /// own width by this rule (`width_for`); `None` past the budget.
+    pub(crate) fn bits(&self, level: usize) -> Option<u32> {
+        let mut spent = 0.0;
+        for before in 0..level {
+            spent += width_bound(width_for(
+                before,
+                spent,
+                self.false_positive_rate,
+                self.max_levels,
+            )?);
+        }
+        width_for(level, spent, self.false_positive_rate, self.max_levels)
+    }
+}
+
+/// The set bits of a mask, lowest first.
+#[derive(Clone, Copy)]
+pub(super) struct Bits(pub(super) u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = self.0.trailing_zeros() as usize;
+        self.0 &= self.0 - 1;
+        Some(i)
+    }
+}
+
+/// The bit of slot `i` in the `in_use` mask.
+#[inline(always)]
+pub(super) fn bit(i: usize) -> u64 {
+    1 << i
+}
+
+impl<S> ScalableCuckooFilter<S> {
+    /// A filter of decoded (or newly built) `levels`, each with its slot:
+    /// the last one takes inserts (the encoding stores the current level
+    /// last), all of them are in use.
+    pub(crate) fn from_parts(config: Config, hasher: S, levels: Vec<(usize, Level)>) -> Self {
+        let slots: Box<[AtomicPtr<Level>]> = (0..config.max_levels)
+            .map(|_| AtomicPtr::new(core::ptr::null_mut()))
+            .collect();
+        let mut current = 0;
+        let mut in_use = 0;
+        for (i, level) in levels {
+            current = i;
+            in_use |= bit(i);
+            slots[i].store(Box::into_raw(Box::new(level)), Ordering::Release);
+        }
+        Self {
+            slots,
+            current: AtomicU64::new(current as u64),
+            in_use: AtomicU64::new(in_use),
+            retire_order: AtomicUsize::new(0),
+            retired_since_reclaim: AtomicBool::new(false),
+            growth: RawLock::default(),
+            key_locks: (0..KEY_LOCKS).map(|_| RawLock::default()).collect(),
+            hasher,
+            config,
+        }
+    }
+
+    /// Level `i`, if allocated.
+    #[inline]
+    pub(crate) fn level(&self, i: usize) -> Option<&Level> {
+        // `get`: a chunk encoder may ask a filter other than its own for a
+        // level past this one's `max_levels` (and gets "changed").
+        let ptr = self.slots.get(i)?.load(Ordering::Acquire);
+        // SAFETY: a non-null slot points to a `Level` boxed by this filter
+        // and freed only by `drop`, which `&self` rules out.
+        unsafe { ptr.as_ref() }
+    }
+
+    /// The current level's slot: the one taking inserts.
+    #[inline(always)]
+    pub(super) fn current(&self) -> usize {
+        index_of(self.current.load(Ordering::Acquire))
+    }
+
+    /// The slots in use (a snapshot).
+    #[inline(always)]
+    pub(super) fn in_use(&self) -> u64 {
+        self.in_use.load(Ordering::Acquire)
+    }
+
+    /// The levels a lookup must search: the levels in use, the current
+    /// one first (the one most likely to hold a recent key), then the
+    /// others, lowest slot first. One load of the mask instead of a slot
+    /// pointer per slot. `current` is loaded first: a growth sets a slot's
+    /// bit before it publishes the slot as current (release), so the mask
+    /// loaded after it holds the current slot's bit, and a lookup that
+    /// follows an insert into a level (in happens-before) sees its bit
+    /// (loom model `a_reader_sees_a_reopened_slot_while_two_writers_fill_it`;
+    /// canary `publish_before_mark`). A retirement clears the bit only
+    /// after closing the (empty) level, so skipping it changes no answer.
+    #[inline]
+    pub(crate) fn live_levels(&self) -> impl Iterator<Item = (usize, &Level)> + '_ {
+        let current = self.current();
+        let in_use = self.in_use();
+        let first = in_use & bit(current);
+        Bits(first)
+            .chain(Bits(in_use & !first))
+            .filter_map(move |i| {
+                let level = self.level(i)?;
+                // A closed level is empty (it is closed only when emptied or
+                // cleared): skipping it changes no answer.
+                (i == current || level.accepting()).then_some((i, level))
+            })
+    }
+
+    /// The levels in use in the order of the saved format and of
+    /// [`level_stats`](Self::level_stats): ascending slots, the current
+    /// level last (for a filter that never switched back to a lower slot,
+    /// ascending: the order before slots were reused).
+    pub(crate) fn live_levels_oldest_first(&self) -> Vec<(usize, &Level)> {
+        let mut levels: Vec<(usize, &Level)> = self.live_levels().collect();
+        if !levels.is_empty() {
+            levels.rotate_left(1);
+        }
+        levels
+    }
+}
