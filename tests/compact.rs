@@ -121,6 +121,9 @@ enum Op {
     RemoveOldest(u8),
     /// Remove the key at this position (modulo) of those held.
     RemoveAt(u16),
+    /// Remove all but one in this many of the oldest half of the keys
+    /// held: leaves old levels sparse.
+    Thin(u8),
     Compact,
     /// Reload the copy from the original's encoding.
     Reload,
@@ -128,9 +131,10 @@ enum Op {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        6 => (1u8..=60).prop_map(Op::Insert),
+        6 => (1u8..=200).prop_map(Op::Insert),
         4 => (1u8..=80).prop_map(Op::RemoveOldest),
         2 => any::<u16>().prop_map(Op::RemoveAt),
+        2 => (2u8..=16).prop_map(Op::Thin),
         2 => Just(Op::Compact),
         1 => Just(Op::Reload),
     ]
@@ -179,6 +183,17 @@ fn run(growth: usize, rate: f64, ops: &[Op]) -> Result<(), TestCaseError> {
                 if !held.is_empty() {
                     let k = held.remove(at as usize % held.len()).unwrap();
                     remove(k, &mut held)?;
+                }
+            }
+            Op::Thin(n) => {
+                let half = held.len() / 2;
+                let old: Vec<u64> = held.drain(..half).collect();
+                for (i, k) in old.into_iter().enumerate() {
+                    if i % n as usize == 0 {
+                        held.push_back(k);
+                    } else {
+                        remove(k, &mut held)?;
+                    }
                 }
             }
             Op::Compact => {
@@ -234,7 +249,7 @@ proptest! {
     fn churn_with_compaction_matches_a_model_and_copies_stay_identical(
         growth in 1usize..=2,
         rate in prop_oneof![Just(0.01), Just(0.1)],
-        ops in proptest::collection::vec(op(), 1..60),
+        ops in proptest::collection::vec(op(), 1..80),
     ) {
         run(growth, rate, &ops)?;
     }
