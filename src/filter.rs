@@ -101,7 +101,7 @@ impl Table {
 }
 
 /// A fingerprint width, and the [`Table`] variant that holds it.
-trait Width: Fingerprint {
+pub(crate) trait Width: Fingerprint {
     /// `table`'s raw table if it has this width.
     fn table_of(table: &Table) -> Option<&RawTable<Self>>;
 }

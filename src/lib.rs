@@ -260,6 +260,7 @@ mod storage;
 mod stripes;
 mod sync;
 mod table;
+mod table_move;
 #[cfg(test)]
 mod test_rng;
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -272,7 +273,7 @@ pub use frozen::{FrozenBytes, FrozenFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
-pub use scalable::{ScalableBuilder, ScalableCuckooFilter};
+pub use scalable::{CompactStats, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use storage::{set_table_memory, TableMemory};

@@ -468,18 +468,32 @@ pub(crate) fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::Bool(removed))
 }
 
-/// `CF.COMPACT key`: RedisBloom's manual compaction. Here levels emptied
-/// by deletes are retired (their memory given back) as the deletes happen,
-/// and nothing is ever moved between levels, so there is nothing to do.
+/// `CF.COMPACT key`: RedisBloom's manual compaction. Moves the items of
+/// sparse sub-filters into other sub-filters of the same size with room
+/// and frees the sub-filters it empties
+/// ([`ScalableCuckooFilter::compact`](concurrent_cuckoo::ScalableCuckooFilter::compact)):
+/// a write, replicated verbatim so that replicas (and AOF replays)
+/// compact at the same point and stay byte-identical. Deterministic, so
+/// replaying it gives the same filter. Costs O(slots of the sub-filters
+/// it empties), on the main thread, only when called.
 pub(crate) fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
-    let key = ctx.open_key(&args[1]);
-    match value::read(&key, &CF_TYPE)? {
-        Some(_) => Ok(RedisValue::SimpleStringStatic("OK")),
-        None => Err(RedisError::Str("Cuckoo filter was not found")),
+    let key = ctx.open_key_writable(&args[1]);
+    let value =
+        value::write(&key, &CF_TYPE)?.ok_or(RedisError::Str("Cuckoo filter was not found"))?;
+    // A value still being restored answers its error.
+    value.filter()?;
+    if let Some(stats) = value.compact() {
+        if stats.fingerprints_moved > 0 || stats.levels_retired > 0 {
+            value.changed();
+        }
+        // Items are unchanged; memory may have fallen.
+        value.account_write(0);
     }
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
 /// A reply of `pairs` as a map (RESP3) or a flat array (RESP2), with

@@ -28,7 +28,7 @@ pub(crate) const COMMANDS: &[(&core::ffi::CStr, i32, Access)] = &[
     (c"cf.mexists", -3, Access::Read),
     (c"cf.count", 3, Access::Read),
     (c"cf.del", 3, Access::Write),
-    (c"cf.compact", 2, Access::Read),
+    (c"cf.compact", 2, Access::Write),
     (c"cf.info", 2, Access::Read),
     (c"cf.stats", 2, Access::Read),
     (c"cf.scandump", 3, Access::Read),

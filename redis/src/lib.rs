@@ -89,7 +89,7 @@ redis_module! {
         ["cf.mexists", commands::mexists, "readonly fast", 1, 1, 1, ""],
         ["cf.count", commands::count, "readonly fast", 1, 1, 1, ""],
         ["cf.del", commands::del, "write fast", 1, 1, 1, ""],
-        ["cf.compact", commands::compact, "readonly fast", 1, 1, 1, ""],
+        ["cf.compact", commands::compact, "write", 1, 1, 1, ""],
         ["cf.info", commands::info, "readonly fast", 1, 1, 1, ""],
         ["cf.stats", commands::stats, "readonly fast", 1, 1, 1, ""],
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],

@@ -3,8 +3,8 @@
 //! and restores that move it in pieces.
 
 use concurrent_cuckoo::{
-    BuildError, ChunkDecoder, ChunkEncoder, CuckooFilter, DecodedFilter, DefaultHashBuilder,
-    InsertError, ScalableCuckooFilter, Stats,
+    BuildError, ChunkDecoder, ChunkEncoder, CompactStats, CuckooFilter, DecodedFilter,
+    DefaultHashBuilder, InsertError, ScalableCuckooFilter, Stats,
 };
 use core::cell::RefCell;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -581,6 +581,16 @@ impl CfValue {
     pub(crate) fn reclaim_retired(&mut self) {
         if let Body::Live(Filter::Growing(f)) = &mut self.body {
             f.reclaim_retired();
+        }
+    }
+
+    /// Compacts a growing filter (`CF.COMPACT`, see
+    /// [`ScalableCuckooFilter::compact`]): `None` for a filter of one
+    /// fixed table (nothing to compact) or one still being restored.
+    pub(crate) fn compact(&mut self) -> Option<CompactStats> {
+        match &mut self.body {
+            Body::Live(Filter::Growing(f)) => Some(f.compact()),
+            _ => None,
         }
     }
 

@@ -3,11 +3,13 @@
 //! [`ScalableCuckooFilter`], where users can read it.
 
 mod builder;
+mod compact;
 mod growth;
 mod retire;
 mod slots;
 
 pub use builder::ScalableBuilder;
+pub use compact::CompactStats;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
 
@@ -84,9 +86,23 @@ const KEY_LOCKS: usize = 256;
 /// when a level is opened every other level in use is more than 3/4 full,
 /// so with `L` items stored and `c` the capacity of the smallest slot at
 /// most `ceil(4L / 3c) + 1` levels are in use, and memory stays bounded
-/// (`tests/window.rs`). Fingerprints are never moved between levels: a
-/// level whose items are never removed stays in use, taking inserts again
-/// when the current level fills.
+/// (`tests/window.rs`). Inserts, removes and growth never move
+/// fingerprints between levels: a level whose items are never removed
+/// stays in use, taking inserts again when the current level fills, until
+/// [`compact`](Self::compact) moves them out.
+///
+/// # Compaction
+/// [`compact`](Self::compact) (`&mut self`, run only when called) empties
+/// sparse levels into other levels in use *of the same geometry* (bucket
+/// count, hash scheme and fingerprint width: with growth factor 1, every
+/// slot of one width), each fingerprint into the same bucket pair, which
+/// is its keys' pair there too, and retires the levels it empties, giving
+/// their memory back. Levels of other sizes cannot take each other's
+/// fingerprints (keys are not stored, and a key's buckets depend on the
+/// bucket count); they are reused by taking inserts again instead. Copies
+/// given the same operations, `compact` included, stay byte-identical
+/// (`tests/compact.rs`). Compaction beside concurrent readers and writers
+/// is not implemented.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is

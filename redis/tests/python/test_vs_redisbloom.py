@@ -474,6 +474,10 @@ class Differential:
             changed = truthy(reply)
         elif name in ("CF.INSERT", "CF.INSERTNX") and reply[0] == "*":
             changed = any(truthy(x) for x in reply[1])
+        elif name == "CF.COMPACT":
+            # A write that may move items (its `OK` does not say whether
+            # it did): a dump begun before it may stop.
+            changed = reply[0] == "+"
         if changed:
             self.writes[(self.models["ours"].cf(args[1]) or {}).get("id")] += 1
 
