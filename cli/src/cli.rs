@@ -243,7 +243,7 @@ pub struct ServerArgs {
 }
 
 /// Load a filter file into a Redis/Valkey key with `CF.LOADCHUNK`
-/// (chunks of at most 1 MiB, pipelined).
+/// (chunks of at most 1 MiB, pipelined; one at a time with --cluster).
 ///
 /// The chunks go into a temporary key in the same cluster slot, which
 /// replaces KEY in one atomic step once the filter is complete: a failed

@@ -78,8 +78,8 @@ impl Connection {
         }
     }
 
-    /// Sends `commands` before reading their replies; the first error
-    /// reply, if any, is the result.
+    /// Sends `commands` before reading their replies (in a cluster, one
+    /// after the other); the first error reply, if any, is the result.
     fn pipeline(&mut self, commands: Vec<redis::Cmd>) -> redis::RedisResult<()> {
         match self {
             Self::Single(c) => {
@@ -89,12 +89,15 @@ impl Connection {
                 }
                 pipe.query(c)
             }
+            // One at a time: the redis crate (0.32) follows ASK, MOVED and
+            // TRYAGAIN for a single command, but in a cluster pipeline it
+            // returns them as errors (a slot migrating mid-push failed with
+            // "ASK"). A chunk is 1 MiB, so a round trip each costs little.
             Self::Cluster(c) => {
-                let mut pipe = redis::cluster::cluster_pipe();
                 for cmd in commands {
-                    pipe.add_command(cmd);
+                    cmd.query::<Value>(c)?;
                 }
-                pipe.query(c)
+                Ok(())
             }
         }
     }
@@ -309,7 +312,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
     if args.server.verbose {
         eprintln!(
             "pushing {} ({}) to key {key:?} ({}): {} chunk(s) of at most {} into temporary \
-             key {temp:?}, {WINDOW} per round trip",
+             key {temp:?}, {} per round trip",
             filter_file::name_of(&args.file),
             progress::size(bytes.len() as u64),
             if existing == "none" {
@@ -319,6 +322,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
             },
             bytes.len().div_ceil(CHUNK),
             progress::size(CHUNK as u64),
+            if args.server.cluster { 1 } else { WINDOW },
         );
     }
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);
