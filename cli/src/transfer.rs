@@ -66,7 +66,8 @@ return 1
 /// A server connection, single node or cluster.
 enum Connection {
     Single(redis::Connection),
-    Cluster(redis::cluster::ClusterConnection),
+    // Boxed: with TLS it is several times the size of a single connection.
+    Cluster(Box<redis::cluster::ClusterConnection>),
 }
 
 impl Connection {
@@ -74,7 +75,7 @@ impl Connection {
     fn link(&mut self) -> &mut dyn ConnectionLike {
         match self {
             Self::Single(c) => c,
-            Self::Cluster(c) => c,
+            Self::Cluster(c) => &mut **c,
         }
     }
 
@@ -95,7 +96,7 @@ impl Connection {
             // "ASK"). A chunk is 1 MiB, so a round trip each costs little.
             Self::Cluster(c) => {
                 for cmd in commands {
-                    cmd.query::<Value>(c)?;
+                    cmd.query::<Value>(&mut **c)?;
                 }
                 Ok(())
             }
@@ -104,6 +105,8 @@ impl Connection {
 }
 
 fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
+    // rustls's crypto for rediss:// (an error only when already installed).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let timeout = Duration::from_secs(server.timeout.max(1));
     let bad_url = |e: &RedisError| {
         let hint = if url.contains("://") {
@@ -122,7 +125,7 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
         let con = client.get_connection().map_err(|e| {
             Failure::new(format!("cannot connect to the cluster: {}", describe(&e)))
         })?;
-        Ok(Connection::Cluster(con))
+        Ok(Connection::Cluster(Box::new(con)))
     } else {
         let client = redis::Client::open(url).map_err(|e| bad_url(&e))?;
         let addr = client.get_connection_info().addr.to_string();

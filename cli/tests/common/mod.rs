@@ -128,7 +128,8 @@ pub fn start(with_module: bool) -> Option<Server> {
     start_with(with_module, &[])
 }
 
-fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
+/// [`start`] with more arguments for the server.
+pub fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
     let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     // `CCF_SERVER`: another server binary (scripts/test-redis.sh's Valkey).
