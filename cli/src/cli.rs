@@ -243,7 +243,7 @@ pub struct ServerArgs {
 }
 
 /// Load a filter file into a Redis/Valkey key with `CF.LOADCHUNK`
-/// (chunks of at most 1 MiB, pipelined).
+/// (chunks of at most 1 MiB, pipelined; one at a time with --cluster).
 ///
 /// The chunks go into a temporary key in the same cluster slot, which
 /// replaces KEY in one atomic step once the filter is complete: a failed
@@ -253,7 +253,8 @@ pub struct ServerArgs {
 #[command(after_help = "Examples:
   ccf push urls.ccf redis://127.0.0.1:6379 blocklist
   ccf push urls.ccf redis://:secret@cache.internal:6379/2 blocklist --replace
-  ccf push urls.ccf redis://10.0.0.5:7000 blocklist --cluster")]
+  ccf push urls.ccf redis://10.0.0.5:7000 blocklist --cluster
+  SSL_CERT_FILE=ca.pem ccf push urls.ccf rediss://cache.internal:6380 blocklist")]
 pub struct PushArgs {
     /// The filter file; `-`: stdin.
     pub file: PathBuf,

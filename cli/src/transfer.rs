@@ -66,7 +66,8 @@ return 1
 /// A server connection, single node or cluster.
 enum Connection {
     Single(redis::Connection),
-    Cluster(redis::cluster::ClusterConnection),
+    // Boxed: with TLS it is several times the size of a single connection.
+    Cluster(Box<redis::cluster::ClusterConnection>),
 }
 
 impl Connection {
@@ -74,12 +75,12 @@ impl Connection {
     fn link(&mut self) -> &mut dyn ConnectionLike {
         match self {
             Self::Single(c) => c,
-            Self::Cluster(c) => c,
+            Self::Cluster(c) => &mut **c,
         }
     }
 
-    /// Sends `commands` before reading their replies; the first error
-    /// reply, if any, is the result.
+    /// Sends `commands` before reading their replies (in a cluster, one
+    /// after the other); the first error reply, if any, is the result.
     fn pipeline(&mut self, commands: Vec<redis::Cmd>) -> redis::RedisResult<()> {
         match self {
             Self::Single(c) => {
@@ -89,18 +90,23 @@ impl Connection {
                 }
                 pipe.query(c)
             }
+            // One at a time: the redis crate (0.32) follows ASK, MOVED and
+            // TRYAGAIN for a single command, but in a cluster pipeline it
+            // returns them as errors (a slot migrating mid-push failed with
+            // "ASK"). A chunk is 1 MiB, so a round trip each costs little.
             Self::Cluster(c) => {
-                let mut pipe = redis::cluster::cluster_pipe();
                 for cmd in commands {
-                    pipe.add_command(cmd);
+                    cmd.query::<Value>(&mut **c)?;
                 }
-                pipe.query(c)
+                Ok(())
             }
         }
     }
 }
 
 fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
+    // rustls's crypto for rediss:// (an error only when already installed).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let timeout = Duration::from_secs(server.timeout.max(1));
     let bad_url = |e: &RedisError| {
         let hint = if url.contains("://") {
@@ -119,7 +125,7 @@ fn connect(url: &str, server: &ServerArgs) -> Result<Connection> {
         let con = client.get_connection().map_err(|e| {
             Failure::new(format!("cannot connect to the cluster: {}", describe(&e)))
         })?;
-        Ok(Connection::Cluster(con))
+        Ok(Connection::Cluster(Box::new(con)))
     } else {
         let client = redis::Client::open(url).map_err(|e| bad_url(&e))?;
         let addr = client.get_connection_info().addr.to_string();
@@ -309,7 +315,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
     if args.server.verbose {
         eprintln!(
             "pushing {} ({}) to key {key:?} ({}): {} chunk(s) of at most {} into temporary \
-             key {temp:?}, {WINDOW} per round trip",
+             key {temp:?}, {} per round trip",
             filter_file::name_of(&args.file),
             progress::size(bytes.len() as u64),
             if existing == "none" {
@@ -319,6 +325,7 @@ pub fn push(args: &PushArgs) -> Result<()> {
             },
             bytes.len().div_ceil(CHUNK),
             progress::size(CHUNK as u64),
+            if args.server.cluster { 1 } else { WINDOW },
         );
     }
     let bar = progress::bytes(Some(bytes.len() as u64), args.server.quiet);

@@ -74,17 +74,32 @@ pub fn module() -> PathBuf {
     panic!("the Redis module is not built beside {}", exe.display());
 }
 
-/// A one-node Redis Cluster (every slot on one server) with the module.
-pub fn start_cluster() -> Option<Server> {
-    let server = start_with(
+/// A free port on loopback (free when asked).
+pub fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// A redis-server in cluster mode with the module, its cluster bus on a
+/// port of its own (the default, port + 10000, may be past 65535).
+pub fn start_cluster_node() -> Option<Server> {
+    let bus = free_port().to_string();
+    start_with(
         true,
         &[
             "--cluster-enabled",
             "yes",
             "--cluster-config-file",
             "nodes.conf",
+            "--cluster-port",
+            &bus,
         ],
-    )?;
+    )
+}
+
+/// A one-node Redis Cluster (every slot on one server) with the module.
+pub fn start_cluster() -> Option<Server> {
+    let server = start_cluster_node()?;
     let mut con = server.client();
     let _: () = redis::cmd("CLUSTER")
         .arg("ADDSLOTSRANGE")
@@ -113,11 +128,9 @@ pub fn start(with_module: bool) -> Option<Server> {
     start_with(with_module, &[])
 }
 
-fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
+/// [`start`] with more arguments for the server.
+pub fn start_with(with_module: bool, extra: &[&str]) -> Option<Server> {
+    let port = free_port();
     let dir = tempfile::tempdir().unwrap();
     // `CCF_SERVER`: another server binary (scripts/test-redis.sh's Valkey).
     let binary = std::env::var_os("CCF_SERVER").unwrap_or_else(|| "redis-server".into());
