@@ -15,14 +15,16 @@ impl<S> ScalableCuckooFilter<S> {
     /// [`next_slot`](Self::next_slot)); `false` if neither is possible
     /// (every level in use is full and `max_levels` are in use, or an
     /// allocation failed). `seen` is the `current` word the caller loaded
-    /// before its insert was refused.
+    /// before its insert was refused; `refused` is the mask of the slots
+    /// that refused the caller's key in this call, which it never switches
+    /// back to (see [`next_slot`](Self::next_slot)).
     #[cold]
-    pub(super) fn grow(&self, seen: u64) -> bool {
+    pub(super) fn grow(&self, seen: u64, refused: u64) -> bool {
         let _growth = self.growth.guard();
-        self.grow_locked(seen)
+        self.grow_locked(seen, refused)
     }
 
-    pub(super) fn grow_locked(&self, seen: u64) -> bool {
+    pub(super) fn grow_locked(&self, seen: u64, refused: u64) -> bool {
         #[cfg(all(test, not(concurrent_cuckoo_loom)))]
         super::tests::panic_if_armed();
         let word = self.current.load(Ordering::Acquire);
@@ -36,7 +38,7 @@ impl<S> ScalableCuckooFilter<S> {
             return true; // the current level changed (grown or cleared): retry there
         }
         let current = index_of(word);
-        let Some(next) = self.next_slot(current) else {
+        let Some(next) = self.next_slot(current, refused) else {
             return false;
         };
         let opened = self.in_use() & bit(next) == 0;
@@ -68,19 +70,23 @@ impl<S> ScalableCuckooFilter<S> {
     /// copy holds (the slots in use, their contents, the configuration),
     /// so copies choose alike:
     ///
-    /// 1. another level in use holding at most 3/4 of its capacity, the
-    ///    lowest such slot: a level left with a few items (a refused
-    ///    remove, a key never removed) takes inserts again instead of
-    ///    staying in use for nothing;
+    /// 1. another level in use holding at most 3/4 of its capacity and not
+    ///    in `refused`, the lowest such slot: a level left with a few items
+    ///    (a refused remove, a key never removed) takes inserts again
+    ///    instead of staying in use for nothing. A level that already
+    ///    refused the key being inserted is skipped however empty it is:
+    ///    a small or crowded level can refuse one key below 3/4 load, and
+    ///    two such levels would otherwise hand that key back and forth
+    ///    forever (a hang the `scalable_model` fuzzer found);
     /// 2. else, below `max_levels` levels in use, a free slot: the lowest
     ///    whose size is at least `growth_factor - 1` times the items of
     ///    the slots in use (for a filter that never retired a level: the
     ///    slot after the current one, as before slots were reused), or if
     ///    none is, the highest free slot whose size can be computed;
     /// 3. else none: the insert is refused.
-    pub(super) fn next_slot(&self, current: usize) -> Option<usize> {
+    pub(super) fn next_slot(&self, current: usize, refused: u64) -> Option<usize> {
         let in_use = self.in_use();
-        let roomy = Bits(in_use & !bit(current)).find(|&s| {
+        let roomy = Bits(in_use & !bit(current) & !refused).find(|&s| {
             self.level(s)
                 .is_some_and(|l| 4 * l.len() <= 3 * l.capacity())
         });
@@ -176,6 +182,9 @@ impl<S> ScalableCuckooFilter<S> {
     /// `insert_hash` / `insert_unique_hash` into the current level, growing
     /// as needed.
     pub(super) fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
+        // The slots that refused this key: each is tried at most once, so
+        // the loop ends (see `next_slot`).
+        let mut refused = 0;
         loop {
             let word = self.current.load(Ordering::Acquire);
             let Some(level) = self.level(index_of(word)) else {
@@ -184,7 +193,8 @@ impl<S> ScalableCuckooFilter<S> {
             let result = with_table!(&level.table, t => t.insert(&t.locate(hash), mode));
             match result {
                 Err(InsertError::Full) => {
-                    if !self.grow(word) {
+                    refused |= bit(index_of(word));
+                    if !self.grow(word, refused) {
                         return Err(InsertError::Full);
                     }
                 }

@@ -878,6 +878,8 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         hash_at: impl Fn(usize) -> u64,
     ) -> Result<(), BatchInsertError> {
         let mut done = 0;
+        // The slots that refused the key at `done` (as in `insert_prepared`).
+        let mut refused = 0;
         while done < n {
             let word = self.current.load(Ordering::Acquire);
             let level = self
@@ -890,7 +892,11 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 Ok(()) => return Ok(()),
                 Err((inserted, InsertError::Full)) => {
                     done += inserted;
-                    if !self.grow(word) {
+                    if inserted > 0 {
+                        refused = 0; // a new key was refused
+                    }
+                    refused |= slots::bit(index_of(word));
+                    if !self.grow(word, refused) {
                         return Err(BatchInsertError::new(done, InsertError::Full));
                     }
                 }
