@@ -303,7 +303,7 @@ def test_scandump_and_loadchunk_errors(r):
     assert error(r, "CF.SCANDUMP", "src", -1) == "Invalid position"
     assert error(r, "CF.SCANDUMP", "src", "x") == "Invalid position"
     # Any iterator inside the encoding answers its bytes from there
-    # (RedisBloom's contract: test_redisbloom_contract.py).
+    # (RedisBloom's contract: test_redisbloom_flow.py).
     assert r.execute_command("CF.SCANDUMP", "src", 5)[0] > 5
     assert error(r, "CF.SCANDUMP", "missing", 0) == "not found"
     it, data = r.execute_command("CF.SCANDUMP", "src", 0)
