@@ -37,7 +37,9 @@
 # 4. runs redis/tests/python (pytest): every command and error in RESP2
 #    and RESP3, growth, persistence (RDB, AOF, DUMP/RESTORE, COPY),
 #    replication, a three-node cluster migrating a slot, hostile input,
-#    and the differential test against RedisBloom (test_vs_redisbloom.py);
+#    RedisBloom's own flow tests restated (test_redisbloom_flow.py, also
+#    run on RedisBloom itself on Redis), and the differential test
+#    against RedisBloom (test_vs_redisbloom.py);
 #    the tests start and stop their own server processes on loopback;
 # 5. runs redis-py's own cuckoo-filter tests (test_cf_* of
 #    tests/test_bloom.py and tests/test_asyncio/test_bloom.py) against a
