@@ -242,7 +242,18 @@ pub(crate) fn insert_options(args: &[RedisString], from_primary: bool) -> Result
     Ok(options)
 }
 
-/// A `CF.SCANDUMP`/`CF.LOADCHUNK` iterator: a non-negative integer.
+/// A `CF.LOADCHUNK` iterator, read as RedisBloom reads one: any integer
+/// but 0 (`Invalid position` whatever the key holds). A negative one is
+/// no chunk's end, but its answer depends on the key (for a live filter,
+/// `Couldn't load chunk!`), so the caller gives it.
+pub(crate) fn chunk_iterator(arg: &RedisString) -> Result<i64> {
+    arg.parse_integer()
+        .ok()
+        .filter(|&n| n != 0)
+        .ok_or(RedisError::Str("Invalid position"))
+}
+
+/// A `CF.SCANDUMP` iterator: a non-negative integer.
 pub(crate) fn iterator(arg: &RedisString) -> Result<u64> {
     arg.parse_integer()
         .ok()

@@ -798,14 +798,17 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    let iterator = args::iterator(&args[2])?;
+    let iterator = args::chunk_iterator(&args[2])?;
     let data = args[3].as_slice();
     let key = ctx.open_key_writable(&args[1]);
-    let Some(offset) = iterator.checked_sub(data.len() as u64 + 1) else {
-        // RedisBloom's answers for chunks that cannot be where they say:
-        // its header chunk is at iterator 1 (here a first chunk is at one
-        // more than its length), and bytes for a live filter are refused.
-        // Nothing changes.
+    let offset = u64::try_from(iterator)
+        .ok()
+        .and_then(|end| end.checked_sub(data.len() as u64 + 1));
+    let Some(offset) = offset else {
+        // RedisBloom's answers for chunks that cannot be where they say
+        // (a negative iterator included): its header chunk is at iterator
+        // 1 (here a first chunk is at one more than its length), and
+        // bytes for a live filter are refused. Nothing changes.
         return Err(RedisError::Str(match value::write(&key, &CF_TYPE)? {
             None if iterator == 1 => "Couldn't create filter!",
             Some(v) if matches!(v.body, Body::Live(_)) => "Couldn't load chunk!",
