@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter eight times, each time with a
+#   scripts/loom.sh --canary   build the filter ten times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -22,12 +22,18 @@
 #                              "publish_before_mark": a growth publishes a
 #                              slot as current before setting its in-use
 #                              bit; "publish_before_reopen": it publishes a
-#                              retired slot before reopening its level).
+#                              retired slot before reopening its level;
+#                              "unbracketed_move": compaction moves a
+#                              fingerprint without the move sequence;
+#                              "remove_ignores_moves": a remove trusts its
+#                              first "nothing to take").
 #                              Each bug must fail the models with its own
-#                              marker: LOST FINGERPRINT for the first four
-#                              and publish_before_mark, FULL WITH ROOM for
-#                              clear_aba and publish_before_reopen, LEVEL
-#                              NOT RETIRED for relaxed_retire. Exits non-zero
+#                              marker: LOST FINGERPRINT for the first four,
+#                              publish_before_mark and unbracketed_move,
+#                              FULL WITH ROOM for clear_aba and
+#                              publish_before_reopen, LEVEL NOT RETIRED for
+#                              relaxed_retire, REMOVE MISSED for
+#                              remove_ignores_moves. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -55,7 +61,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -66,6 +72,8 @@ declare -A marker=(
     [relaxed_retire]="LEVEL NOT RETIRED"
     [publish_before_mark]="LOST FINGERPRINT"
     [publish_before_reopen]="FULL WITH ROOM"
+    [unbracketed_move]="LOST FINGERPRINT"
+    [remove_ignores_moves]="REMOVE MISSED"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"

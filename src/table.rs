@@ -774,7 +774,11 @@ impl<F: Fingerprint> RawTable<F> {
     #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn close(&self, all: &StripeGuard<'_>) -> bool {
         debug_assert!(all.holds_all());
-        self.accepting.store(false, Ordering::Relaxed);
+        // Release: a lookup that skips this table because it reads it
+        // closed (`is_accepting`, acquire) then sees everything its closer
+        // did before, such as a compaction's moves out of it (the lookup's
+        // check of the move sequence relies on it: `src/scalable/moves.rs`).
+        self.accepting.store(false, Ordering::Release);
         self.stripes.len() == 0 && self.buckets.discard()
     }
 

@@ -1,8 +1,9 @@
 //! Moving stored fingerprints from one table into others of the same
 //! geometry: what a growing filter's compaction
-//! ([`ScalableCuckooFilter::compact`](crate::ScalableCuckooFilter::compact))
-//! needs. Kept apart from `table.rs`: nothing here runs beside readers or
-//! writers (the caller holds the filter by `&mut`).
+//! ([`ScalableCuckooFilter::compact_concurrently`](crate::ScalableCuckooFilter::compact_concurrently))
+//! needs. Kept apart from `table.rs`: it is built from the table's own
+//! insert and remove, and runs beside readers and writers only through the
+//! move sequence of the growing filter (`src/scalable/moves.rs`).
 //!
 //! Why a fingerprint may move at all: a table keeps fingerprints, not
 //! keys, and a key's bucket pair is a function of the table's index map
@@ -15,11 +16,12 @@
 use crate::error::InsertError;
 use crate::filter::{with_table, Table, Width};
 use crate::fingerprint::{Fingerprint, SLOTS};
+use crate::scalable::moves::MoveSequence;
 use crate::table::{Location, Mode, RawTable};
 
 impl<F: Fingerprint> RawTable<F> {
     /// The fingerprints stored in bucket `i`, in slot order (empty slots
-    /// skipped). Exact only while no writer runs.
+    /// skipped): one load of the bucket, exact only while no writer runs.
     pub(crate) fn bucket_fingerprints(&self, i: usize) -> impl Iterator<Item = F> {
         let word = F::load(&self.buckets[i]);
         (0..SLOTS)
@@ -44,43 +46,64 @@ impl<F: Fingerprint> RawTable<F> {
         (self.bucket_count() * SLOTS).saturating_sub(self.len())
     }
 
-    /// Moves every fingerprint of this table into `targets` (those of this
-    /// width and index map; the others are skipped), bucket by bucket, each
-    /// into the first target whose normal insert takes it at the same
-    /// pair (with its cuckoo path search, which keeps every other
-    /// fingerprint in its own pair). A fingerprint is inserted into its
-    /// target before it is removed here. Stops at the first fingerprint no
-    /// target takes (full, or 8 copies in the pair): what is left stays
-    /// here, still found. Returns the fingerprints moved, and whether this
-    /// table is now empty. Deterministic: the same tables in the same
-    /// state give the same result.
-    fn drain_into(&self, targets: &[&Table]) -> (usize, bool)
+    /// Whether bucket `i` holds a fingerprint (a relaxed snapshot).
+    pub(crate) fn bucket_occupied(&self, i: usize) -> bool {
+        self.bucket_fingerprints(i).next().is_some()
+    }
+
+    /// Moves the fingerprints of bucket `i` into `targets` (those of this
+    /// width and index map; the others are skipped), each into the first
+    /// target whose normal insert takes it at the same pair (with its
+    /// cuckoo path search, which keeps every other fingerprint in its own
+    /// pair), then takes it here: one move, bracketed by `moves` so that a
+    /// search that looked at the target before the insert and here after
+    /// the take looks again. The bucket is read once, without locks: if a
+    /// fingerprint read there is gone when taken (a remove took it, or
+    /// took the target's new copy and this take found the other), the
+    /// insert is undone in the target, within the same move. Returns the
+    /// fingerprints moved, or, as `Err`, those moved before one that no
+    /// target took (full, or 8 copies in the pair): it and the rest stay
+    /// here, still found. Without concurrent writers, deterministic: the
+    /// same tables in the same state give the same result.
+    ///
+    /// The caller holds the filter's growth lock: no target opens, closes
+    /// or is reused meanwhile, and moves never overlap.
+    fn move_bucket(
+        &self,
+        i: usize,
+        targets: &[&Table],
+        moves: &MoveSequence,
+    ) -> Result<usize, usize>
     where
         F: Width,
     {
         let mut moved = 0;
-        for i in 0..self.bucket_count() {
-            for fp in self.bucket_fingerprints(i) {
-                let loc = self.stored_location(i, fp);
-                let placed = targets
+        for fp in self.bucket_fingerprints(i) {
+            let loc = self.stored_location(i, fp);
+            let outcome = moves.bracket(|| {
+                let target = targets
                     .iter()
                     .filter_map(|t| F::table_of(t))
                     .filter(|t| t.index == self.index)
-                    .any(|t| match t.insert(&loc, Mode::Multi) {
+                    .find(|t| match t.insert(&loc, Mode::Multi) {
                         Ok(_) => true,
                         Err(InsertError::Full | InsertError::TooManyDuplicates) => false,
-                    });
-                if !placed {
-                    return (moved, false);
+                    })?;
+                // The copy read in bucket `i` (the primary of `loc`) is the
+                // one `remove` takes first; any copy in the pair stands
+                // for it.
+                let taken = self.remove(&loc);
+                if !taken {
+                    target.remove(&loc);
                 }
-                // The copy just read in bucket `i` (the primary of `loc`)
-                // is the one `remove` takes first.
-                let removed = self.remove(&loc);
-                debug_assert!(removed, "the fingerprint was read here");
-                moved += 1;
+                Some(taken)
+            });
+            match outcome {
+                Some(taken) => moved += usize::from(taken),
+                None => return Err(moved),
             }
         }
-        (moved, self.len() == 0)
+        Ok(moved)
     }
 }
 
@@ -101,9 +124,24 @@ impl Table {
         with_table!(self, t => t.free_room())
     }
 
-    /// [`RawTable::drain_into`] of this table: `targets` of another
+    /// [`RawTable::bucket_occupied`] of this table.
+    pub(crate) fn bucket_occupied(&self, i: usize) -> bool {
+        with_table!(self, t => t.bucket_occupied(i))
+    }
+
+    /// [`RawTable::move_bucket`] of this table: `targets` of another
     /// geometry are skipped.
-    pub(crate) fn drain_into(&self, targets: &[&Table]) -> (usize, bool) {
-        with_table!(self, t => t.drain_into(targets))
+    pub(crate) fn move_bucket(
+        &self,
+        i: usize,
+        targets: &[&Table],
+        moves: &MoveSequence,
+    ) -> Result<usize, usize> {
+        with_table!(self, t => t.move_bucket(i, targets, moves))
+    }
+
+    /// Buckets of this table.
+    pub(crate) fn buckets(&self) -> usize {
+        with_table!(self, t => t.bucket_count())
     }
 }

@@ -177,15 +177,18 @@ typedef struct ccf_frozen ccf_frozen;
  *
  * Removes: a key's copy is identified only by its fingerprint in each
  * level, and a key `k` may collide in another level with a key `j` stored
- * there. A remove therefore takes a copy only when exactly one level holds
- * the key's fingerprint (that level is the key's own); when two or more
- * do it is refused (returns false, changes nothing, the key stays found),
- * since taking `j`'s copy would make `j` a false negative. A key stored
- * once is refused with about the false-positive bound's probability; a
- * key whose copies went into two different levels (added again after the
- * filter grew) is refused until its copies share one level. So a key
+ * there. Levels of one size and fingerprint width cannot tell apart keys
+ * that collide in any of them, so any of their copies may go; a remove
+ * therefore takes a copy when every level holding the key's fingerprint
+ * has one size and width (always with growth factor 1 and one width).
+ * When levels of different sizes or widths hold it, it is refused
+ * (returns false, changes nothing, the key stays found), since taking
+ * `j`'s copy would make `j` a false negative. A key stored once is then
+ * refused with about the false-positive bound's probability; a key whose
+ * copies went into levels of different sizes (added again after the
+ * filter grew) is refused until its copies share one size. So a key
  * inserted and not removed is found by every thread at every moment,
- * whatever the number of levels. As for `ccf_filter`, only remove keys
+ * /// whatever the number of levels. As for `ccf_filter`, only remove keys
  * that were inserted.
  */
 typedef struct ccf_scalable ccf_scalable;
@@ -1009,9 +1012,9 @@ enum ccf_status ccf_scalable_insert_unique(struct ccf_scalable *f,
 bool ccf_scalable_contains(const struct ccf_scalable *f, const void *key, size_t len);
 
 /**
- * Removes one copy of the key from the one level holding its fingerprint;
- * returns false, changing nothing, if no level does or two or more do
- * (see `ccf_scalable` on removes), or for a NULL `f`, or a NULL `key` with
+ * Removes one copy of the key from a level holding its fingerprint;
+ * returns false, changing nothing, if no level does or levels of
+ * different sizes or widths do (see `ccf_scalable` on removes), or for a NULL `f`, or a NULL `key` with
  * `len > 0`. A level this empties, and that no longer takes inserts, is
  * retired (see `ccf_scalable`).
  *
@@ -1021,7 +1024,9 @@ bool ccf_scalable_contains(const struct ccf_scalable *f, const void *key, size_t
  * `f` is NULL or a live growing filter; `key` is NULL or points to `len`
  * readable bytes.
  */
-bool ccf_scalable_remove(struct ccf_scalable *f, const void *key, size_t len);
+bool ccf_scalable_remove(struct ccf_scalable *f,
+                         const void *key,
+                         size_t len);
 
 /**
  * `ccf_scalable_insert` for a precomputed, well-mixed 64-bit hash (see
@@ -1249,6 +1254,27 @@ double ccf_scalable_load_factor(const struct ccf_scalable *f);
  * `f` is NULL or a live growing filter.
  */
 size_t ccf_scalable_levels(const struct ccf_scalable *f);
+
+/**
+ * Moves the items of sparse older levels into other levels in use of the
+ * same size and fingerprint width (at the same bucket pair) and retires
+ * the levels it empties: a level kept in use by a few items that are
+ * never removed stops costing a lookup (Rust's
+ * `ScalableCuckooFilter::compact_concurrently`). Safe beside every other
+ * call on `f` from other threads: a lookup, remove or count never misses
+ * an item that is being moved. Runs only when called; costs a pass over
+ * the buckets of the levels it moves from plus the moves' inserts. The
+ * retired levels' tables stay allocated for reuse by a later growth.
+ *
+ * Writes the fingerprints moved to `*moved` and the levels retired to
+ * `*retired` (each may be NULL). Returns `CCF_INVALID_ARGUMENT` for a
+ * NULL `f`, otherwise `CCF_OK`.
+ *
+ * # Safety
+ * `f` is NULL or a live growing filter; `moved` and `retired` are NULL or
+ * writable.
+ */
+enum ccf_status ccf_scalable_compact(const struct ccf_scalable *f, size_t *moved, size_t *retired);
 
 /**
  * Bytes the filter holds: the tables and locks of its levels in use (a

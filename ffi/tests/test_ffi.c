@@ -2699,6 +2699,28 @@ static void test_scalable_threads(void) {
     ccf_scalable_free(s.f);
 }
 
+/* ccf_scalable_compact: an old level left with 10 items is emptied into
+ * the others (growth 1: all of one size) and retired; every item stays
+ * found; NULL outputs are allowed, a NULL filter is refused. */
+static void test_scalable_compact(void) {
+    ccf_scalable *f = NULL;
+    CHECK_STATUS(ccf_scalable_new_with_options(1000, 0.0, 1, 0, &BATCH_SEED, &f), CCF_OK);
+    uint64_t n = 0;
+    while (ccf_scalable_levels(f) < 3) CHECK_STATUS(ccf_scalable_insert_hash(f, fmix64(n++)), CCF_OK);
+    for (uint64_t i = 10; i < n - 100; i++) CHECK(ccf_scalable_remove_hash(f, fmix64(i)));
+    const size_t len = ccf_scalable_len(f), levels = ccf_scalable_levels(f);
+    size_t moved = 0, retired = 0;
+    CHECK_STATUS(ccf_scalable_compact(f, &moved, &retired), CCF_OK);
+    CHECK(moved >= 10 && retired >= 1); /* slot 0's 10, and slot 1's 99 into slot 2 */
+    CHECK(ccf_scalable_levels(f) == levels - retired && ccf_scalable_len(f) == len);
+    for (uint64_t i = 0; i < n; i++)
+        if (i < 10 || i >= n - 100) CHECK(ccf_scalable_contains_hash(f, fmix64(i)));
+    CHECK_STATUS(ccf_scalable_compact(f, NULL, NULL), CCF_OK);
+    CHECK(ccf_scalable_len(f) == len);
+    CHECK_STATUS(ccf_scalable_compact(NULL, &moved, &retired), CCF_INVALID_ARGUMENT);
+    ccf_scalable_free(f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s RUST_FILE C_FILE GOLDEN_DIR TMP_DIR\n", argv[0]);
@@ -2737,6 +2759,7 @@ int main(int argc, char **argv) {
         {"scalable_save_load", test_scalable_save_load},
         {"scalable_clear_after_reload", test_scalable_clear_after_reload},
         {"scalable_threads", test_scalable_threads},
+        {"scalable_compact", test_scalable_compact},
     };
     const size_t count = sizeof tests / sizeof tests[0];
     for (size_t i = 0; i < count; i++) {

@@ -1,8 +1,9 @@
 //! Compaction: moving the fingerprints of sparse levels into other levels
 //! of the same geometry, and retiring the levels it empties.
 
-use super::slots::{bit, Bits};
+use super::slots::{bit, Bits, Level};
 use super::ScalableCuckooFilter;
+use crate::filter::Table;
 
 /// What [`compact`](ScalableCuckooFilter::compact) did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -21,39 +22,17 @@ pub struct CompactStats {
 impl<S> ScalableCuckooFilter<S> {
     /// Moves the items of sparse levels into other levels with room, and
     /// retires the levels it empties: a level left with a few items (keys
-    /// never removed, removes refused because two levels matched) stops
-    /// costing a lookup and its memory.
+    /// never removed, removes refused because levels of different
+    /// geometry matched) stops costing a lookup and its memory. Then frees
+    /// the memory of every retired level, as
+    /// [`reclaim_retired`](Self::reclaim_retired) does.
     ///
-    /// For each level in use but the current one, sparsest first (ties:
-    /// the lowest slot), whose items fit into the free slots of the other
-    /// levels in use *of the same geometry* (the same bucket count, hash
-    /// scheme and fingerprint width; with growth factor 1, all slots of
-    /// the same width): each of its fingerprints is inserted into the
-    /// first of those levels (lowest slot first) that takes it **at the
-    /// same bucket pair**, by the level's normal insert (whose cuckoo
-    /// path search keeps every other fingerprint in its own pair), then
-    /// removed from its level. A key's pair depends only on the bucket
-    /// count, the hash scheme and its fingerprint, so it is the key's
-    /// pair in the new level too: no item is ever missed. Near full, a
-    /// level may refuse a fingerprint although it has free slots: moving
-    /// from that level then stops, and what is left stays where it is,
-    /// found (both levels stay in use; no move is undone). A level
-    /// emptied by the moves is retired and its memory freed, as
-    /// [`reclaim_retired`](Self::reclaim_retired) does (which this calls).
-    ///
-    /// Levels of other geometry are not touched: fingerprints cannot move
-    /// between them (keys are not stored, the bucket is taken from the
-    /// hash's high bits scaled to the bucket count, and the alternate
-    /// depends on the bucket count and the width). Such a level is reused
-    /// instead: once at most 3/4 full it takes inserts again when the
-    /// current level fills (see [growth](Self#growth-without-stopping-readers)).
-    ///
-    /// Deterministic: two copies given the same operations, then
-    /// `compact`, stay byte-identical. Cost: O(slots of the levels it
-    /// moves from) plus the moves' inserts; it runs only when called,
-    /// never on its own. `&mut self`: no reader or writer runs meanwhile.
-    /// Compaction beside concurrent readers and writers (a move order that
-    /// readers cannot miss, and a loom model of it) is not implemented.
+    /// What moves, and how, is [`compact_concurrently`](Self::compact_concurrently)'s
+    /// rule; with `&mut self` no reader or writer runs, and the result is
+    /// deterministic: two copies given the same operations, then
+    /// `compact`, stay byte-identical. Cost: a pass over the buckets of
+    /// the levels it moves from, plus the moves' inserts; it runs only
+    /// when called, never on its own.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -81,40 +60,148 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     pub fn compact(&mut self) -> CompactStats {
         let before = self.memory_usage();
-        let mut stats = CompactStats::default();
-        {
-            let this = &*self;
-            let current = this.current();
-            let mut order: Vec<(usize, usize)> = Bits(this.in_use() & !bit(current))
-                .filter_map(|s| Some((this.level(s)?.len(), s)))
-                .collect();
-            order.sort_unstable();
-            for (_, s) in order {
-                let in_use = this.in_use();
-                let Some(source) = this.level(s) else {
-                    continue;
-                };
-                let targets: Vec<_> = Bits(in_use & !bit(s))
-                    .filter_map(|t| this.level(t))
-                    .map(|l| &l.table)
-                    .filter(|t| source.table.same_geometry(t))
-                    .collect();
-                let room: usize = targets.iter().map(|t| t.free_room()).sum();
-                if source.len() > room {
-                    continue;
-                }
-                let (moved, emptied) = source.table.drain_into(&targets);
-                stats.fingerprints_moved += moved;
-                if emptied {
-                    this.retire_locked(s);
-                    if this.in_use() & bit(s) == 0 {
-                        stats.levels_retired += 1;
-                    }
-                }
-            }
-        }
+        let mut stats = self.compact_concurrently();
         self.reclaim_retired();
         stats.bytes_freed = before.saturating_sub(self.memory_usage());
         stats
+    }
+
+    /// [`compact`](Self::compact) beside readers and writers, through
+    /// `&self`, without freeing the retired levels' memory (their tables
+    /// stay allocated for reuse by a later growth, or until
+    /// [`reclaim_retired`](Self::reclaim_retired)).
+    ///
+    /// For each level in use but the current one, sparsest first (ties:
+    /// the lowest slot), whose items fit into the free slots of the other
+    /// levels in use *of the same geometry* (the same bucket count, hash
+    /// scheme and fingerprint width; with growth factor 1, all slots of
+    /// the same width): bucket by bucket, each of its fingerprints is
+    /// inserted into the first of those levels (lowest slot first) that
+    /// takes it **at the same bucket pair**, by the level's normal insert
+    /// (whose cuckoo path search keeps every other fingerprint in its own
+    /// pair), then removed from its level. A key's pair depends only on
+    /// the bucket count, the hash scheme and its fingerprint, so it is the
+    /// key's pair in the new level too. Near full, a level may refuse a
+    /// fingerprint although it has free slots: moving from that level
+    /// then stops, and what is left stays where it is, found (both levels
+    /// stay in use; no move is undone). A level emptied by the moves is
+    /// retired.
+    ///
+    /// Beside other threads (the protocol is `src/scalable/moves.rs`; loom
+    /// models a reader and a remover against it):
+    /// * each move (insert into the target, take from the source) is
+    ///   bracketed by a sequence word that a lookup, remove or count which
+    ///   found nothing checks before answering: no thread misses an item
+    ///   that was inserted and not removed, and a remove of a key whose
+    ///   copy is moving takes exactly one copy;
+    /// * a fingerprint that a remove took first is put back nowhere (the
+    ///   move's insert is undone);
+    /// * moves hold the growth lock (a bucket's moves at a time): no level
+    ///   opens, closes or becomes current during a move; an insert that
+    ///   must grow waits for one bucket's moves;
+    /// * a level that becomes current meanwhile is left alone from then
+    ///   on, and one that takes inserts keeps them: it is retired only if
+    ///   empty when the pass over it ends.
+    ///
+    /// Levels of other geometry are not touched: fingerprints cannot move
+    /// between them (keys are not stored, the bucket is taken from the
+    /// hash's high bits scaled to the bucket count, and the alternate
+    /// depends on the bucket count and the width). Such a level is reused
+    /// instead: once at most 3/4 full it takes inserts again when the
+    /// current level fills (see [growth](Self#growth-without-stopping-readers)).
+    ///
+    /// Cost: a pass over the buckets of the levels it moves from (a
+    /// relaxed load each; the growth lock only for buckets that hold
+    /// something), plus the moves' inserts. Runs only when called.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use std::sync::Arc;
+    /// let filter = Arc::new(
+    ///     ScalableCuckooFilter::builder()
+    ///         .initial_capacity(1000)
+    ///         .growth_factor(1)
+    ///         .seed(1)
+    ///         .build()?,
+    /// );
+    /// let mut k = 0;
+    /// while filter.levels() < 3 {
+    ///     filter.insert_hash(k)?;
+    ///     k += 1;
+    /// }
+    /// for old in 10..k - 100 {
+    ///     assert!(filter.remove_hash(old));
+    /// }
+    /// let reader = {
+    ///     let filter = filter.clone();
+    ///     std::thread::spawn(move || (0..10).all(|key| filter.contains_hash(key)))
+    /// };
+    /// let stats = filter.compact_concurrently();
+    /// assert!(stats.levels_retired > 0);
+    /// assert!(reader.join().unwrap());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact_concurrently(&self) -> CompactStats {
+        let before = self.memory_usage();
+        let mut stats = CompactStats::default();
+        let current = self.current();
+        let mut order: Vec<(usize, usize)> = Bits(self.in_use() & !bit(current))
+            .filter_map(|s| Some((self.level(s)?.len(), s)))
+            .collect();
+        order.sort_unstable();
+        for (_, s) in order {
+            let Some(source) = self.level(s) else {
+                continue;
+            };
+            let room: usize = Bits(self.in_use() & !bit(s))
+                .filter_map(|t| self.level(t))
+                .map(|l| &l.table)
+                .filter(|t| source.table.same_geometry(t))
+                .map(|t| t.free_room())
+                .sum();
+            if source.len() > room {
+                continue;
+            }
+            let (moved, finished) = self.drain(s, source);
+            stats.fingerprints_moved += moved;
+            if finished && source.len() == 0 {
+                self.retire_if_empty(s);
+                if self.in_use() & bit(s) == 0 {
+                    stats.levels_retired += 1;
+                }
+            }
+        }
+        stats.bytes_freed = before.saturating_sub(self.memory_usage());
+        stats
+    }
+
+    /// Moves what slot `s` holds into the other levels in use of its
+    /// geometry, bucket by bucket; the fingerprints moved, and whether
+    /// every bucket was passed over (no fingerprint was refused, and the
+    /// slot stayed in use and not current).
+    fn drain(&self, s: usize, source: &Level) -> (usize, bool) {
+        let mut moved = 0;
+        for i in 0..source.table.buckets() {
+            if !source.table.bucket_occupied(i) {
+                continue;
+            }
+            // Under the growth lock no level opens, closes, is reused or
+            // becomes current: the targets stay in use during the moves.
+            let _growth = self.growth.guard();
+            let in_use = self.in_use();
+            if in_use & bit(s) == 0 || self.current() == s {
+                return (moved, false);
+            }
+            let targets: Vec<&Table> = Bits(in_use & !bit(s))
+                .filter_map(|t| self.level(t))
+                .map(|l| &l.table)
+                .filter(|t| source.table.same_geometry(t))
+                .collect();
+            match source.table.move_bucket(i, &targets, &self.moves) {
+                Ok(n) => moved += n,
+                Err(n) => return (moved + n, false),
+            }
+        }
+        (moved, true)
     }
 }

@@ -5,11 +5,13 @@
 mod builder;
 mod compact;
 mod growth;
+pub(crate) mod moves;
 mod retire;
 mod slots;
 
 pub use builder::ScalableBuilder;
 pub use compact::CompactStats;
+use moves::MoveSequence;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
 
@@ -156,27 +158,34 @@ const KEY_LOCKS: usize = 256;
 /// level can collide in another level with a key `b` stored there (the
 /// same fingerprint and bucket pair *in that level*). Taking `b`'s copy
 /// for `a` would leave `b` unfound: a false negative. So
-/// [`remove`](Self::remove) first looks `a` up in every level and takes a
-/// copy only when exactly one level holds `a`'s fingerprint: that level is
-/// `a`'s own (a stored key always matches in its level), and within one
-/// level any matching copy may stand for `a`, as in a
-/// [`CuckooFilter`](crate::CuckooFilter). When two or more levels match,
-/// the remove is refused: it answers `false` and changes nothing, and `a`
-/// stays found. That happens
+/// [`remove`](Self::remove) first looks `a` up in every level. A stored
+/// key always matches in its own level, and within one level any matching
+/// copy may stand for `a`, as in a [`CuckooFilter`](crate::CuckooFilter).
+/// The same holds across levels of one geometry (bucket count, hash
+/// scheme and fingerprint width: with growth factor 1, every slot of one
+/// width): two keys collide in one such level exactly when they collide in
+/// any other, so whichever matching copy is taken, every key still
+/// matches where it did. So a remove takes a copy when every level that
+/// matches has one geometry (from the lowest matching slot that is not
+/// the current level, so old levels empty and retire). When levels of
+/// different geometry match, the remove is refused: it answers `false`
+/// and changes nothing, and `a` stays found. That happens
 /// - with at most about [`false_positive_rate_bound`](Self::false_positive_rate_bound)
 ///   probability for a key stored once (the chance that it collides in
-///   some other level), and
-/// - always for a key whose copies were inserted into two different
-///   levels (a key added again after the filter grew): such a key is
-///   removed only while its remaining copies share one level.
+///   some level of another geometry), and
+/// - always for a key whose copies were inserted into two levels of
+///   different geometry (a key added again after the filter grew, with
+///   growth factor 2 or more): such a key is removed only while its
+///   remaining copies share one geometry.
 ///
 /// Removes therefore never hide another key, whatever the number of
 /// levels: an item inserted and not removed is always found, provided
 /// only keys that were inserted are removed (the paper's condition) and a
 /// remove does not race an insert of the same key. The price is the rare
 /// refused remove, whose key lingers as a false positive and keeps its
-/// level from being retired. A filter that never grew past one level
-/// refuses nothing.
+/// level in use until [`compact`](Self::compact) moves it. A filter whose
+/// levels all have one geometry (one level, or growth factor 1 with one
+/// width) refuses nothing.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated. A slot's level is freed only by `drop` and
     /// `reclaim_retired` (both `&mut self`); under `&self` a slot changes
@@ -203,6 +212,10 @@ pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// level that no longer takes inserts (relaxed loads alone allow both
     /// to read the other's old value: store buffering).
     retire_order: AtomicUsize,
+    /// Incremented around every fingerprint that compaction moves from one
+    /// level into another (odd while one is in flight): a search that
+    /// found nothing checks it before answering (see `moves.rs`).
+    moves: MoveSequence,
     /// Whether some level was retired since the last `reclaim_retired`:
     /// makes that call O(1) when there is nothing to free.
     retired_since_reclaim: AtomicBool,
@@ -609,14 +622,26 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     #[inline]
     #[must_use]
     pub fn contains_hash(&self, hash: u64) -> bool {
-        self.live_levels().any(|(_, level)| level.contains(hash))
+        // Read before the level set: a miss is an answer only if no
+        // compaction moved a fingerprint meanwhile (see `moves.rs`).
+        let mut since = self.moves.read();
+        loop {
+            if self.live_levels().any(|(_, level)| level.contains(hash)) {
+                return true;
+            }
+            if self.moves.unmoved_since(&mut since) {
+                return false;
+            }
+        }
     }
 
-    /// Removes one copy of `key` from the one level that holds its
-    /// fingerprint; `false`, changing nothing, if no level does or if two
-    /// or more do (which copy is the key's cannot then be told, and taking
-    /// another key's would make that key a false negative: see
+    /// Removes one copy of `key` from a level that holds its fingerprint;
+    /// `false`, changing nothing, if no level does or if levels of
+    /// different geometry do (which copy is the key's cannot then be told,
+    /// and taking another key's would make that key a false negative: see
     /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
+    /// A copy that [`compact_concurrently`](Self::compact_concurrently)
+    /// is moving meanwhile is found and taken exactly once.
     /// A level that this empties, and that no longer takes inserts, is
     /// retired. As for [`CuckooFilter`](crate::CuckooFilter), removing a
     /// key that was never inserted may remove a colliding key's copy (the
@@ -644,12 +669,43 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
     pub fn remove_hash(&self, hash: u64) -> bool {
+        // Read before the level set: "nothing to take" is an answer only
+        // if no compaction moved a fingerprint meanwhile (the key's copy
+        // may have gone from the level this remove looked at last to one
+        // it had already looked at: see `moves.rs`).
+        let mut since = self.moves.read();
+        loop {
+            match self.remove_once(hash) {
+                Removal::Taken => return true,
+                Removal::Ambiguous => return false,
+                // Another remove (or a move) took the copy chosen, after
+                // the scan: the key may still have one elsewhere.
+                Removal::Raced => continue,
+                #[cfg(concurrent_cuckoo_canary = "remove_ignores_moves")]
+                Removal::NothingToTake => {
+                    let _ = &mut since;
+                    return false;
+                }
+                #[cfg(not(concurrent_cuckoo_canary = "remove_ignores_moves"))]
+                Removal::NothingToTake => {
+                    if self.moves.unmoved_since(&mut since) {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+
+    /// One attempt of [`remove_hash`](Self::remove_hash).
+    fn remove_once(&self, hash: u64) -> Removal {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let newest = self.current();
         let mut levels = self.live_levels().peekable();
         let Some((mut i, mut level)) = levels.next() else {
-            return false;
+            return Removal::NothingToTake;
         };
+        // Whether a scan of every level found the copy to take.
+        let scanned = levels.peek().is_some();
         // The canary plants the old rule: take the newest matching copy.
         #[cfg(concurrent_cuckoo_canary = "newest_match_remove")]
         if levels.peek().is_some() {
@@ -658,21 +714,37 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 .find(|(_, level)| level.contains(hash));
             match newest_match {
                 Some(found) => (i, level) = found,
-                None => return false,
+                None => return Removal::NothingToTake,
             }
         }
         #[cfg(not(concurrent_cuckoo_canary = "newest_match_remove"))]
         if levels.peek().is_some() {
-            // Several levels: find the one holding the key's fingerprint
+            // Several levels: find the ones holding the key's fingerprint
             // before taking anything. A key stored in one level matches
-            // there, so a single match is the key's own level; two matches
-            // cannot be told apart (see "Removing keys across levels").
+            // there. Levels of one geometry cannot tell apart two keys
+            // that another of that geometry cannot: any of their copies
+            // stands for the key, as within one level. Levels of different
+            // geometry can, and then which copy is the key's cannot be
+            // told (see "Removing keys across levels").
             let mut holders = core::iter::once((i, level))
                 .chain(levels)
                 .filter(|(_, level)| level.contains(hash));
-            match (holders.next(), holders.next()) {
-                (Some(only), None) => (i, level) = only,
-                _ => return false,
+            let Some(first) = holders.next() else {
+                return Removal::NothingToTake;
+            };
+            (i, level) = first;
+            let current = self.current();
+            for other in holders {
+                if !other.1.table.same_geometry(&first.1.table) {
+                    return Removal::Ambiguous;
+                }
+                // Take from the lowest non-current slot (the holders come
+                // current first, then ascending): old levels empty and
+                // retire, and two copies given the same operations take
+                // the same copy.
+                if i == current {
+                    (i, level) = other;
+                }
             }
         }
         // Retirement is checked only when this remove's own two stripes
@@ -702,7 +774,11 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         if may_retire {
             self.retire_if_empty(i);
         }
-        removed
+        match (removed, scanned) {
+            (true, _) => Removal::Taken,
+            (false, true) => Removal::Raced,
+            (false, false) => Removal::NothingToTake,
+        }
     }
 
     /// Copies of `key`'s fingerprint in its bucket pair, summed over every
@@ -732,9 +808,18 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn count_hash(&self, hash: u64) -> usize {
-        self.live_levels()
-            .map(|(_, level)| with_table!(&level.table, t => t.count(&t.locate(hash))))
-            .sum()
+        // A fingerprint that compaction moves is counted in both levels, or
+        // in neither, while the move is in flight: count again after one.
+        let mut since = self.moves.read();
+        loop {
+            let copies = self
+                .live_levels()
+                .map(|(_, level)| with_table!(&level.table, t => t.count(&t.locate(hash))))
+                .sum();
+            if self.moves.unmoved_since(&mut since) {
+                return copies;
+            }
+        }
     }
 
     /// Looks up a burst of keys: `out[i] = self.contains(&keys[i])`. Each
@@ -801,39 +886,60 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             for (j, h) in hashes[..n].iter_mut().enumerate() {
                 *h = hash_at(start + j);
             }
-            let mut levels = self.live_levels();
-            // The current level answers for the whole chunk, straight into
-            // `out`: a filter of one level costs what a `CuckooFilter` does.
-            let Some((_, newest)) = levels.next() else {
-                out.fill(false);
-                continue;
-            };
-            with_table!(&newest.table, t => t.contains_batch(|k| hashes[k], out));
-            // Positions still unanswered, gathered without branching on
-            // the answers (a 50/50 mix would mispredict half of them).
-            let mut left = 0;
-            for (j, &hit) in out.iter().enumerate() {
-                pending[left] = j;
-                left += usize::from(!hit);
-            }
-            for (_, level) in levels {
-                if left == 0 {
+            // A chunk with a miss is searched again if a compaction moved a
+            // fingerprint meanwhile (see `moves.rs`).
+            let mut since = self.moves.read();
+            while !self.contains_chunk(&hashes[..n], out, &mut pending, &mut found) {
+                if self.moves.unmoved_since(&mut since) {
                     break;
                 }
-                let ask = &pending[..left];
-                with_table!(&level.table, t => {
-                    t.contains_batch(|k| hashes[ask[k]], &mut found[..left])
-                });
-                let mut still = 0;
-                for k in 0..left {
-                    let j = pending[k];
-                    out[j] |= found[k];
-                    pending[still] = j;
-                    still += usize::from(!found[k]);
-                }
-                left = still;
             }
         }
+    }
+
+    /// One search of a chunk of [`contains_batch_by`](Self::contains_batch_by)
+    /// through every level in use; whether every key was found.
+    #[inline]
+    fn contains_chunk(
+        &self,
+        hashes: &[u64],
+        out: &mut [bool],
+        pending: &mut [usize],
+        found: &mut [bool],
+    ) -> bool {
+        let mut levels = self.live_levels();
+        // The current level answers for the whole chunk, straight into
+        // `out`: a filter of one level costs what a `CuckooFilter` does.
+        let Some((_, newest)) = levels.next() else {
+            out.fill(false);
+            return false;
+        };
+        with_table!(&newest.table, t => t.contains_batch(|k| hashes[k], out));
+        // Positions still unanswered, gathered without branching on
+        // the answers (a 50/50 mix would mispredict half of them).
+        let mut left = 0;
+        for (j, &hit) in out.iter().enumerate() {
+            pending[left] = j;
+            left += usize::from(!hit);
+        }
+        for (_, level) in levels {
+            if left == 0 {
+                break;
+            }
+            let ask = &pending[..left];
+            with_table!(&level.table, t => {
+                t.contains_batch(|k| hashes[ask[k]], &mut found[..left])
+            });
+            let mut still = 0;
+            for k in 0..left {
+                let j = pending[k];
+                out[j] |= found[k];
+                pending[still] = j;
+                still += usize::from(!found[k]);
+            }
+            left = still;
+        }
+        left == 0
     }
 
     /// Inserts every key of `keys`, in order, exactly as the same
@@ -1002,6 +1108,19 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
             )
             .finish_non_exhaustive()
     }
+}
+
+/// What one attempt of a remove did.
+enum Removal {
+    /// A copy was taken.
+    Taken,
+    /// Levels of different geometry hold the fingerprint: refused.
+    Ambiguous,
+    /// The scan of the levels found a copy, but it was gone when taken
+    /// (another remove took it, or a compaction moved it): scan again.
+    Raced,
+    /// No copy found (in the one level in use, or by the scan).
+    NothingToTake,
 }
 
 #[cfg(all(test, not(concurrent_cuckoo_loom)))]

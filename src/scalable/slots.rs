@@ -2,6 +2,7 @@
 //! level has (`Config::items`, `Config::bits`), and the word naming the
 //! level that takes inserts.
 
+use super::moves::MoveSequence;
 use super::ScalableCuckooFilter;
 use super::KEY_LOCKS;
 use crate::error::BuildError;
@@ -229,6 +230,7 @@ impl<S> ScalableCuckooFilter<S> {
             current: AtomicU64::new(current as u64),
             in_use: AtomicU64::new(in_use),
             retire_order: AtomicUsize::new(0),
+            moves: MoveSequence::default(),
             retired_since_reclaim: AtomicBool::new(false),
             growth: RawLock::default(),
             key_locks: (0..KEY_LOCKS).map(|_| RawLock::default()).collect(),

@@ -1,0 +1,195 @@
+//! `ScalableCuckooFilter::compact_concurrently` beside readers and writers
+//! (issue 31, item 4): while one thread compacts over and over, writers
+//! churn sliding windows that leave a few keys behind in every level (so
+//! there is always something to move), readers check every key that must
+//! be present, and every remove of a live key must take it.
+//!
+//! Exact expectations: no live or kept key is ever missed by a lookup or a
+//! count; every remove of a live key answers `true` (all levels here have
+//! one geometry, so no remove is ambiguous: a `false` is a remove that
+//! missed a copy on the move); at the end the filter holds exactly the
+//! live and kept keys, and compaction has moved fingerprints and retired
+//! levels while the others ran. Bounded: a few seconds in a test build.
+
+use concurrent_cuckoo::ScalableCuckooFilter;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+const WRITERS: u64 = 2;
+const LIVE: u64 = 1000;
+const PER_ROUND: u64 = 250;
+const ROUNDS: u64 = 300;
+/// Every `KEEP`-th key of a window is never removed: old levels keep a few
+/// items, which only compaction moves out.
+const KEEP: u64 = 64;
+
+fn kept(k: u64) -> bool {
+    k.is_multiple_of(KEEP)
+}
+
+#[test]
+fn nothing_is_missed_while_compaction_moves_fingerprints_under_churn() {
+    let filter = ScalableCuckooFilter::builder()
+        .initial_capacity(500)
+        .growth_factor(1)
+        .max_levels(16)
+        .seed(41)
+        .build()
+        .unwrap();
+    let bounds: Vec<(AtomicU64, AtomicU64)> = (0..WRITERS)
+        .map(|w| (AtomicU64::new(w << 40), AtomicU64::new(w << 40)))
+        .collect();
+    let writers_done = AtomicUsize::new(0);
+    let compacting = AtomicBool::new(true);
+    let (moved, retired, passes) = (
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+        AtomicUsize::new(0),
+    );
+    let checked = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for (w, (lo, hi)) in bounds.iter().enumerate() {
+            let (filter, writers_done) = (&filter, &writers_done);
+            s.spawn(move || {
+                // Counts this writer done even if it panics: the others
+                // stop then, and the scope reports the panic.
+                struct Done<'a>(&'a AtomicUsize);
+                impl Drop for Done<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_add(1, Ordering::Release);
+                    }
+                }
+                let _done = Done(writers_done);
+                for round in 0..ROUNDS {
+                    for _ in 0..PER_ROUND {
+                        let k = hi.load(Ordering::Relaxed);
+                        filter
+                            .insert_hash(k)
+                            .unwrap_or_else(|e| panic!("writer {w}, round {round}: {e}"));
+                        hi.store(k + 1, Ordering::Release);
+                    }
+                    while hi.load(Ordering::Relaxed) - lo.load(Ordering::Relaxed) > LIVE {
+                        let k = lo.load(Ordering::Relaxed);
+                        lo.store(k + 1, Ordering::Release);
+                        if !kept(k) {
+                            assert!(
+                                filter.remove_hash(k),
+                                "writer {w}, round {round}: the remove of live key {k} took nothing"
+                            );
+                        }
+                    }
+                }
+            });
+        }
+        {
+            let (filter, compacting) = (&filter, &compacting);
+            let (moved, retired, passes) = (&moved, &retired, &passes);
+            s.spawn(move || {
+                while compacting.load(Ordering::Acquire) {
+                    let stats = filter.compact_concurrently();
+                    moved.fetch_add(stats.fingerprints_moved, Ordering::Relaxed);
+                    retired.fetch_add(stats.levels_retired, Ordering::Relaxed);
+                    passes.fetch_add(1, Ordering::Relaxed);
+                }
+            });
+        }
+        let (filter, bounds, writers_done, checked) = (&filter, &bounds, &writers_done, &checked);
+        let compacting = &compacting;
+        s.spawn(move || {
+            while writers_done.load(Ordering::Acquire) < WRITERS as usize {
+                for (w, (lo, hi)) in bounds.iter().enumerate() {
+                    let base = (w as u64) << 40;
+                    let (from, to) = (lo.load(Ordering::Acquire), hi.load(Ordering::Acquire));
+                    let old_kept =
+                        (from.saturating_sub(64 * KEEP).max(base)..from).filter(|&k| kept(k));
+                    for k in (from..to).chain(old_kept) {
+                        if !filter.contains_hash(k) {
+                            assert!(
+                                !kept(k) && k < lo.load(Ordering::Acquire),
+                                "live key {k} not found"
+                            );
+                        }
+                        if kept(k) && k < to {
+                            assert!(filter.count_hash(k) >= 1, "kept key {k} counted 0");
+                        }
+                        checked.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            compacting.store(false, Ordering::Release);
+        });
+    });
+    let mut expected = 0;
+    for (w, (lo, hi)) in bounds.iter().enumerate() {
+        let base = (w as u64) << 40;
+        let (lo, hi) = (lo.load(Ordering::Relaxed), hi.load(Ordering::Relaxed));
+        assert_eq!(hi - base, ROUNDS * PER_ROUND);
+        for k in (base..lo).filter(|&k| kept(k)).chain(lo..hi) {
+            assert!(filter.contains_hash(k), "key {k} lost at the end");
+            expected += 1;
+        }
+    }
+    assert_eq!(filter.len(), expected, "exactly the live and kept keys");
+    assert!(checked.into_inner() > 0);
+    let (moved, retired) = (moved.into_inner(), retired.into_inner());
+    eprintln!(
+        "{} passes moved {moved} fingerprints and retired {retired} levels; {} levels in use at the end",
+        passes.into_inner(),
+        filter.levels()
+    );
+    assert!(
+        moved > 0 && retired > 0,
+        "compaction had work beside the writers"
+    );
+}
+
+/// A remove that races a compaction moving its key's only copy takes that
+/// copy, exactly once: from the source before the take (the move's insert
+/// is then undone) or from the target after the insert. Many short races
+/// on a two-level filter, each with exact counts after it.
+#[test]
+fn a_remove_racing_the_move_of_its_key_takes_exactly_one_copy() {
+    for round in 0..200u64 {
+        let filter = ScalableCuckooFilter::builder()
+            .initial_capacity(100)
+            .growth_factor(1)
+            .seed(round)
+            .build()
+            .unwrap();
+        let mut n = 0u64;
+        while filter.levels() < 2 {
+            filter.insert_hash(n).unwrap();
+            n += 1;
+        }
+        // Key `n - 1` opened slot 1; 19 more join it there.
+        let first_in_slot_1 = n - 1;
+        for _ in 0..19 {
+            filter.insert_hash(n).unwrap();
+            n += 1;
+        }
+        // Slot 0 keeps 8 keys; they are what compaction moves.
+        let moving: Vec<u64> = (0..8).collect();
+        for k in 8..first_in_slot_1 {
+            assert!(filter.remove_hash(k));
+        }
+        let len = filter.len();
+        let removed = std::thread::scope(|s| {
+            let remover = s.spawn(|| moving.iter().filter(|&&k| filter.remove_hash(k)).count());
+            let stats = filter.compact_concurrently();
+            assert!(stats.fingerprints_moved <= moving.len());
+            remover.join().unwrap()
+        });
+        assert_eq!(
+            removed,
+            moving.len(),
+            "round {round}: every remove took a copy"
+        );
+        assert_eq!(
+            filter.len(),
+            len - moving.len(),
+            "round {round}: one copy each"
+        );
+        for k in first_in_slot_1..n {
+            assert!(filter.contains_hash(k), "round {round}: key {k} lost");
+        }
+    }
+}
