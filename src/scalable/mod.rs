@@ -5,6 +5,8 @@
 mod builder;
 mod compact;
 mod growth;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod relocate;
 mod retire;
 mod slots;
 
