@@ -254,6 +254,8 @@ mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
 mod probe;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod relocate;
 mod scalable;
 mod stats;
 mod storage;
@@ -273,6 +275,8 @@ pub use frozen::{FrozenBytes, FrozenFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use relocate::{Relocate, Relocated};
 pub use scalable::{CompactStats, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 #[cfg(not(concurrent_cuckoo_loom))]

@@ -229,6 +229,27 @@ mod raw {
             !matches!(self.backing, Backing::Heap(_))
         }
 
+        /// Offers the region's block to `mover` if it is one of the global
+        /// allocator's (`relocate.rs`), and keeps its new address if it
+        /// moved; a mapping stays where it is.
+        pub(crate) fn relocate(
+            &mut self,
+            mover: &mut dyn crate::relocate::Relocate,
+            tally: &mut crate::relocate::Relocated,
+        ) {
+            let Backing::Heap(layout) = self.backing else {
+                return;
+            };
+            // SAFETY: a heap region is a block of the global allocator for
+            // `layout` (`zeroed`), owned by this region; `&mut self` rules
+            // out any reference into it (every one is derived from `&self`).
+            if let Some(new) = unsafe { crate::relocate::offer(mover, tally, self.ptr, layout) } {
+                // The new block holds the region's bytes, for the same
+                // layout: `Drop` frees it with `layout`.
+                self.ptr = new;
+            }
+        }
+
         /// Returns the region's physical memory to the operating system if
         /// it is a mapping (4 MiB and more on Linux), keeping the address
         /// range: every page reads as zero again and is faulted in fresh if
@@ -307,6 +328,15 @@ mod raw {
         /// dropped (the heap).
         pub(crate) fn is_mapped(&self) -> bool {
             self.region.is_mapped()
+        }
+
+        /// [`Region::relocate`] of the array's memory.
+        pub(crate) fn relocate(
+            &mut self,
+            mover: &mut dyn crate::relocate::Relocate,
+            tally: &mut crate::relocate::Relocated,
+        ) {
+            self.region.relocate(mover, tally);
         }
     }
 

@@ -172,6 +172,19 @@ impl Stripes {
         }
     }
 
+    /// Offers the lock stripes' and the version words' blocks to `mover`
+    /// (`relocate.rs`): under `&mut` no lock is held and no lookup reads a
+    /// version, so both move as bytes.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn relocate(
+        &mut self,
+        mover: &mut dyn crate::relocate::Relocate,
+        tally: &mut crate::relocate::Relocated,
+    ) {
+        crate::relocate::slice(&mut self.stripes, mover, tally);
+        crate::relocate::slice(&mut self.versions, mover, tally);
+    }
+
     /// Lock stripes.
     pub(crate) fn count(&self) -> usize {
         self.stripes.len()

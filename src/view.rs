@@ -20,8 +20,9 @@ use crate::filter::{CuckooFilter, Table};
 use crate::index::HashScheme;
 
 /// The lookup state of a table with 16-bit fingerprints and finalized
-/// hashes (module docs). Valid as long as the filter it came from: a
-/// filter never replaces or moves its table.
+/// hashes (module docs). Valid while the filter it came from lives and
+/// is not [`relocate`](CuckooFilter::relocate)d (which takes `&mut`):
+/// nothing else replaces or moves its table.
 #[derive(Clone, Copy, Debug)]
 pub struct LookupView {
     /// Bucket `i` is the `u64` at `buckets + i`, loaded atomically.

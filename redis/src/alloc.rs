@@ -3,6 +3,7 @@
 //! counts in Redis's `used_memory`, which `maxmemory` acts on.
 
 use crate::api::api;
+use core::ptr::NonNull;
 use std::alloc::{GlobalAlloc, Layout, System};
 
 /// Redis's allocator once the module is loaded (`RedisModule_Init` sets
@@ -89,6 +90,66 @@ unsafe fn align_in(raw: *mut u8, layout: Layout) -> *mut u8 {
         let aligned = raw.add(offset);
         aligned.cast::<*mut u8>().sub(1).write_unaligned(raw);
         aligned
+    }
+}
+
+/// Moves the block `ptr` that [`ModuleAlloc`] handed out for `layout` with
+/// `move_raw`, a mover of Redis's allocator's blocks in the manner of
+/// `RedisModule_DefragAlloc`: given a block, it copies all of it (its
+/// whole usable size) into a new block of the same size class, frees the
+/// old one and returns the new one, or returns null and changes nothing.
+/// The block for `layout`'s caller, at its new address, or `None` where it
+/// did not move (and blocks of `System`, without a server, never do).
+///
+/// A hand-aligned block's value sits `ptr - raw` bytes into the block
+/// `raw` that Redis's allocator gave: the copy keeps it at that offset,
+/// which in the new block may not be aligned (jemalloc's small size
+/// classes do not all share one alignment), so it is moved down or up to
+/// the new block's first aligned place and the new `raw` kept before it,
+/// as `align_in` does.
+///
+/// # Safety
+/// `ptr` is a live block of this allocator for `layout`, owned by the
+/// caller, that nothing refers into; `move_raw` behaves as said.
+pub(crate) unsafe fn relocated(
+    ptr: NonNull<u8>,
+    layout: Layout,
+    move_raw: impl FnOnce(*mut u8) -> *mut u8,
+) -> Option<NonNull<u8>> {
+    api!(RedisModule_Alloc)?; // `System`'s blocks: not the server's to move.
+                              // SAFETY: the caller's contract, passed on.
+    unsafe { moved_block(ptr, layout, move_raw) }
+}
+
+/// [`relocated`] of a block of Redis's allocator.
+///
+/// # Safety
+/// As [`relocated`].
+unsafe fn moved_block(
+    ptr: NonNull<u8>,
+    layout: Layout,
+    move_raw: impl FnOnce(*mut u8) -> *mut u8,
+) -> Option<NonNull<u8>> {
+    if served_as_is(layout) {
+        return NonNull::new(move_raw(ptr.as_ptr()));
+    }
+    // SAFETY: `align_in` kept the allocator's pointer in the 8 bytes
+    // before a hand-aligned block.
+    let raw = unsafe { ptr.as_ptr().cast::<*mut u8>().sub(1).read_unaligned() };
+    let offset = ptr.as_ptr() as usize - raw as usize;
+    let new_raw = NonNull::new(move_raw(raw))?.as_ptr();
+    let new_offset = layout.align() - (new_raw as usize % layout.align());
+    // SAFETY: the new block holds at least the `size + align` bytes the
+    // old one was allocated with, all copied; both offsets are between 8
+    // and `align` (`align_in`), so the value's old and new places and the
+    // 8 bytes before the new place lie inside it. `copy` allows overlap.
+    unsafe {
+        if new_offset != offset {
+            core::ptr::copy(new_raw.add(offset), new_raw.add(new_offset), layout.size());
+        }
+        let aligned = new_raw.add(new_offset);
+        aligned.cast::<*mut u8>().sub(1).write_unaligned(new_raw);
+        NonNull::new(aligned)
     }
 }
 
@@ -296,6 +357,72 @@ mod tests {
                 let kept = unsafe { aligned.cast::<*mut u8>().sub(1).read_unaligned() };
                 assert_eq!(kept, raw);
             }
+        }
+    }
+
+    /// A hand-aligned block moved by a mover that copies the whole block
+    /// to another address (as `RedisModule_DefragAlloc` does) comes back
+    /// aligned, holding the same value, with its origin kept before it,
+    /// whatever the old and the new block's offsets from the alignment:
+    /// the value is moved to the new block's aligned place when they
+    /// differ.
+    #[test]
+    fn a_moved_hand_aligned_block_is_realigned_with_its_value() {
+        for (size, align) in [(100usize, 64usize), (24, 16), (1000, 128)] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            let words = (size + 3 * align) / 8;
+            for old_shift in (0..align).step_by(8) {
+                for new_shift in (0..align).step_by(8) {
+                    let mut old = vec![0u64; words];
+                    let mut new = vec![0u64; words];
+                    let raw = (old.as_mut_ptr() as *mut u8).wrapping_add(old_shift);
+                    // SAFETY: `raw` has `size + align` bytes of `old` after it.
+                    let ptr = unsafe { align_in(raw, layout) };
+                    let value: Vec<u8> = (0..size).map(|i| (i * 7 + 1) as u8).collect();
+                    // SAFETY: `ptr` has `size` bytes of `old` after it.
+                    unsafe { ptr.copy_from_nonoverlapping(value.as_ptr(), size) };
+                    let target = (new.as_mut_ptr() as *mut u8).wrapping_add(new_shift);
+                    let mover = |from: *mut u8| {
+                        assert_eq!(from, raw, "the allocator's own block is moved");
+                        // SAFETY: both hold `size + align` bytes from there.
+                        unsafe { target.copy_from_nonoverlapping(from, size + align) };
+                        target
+                    };
+                    // SAFETY: `ptr` is a hand-aligned block of `layout`.
+                    let moved = unsafe { moved_block(NonNull::new(ptr).unwrap(), layout, mover) }
+                        .unwrap()
+                        .as_ptr();
+                    assert_eq!(moved as usize % align, 0);
+                    assert!(moved as usize >= target as usize + 8);
+                    assert!(moved as usize + size <= target as usize + size + align);
+                    // SAFETY: `moved` has `size` bytes of `new` after it,
+                    // and its origin before it.
+                    unsafe {
+                        assert_eq!(core::slice::from_raw_parts(moved, size), &value[..]);
+                        assert_eq!(moved.cast::<*mut u8>().sub(1).read_unaligned(), target);
+                    }
+                    drop(old);
+                }
+            }
+        }
+    }
+
+    /// A mover that leaves the block (null) leaves it, and a block served
+    /// as it is goes to the mover as it is.
+    #[test]
+    fn a_block_not_moved_stays_and_a_plain_one_moves_as_it_is() {
+        let layout = Layout::from_size_align(64, 8).unwrap();
+        let mut backing = [0u64; 8];
+        let ptr = NonNull::new(backing.as_mut_ptr().cast::<u8>()).unwrap();
+        // SAFETY: a stand-in block of `layout`; the movers touch nothing.
+        unsafe {
+            assert_eq!(moved_block(ptr, layout, |_| core::ptr::null_mut()), None);
+            let elsewhere = 0x1000 as *mut u8;
+            let moved = moved_block(ptr, layout, |p| {
+                assert_eq!(p, ptr.as_ptr());
+                elsewhere
+            });
+            assert_eq!(moved.map(NonNull::as_ptr), Some(elsewhere));
         }
     }
 

@@ -58,7 +58,7 @@ pub(crate) static CF_TYPE: RedisType = RedisType::new(
         free_effort: Some(free_effort),
         unlink: None,
         copy: Some(copy),
-        defrag: None,
+        defrag: Some(crate::defrag::defrag),
         copy2: None,
         free_effort2: None,
         mem_usage2: None,

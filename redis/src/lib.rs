@@ -15,8 +15,10 @@
 //! Each file depends one way: `commands` on `datatype`, `args`, `value`,
 //! `admission` and `info`; `datatype` on `value`, `admission` and
 //! `configs`; `args` on `value`, `value` on `configs` and `info`; `alloc`
-//! on `admission`, `admission` on `configs`; every one may read the module
-//! API's entry points (`api`), which depends on nothing.
+//! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
+//! callback, which `datatype` registers) on `value` and `alloc`; every one
+//! may read the module API's entry points (`api`), which depends on
+//! nothing.
 
 mod acl;
 mod admission;
@@ -26,6 +28,7 @@ mod args;
 mod commands;
 mod configs;
 mod datatype;
+mod defrag;
 mod info;
 mod keyspecs;
 mod value;
@@ -71,6 +74,7 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
 /// of the `redis_module!` macro's empty handler.
 extern "C" fn module_info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: core::ffi::c_int) {
     info::section(ctx);
+    defrag::info_section(ctx);
 }
 
 redis_module! {

@@ -6,6 +6,8 @@ mod builder;
 mod compact;
 mod growth;
 pub(crate) mod moves;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod relocate;
 mod retire;
 mod slots;
 

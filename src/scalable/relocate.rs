@@ -1,0 +1,52 @@
+//! [`ScalableCuckooFilter::relocate`]: a growing filter's memory moved to
+//! new addresses under `&mut` (`src/relocate.rs` says why that is safe).
+
+use super::slots::Level;
+use super::ScalableCuckooFilter;
+use crate::relocate::{self, Relocate, Relocated};
+
+impl Level {
+    /// Offers this level's table, and the levels it replaced with theirs
+    /// (each level's own block after what it owns, so that a moved block
+    /// carries the new addresses).
+    fn relocate(&mut self, mover: &mut dyn Relocate, tally: &mut Relocated) {
+        self.table.relocate(mover, tally);
+        let replaced = self.replaced.get_mut();
+        // SAFETY: a non-null `replaced` came from `Box::into_raw` and is
+        // owned by this level alone (`Level::drop_replaced`); `&mut self`
+        // rules out any reader in it.
+        if let Some(older) = unsafe { replaced.as_mut() } {
+            older.relocate(mover, tally);
+        }
+        // SAFETY: as above.
+        unsafe { relocate::boxed(replaced, mover, tally) };
+    }
+}
+
+impl<S> ScalableCuckooFilter<S> {
+    /// Moves the filter's memory to new addresses where `mover` gives
+    /// them, as [`CuckooFilter::relocate`](crate::CuckooFilter::relocate)
+    /// does: every level's table (buckets, lock stripes, version words),
+    /// in use or retired, each level's own block, the level slots and the
+    /// key locks. The filter answers exactly as before, and its encoding
+    /// is the same bytes. `&mut self`: no thread is in the filter
+    /// meanwhile.
+    pub fn relocate(&mut self, mover: &mut dyn Relocate) -> Relocated {
+        let mut tally = Relocated::default();
+        for slot in self.slots.iter_mut() {
+            let level = slot.get_mut();
+            // SAFETY: a non-null slot came from `Box::into_raw` in this
+            // filter and is owned by it (freed only by `drop` and
+            // `reclaim_retired`, both `&mut`); `&mut self` rules out any
+            // reader in it.
+            if let Some(l) = unsafe { level.as_mut() } {
+                l.relocate(mover, &mut tally);
+            }
+            // SAFETY: as above.
+            unsafe { relocate::boxed(level, mover, &mut tally) };
+        }
+        relocate::slice(&mut self.slots, mover, &mut tally);
+        relocate::slice(&mut self.key_locks, mover, &mut tally);
+        tally
+    }
+}
