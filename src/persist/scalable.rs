@@ -83,13 +83,18 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// locks while it is written), levels one after another: writers on
     /// other threads wait for the level being written (as do `count` and
     /// a lookup in its rare locked fallback), so the whole is one
-    /// consistent state only when no other thread writes meanwhile. The
-    /// levels written are those in use when it starts.
+    /// consistent state only when no other thread writes meanwhile. It
+    /// holds the growth lock throughout: no level opens, closes or becomes
+    /// current, and no [compaction](Self::compact_concurrently) moves a
+    /// fingerprint, until it ends (an insert that must grow, or a remove
+    /// that empties an old level, waits for it), so every key inserted
+    /// before it began and not removed is in the copy.
     ///
-    /// `writer` runs on this thread while a level's stripe locks are held,
-    /// and they are not reentrant: from inside it, any write to this
-    /// filter, `count`, `insert_unique`, `clear` or another snapshot
-    /// **deadlocks**; lookups, `len` and `levels` do not.
+    /// `writer` runs on this thread while a level's stripe locks and the
+    /// growth lock are held, and they are not reentrant: from inside it,
+    /// any write to this filter, `count`, `insert_unique`, `clear`,
+    /// compaction or another snapshot **deadlocks**; lookups, `len` and
+    /// `levels` do not.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -103,12 +108,17 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// Any error of `writer`.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        let levels = self.live_levels_oldest_first();
-        writer.write_all(&container_header(self, &levels))?;
-        for (_, level) in levels {
-            with_table!(&level.table, t => encode(t, S::ID, self.hasher.seed(), &mut writer))?;
-        }
-        Ok(())
+        // No level opens, closes or is compacted meanwhile: a compaction
+        // moving a key out of a level not yet written into one already
+        // written would leave it out of the copy.
+        self.with_levels_fixed(|| {
+            let levels = self.live_levels_oldest_first();
+            writer.write_all(&container_header(self, &levels))?;
+            for (_, level) in levels {
+                with_table!(&level.table, t => encode(t, S::ID, self.hasher.seed(), &mut writer))?;
+            }
+            Ok(())
+        })
     }
 
     /// Saves the filter to `path` crash-safely, as

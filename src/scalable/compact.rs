@@ -204,4 +204,15 @@ impl<S> ScalableCuckooFilter<S> {
         }
         (moved, true)
     }
+
+    /// Runs `body` while no level opens, closes or becomes current and no
+    /// compaction moves a fingerprint (it holds the growth lock, which
+    /// each move holds). A snapshot writes its levels inside: a key moved
+    /// from a level not yet written into one already written would be in
+    /// neither copy (`tests/compact_concurrently.rs` caught it). `body`
+    /// must not grow, clear or compact this filter.
+    pub(crate) fn with_levels_fixed<R>(&self, body: impl FnOnce() -> R) -> R {
+        let _growth = self.growth.guard();
+        body()
+    }
 }
