@@ -235,13 +235,13 @@ pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `CF.ADD key item`.
-pub(crate) fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    add_one(ctx, &args, false)
+pub(crate) fn add(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    add_one(ctx, args, false)
 }
 
 /// `CF.ADDNX key item`.
-pub(crate) fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    add_one(ctx, &args, true)
+pub(crate) fn addnx(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    add_one(ctx, args, true)
 }
 
 fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
@@ -287,13 +287,13 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
 }
 
 /// `CF.INSERT key [CAPACITY c] [ERROR r] [NOCREATE] ITEMS item...`.
-pub(crate) fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    insert_many(ctx, &args, false)
+pub(crate) fn insert(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    insert_many(ctx, args, false)
 }
 
 /// `CF.INSERTNX key [CAPACITY c] [ERROR r] [NOCREATE] ITEMS item...`.
-pub(crate) fn insertnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    insert_many(ctx, &args, true)
+pub(crate) fn insertnx(ctx: &Context, args: &[RedisString]) -> RedisResult {
+    insert_many(ctx, args, true)
 }
 
 fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
@@ -403,7 +403,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
 }
 
 /// `CF.EXISTS key item`: 0 for a missing key.
-pub(crate) fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+pub(crate) fn exists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
@@ -415,7 +415,7 @@ pub(crate) fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `CF.MEXISTS key item...`: one pipelined batch lookup.
-pub(crate) fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+pub(crate) fn mexists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
