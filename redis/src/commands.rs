@@ -190,14 +190,15 @@ fn replicate_added(
     args: &[RedisString],
     created: Option<(Meta, u64)>,
     items: &[&[u8]],
-    replies: &[RedisValue],
+    outcomes: &[Outcome],
 ) {
     if let Some((meta, seed)) = created {
         replicate_reserve(ctx, &args[1], &meta, seed);
     }
-    let added = items.iter().zip(replies).filter_map(|(item, reply)| {
-        matches!(reply, RedisValue::Bool(true) | RedisValue::Integer(1)).then_some(*item)
-    });
+    let added = items
+        .iter()
+        .zip(outcomes)
+        .filter_map(|(item, outcome)| (*outcome == Outcome::Added).then_some(*item));
     let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"NOCREATE", b"ITEMS"];
     parts.extend(added);
     if parts.len() > 3 {
@@ -315,34 +316,26 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     let value = opened(&key)?;
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
-    let mut replies = Vec::with_capacity(items.len());
+    let mut outcomes = Vec::with_capacity(items.len());
     let mut changed = false;
-    // A refused item's reply: -1 (false in RESP3), or, where the filter
-    // had to grow and its new level was refused for memory, that error
-    // (RedisBloom replies with its error in the array too).
-    let no = if resp3(ctx) {
-        RedisValue::Bool(false)
-    } else {
-        RedisValue::Integer(-1)
-    };
+    // A refused item: `Refused`, or, where the filter had to grow and its
+    // new level was refused for memory, `GrowRefused` (RedisBloom replies
+    // with its error in the array too).
     let refusal = |e: Option<InsertError>| match e {
-        Some(InsertError::Full) if admission::refused() => RedisValue::StaticError(GROW_REFUSED),
-        _ => no.clone(),
+        Some(InsertError::Full) if admission::refused() => Outcome::GrowRefused,
+        _ => Outcome::Refused,
     };
     // Admitted: growth allocates levels (never past the limits).
     let ((), seen) = admission::within(value.memory_usage(), || {
         if unique {
             for item in &items {
-                replies.push(match filter.insert_unique(item) {
+                outcomes.push(match filter.insert_unique(item) {
                     Ok(true) => {
                         changed = true;
-                        RedisValue::Integer(1)
+                        Outcome::Added
                     }
-                    Ok(false) => RedisValue::Integer(0),
-                    Err(InsertError::Full) if admission::refused() => {
-                        RedisValue::StaticError(GROW_REFUSED)
-                    }
-                    Err(_) => RedisValue::Integer(-1),
+                    Ok(false) => Outcome::Present,
+                    Err(e) => refusal(Some(e)),
                 });
             }
             return;
@@ -358,35 +351,24 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
                 Err((inserted, e)) => (inserted, Some(e)),
             };
             changed |= inserted > 0;
-            replies.extend((0..inserted).map(|_| RedisValue::Bool(true)));
+            outcomes.extend((0..inserted).map(|_| Outcome::Added));
             if failed.is_some() {
-                replies.push(refusal(failed));
+                outcomes.push(refusal(failed));
                 for item in &window[inserted + 1..] {
                     match filter.insert(item) {
                         Ok(()) => {
                             changed = true;
-                            replies.push(RedisValue::Bool(true));
+                            outcomes.push(Outcome::Added);
                         }
-                        Err(e) => replies.push(refusal(Some(e))),
+                        Err(e) => outcomes.push(refusal(Some(e))),
                     }
                 }
             }
         }
     });
-    let refusals = replies
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r,
-                RedisValue::Bool(true) | RedisValue::Integer(1) | RedisValue::Integer(0)
-            )
-        })
-        .count();
-    crate::info::refused_inserts(refusals as u64);
-    let added = replies
-        .iter()
-        .filter(|r| matches!(r, RedisValue::Bool(true) | RedisValue::Integer(1)))
-        .count();
+    let added = outcomes.iter().filter(|&&o| o == Outcome::Added).count();
+    let present = outcomes.iter().filter(|&&o| o == Outcome::Present).count();
+    crate::info::refused_inserts((outcomes.len() - added - present) as u64);
     if changed {
         value.changed();
     }
@@ -395,11 +377,46 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         // A refusal a replica would not make (its limits are not the
         // primary's), a creation, or options a replica would read by its
         // own configs: replicas get exactly the items added.
-        replicate_added(ctx, args, created, &items, &replies);
+        replicate_added(ctx, args, created, &items, &outcomes);
     } else if changed {
         ctx.replicate_verbatim();
     }
-    Ok(RedisValue::Array(replies))
+    reply_outcomes(ctx, &outcomes, unique);
+    Ok(RedisValue::NoReply)
+}
+
+/// What a `CF.INSERT`/`CF.INSERTNX` did with one item.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// Inserted: `1` (`true` in RESP3 for `CF.INSERT`).
+    Added,
+    /// Already there (`CF.INSERTNX` only): `0`.
+    Present,
+    /// Refused (full, or too many copies): `-1` (`false` in RESP3 for
+    /// `CF.INSERT`).
+    Refused,
+    /// Refused because the filter had to grow and its new level was
+    /// refused for memory: the error [`GROW_REFUSED`].
+    GrowRefused,
+}
+
+/// Replies with the array of `outcomes`, element by element straight into
+/// the reply (no intermediate `RedisValue` per item): `CF.INSERT`'s as
+/// booleans (RESP2: `1`, or `-1` for a refusal), `CF.INSERTNX`'s as
+/// integers.
+fn reply_outcomes(ctx: &Context, outcomes: &[Outcome], unique: bool) {
+    let resp3 = resp3(ctx);
+    raw::reply_with_array(ctx.ctx, outcomes.len() as _);
+    for outcome in outcomes {
+        match (outcome, unique) {
+            (Outcome::Added, false) => raw::reply_with_bool(ctx.ctx, 1),
+            (Outcome::Refused, false) if resp3 => raw::reply_with_bool(ctx.ctx, 0),
+            (Outcome::Added, true) => raw::reply_with_long_long(ctx.ctx, 1),
+            (Outcome::Present, _) => raw::reply_with_long_long(ctx.ctx, 0),
+            (Outcome::Refused, _) => raw::reply_with_long_long(ctx.ctx, -1),
+            (Outcome::GrowRefused, _) => ctx.reply(Ok(RedisValue::StaticError(GROW_REFUSED))),
+        };
+    }
 }
 
 /// `CF.EXISTS key item`: 0 for a missing key.
@@ -425,9 +442,12 @@ pub(crate) fn mexists(ctx: &Context, args: &[RedisString]) -> RedisResult {
         let items: Vec<&[u8]> = args[2..].iter().map(|a| a.as_slice()).collect();
         v.filter()?.contains_batch(&items, &mut found);
     }
-    Ok(RedisValue::Array(
-        found.into_iter().map(RedisValue::Bool).collect(),
-    ))
+    // Straight into the reply: no `RedisValue` per item.
+    raw::reply_with_array(ctx.ctx, found.len() as _);
+    for hit in found {
+        raw::reply_with_bool(ctx.ctx, hit.into());
+    }
+    Ok(RedisValue::NoReply)
 }
 
 /// `CF.COUNT key item`: copies of the item's fingerprint in its buckets,
