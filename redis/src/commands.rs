@@ -82,17 +82,22 @@ fn refused(filter: &Filter, e: &InsertError) -> RedisError {
     }
 }
 
+/// The settings and seed of a filter a write created (what replicas get
+/// as an explicit `CF.RESERVE`).
+type Created = (Meta, u64);
+
 /// Opens the filter at `key` for a write, creating it with `create`'s
 /// settings and a fresh seed when the key is empty (`ERR not found`
-/// without settings). Returns the settings and seed of a filter it
-/// created, for replication.
-fn open_or_create(
-    key: &RedisKeyWritable,
+/// without settings). Returns the value, and the settings and seed of a
+/// filter it created, for replication. (The value of an existing key is
+/// looked up once: each lookup checks the key's type through the API.)
+fn open_or_create<'k>(
+    key: &'k RedisKeyWritable,
     name: &RedisString,
     create: Option<Meta>,
-) -> Result<Option<(Meta, u64)>, RedisError> {
-    if value::write(key, &CF_TYPE)?.is_some() {
-        return Ok(None);
+) -> Result<(Option<Created>, &'k mut CfValue), RedisError> {
+    if let Some(value) = value::write(key, &CF_TYPE)? {
+        return Ok((None, value));
     }
     let Some(meta) = create else {
         return Err(RedisError::Str("ERR not found"));
@@ -104,7 +109,8 @@ fn open_or_create(
     if meta.capacity < 2 * u64::from(meta.bucket_size) {
         return Err(RedisError::Str(SMALL_CAPACITY));
     }
-    create_with(key, name, meta, random_seed()).map(Some)
+    let created = create_with(key, name, meta, random_seed())?;
+    Ok((Some(created), opened(key)?))
 }
 
 fn create_with(
@@ -250,8 +256,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, &args[1], Some(Meta::default()))?;
-    let value = opened(&key)?;
+    let (created, value) = open_or_create(&key, &args[1], Some(Meta::default()))?;
     let filter = value.filter()?;
     let item = args[2].as_slice();
     // Admitted: growth allocates a level (never more than the limits).
@@ -312,8 +317,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         ..defaults
     });
     let key = ctx.open_key_writable(&args[1]);
-    let created = open_or_create(&key, &args[1], create)?;
-    let value = opened(&key)?;
+    let (created, value) = open_or_create(&key, &args[1], create)?;
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
     let mut outcomes = Vec::with_capacity(items.len());
