@@ -260,7 +260,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
     let filter = value.filter()?;
     let item = args[2].as_slice();
     // Admitted: growth allocates a level (never more than the limits).
-    let (result, _) = admission::within(value.memory_usage(), || match unique {
+    let (result, seen) = admission::within(value.memory_usage(), || match unique {
         true => filter
             .insert_unique(item)
             .map_err(|e| refused_in_scope(filter, &e)),
@@ -274,7 +274,7 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
             if added {
                 value.changed();
             }
-            value.account_write(i64::from(added));
+            value.account_insert(i64::from(added), &seen);
             if added || created.is_some() {
                 replicate_write(ctx, args, created);
             }
@@ -376,7 +376,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     if changed {
         value.changed();
     }
-    value.account_write(i64::try_from(added).unwrap_or(i64::MAX));
+    value.account_insert(i64::try_from(added).unwrap_or(i64::MAX), &seen);
     if seen.refused || created.is_some() || options.items != 3 {
         // A refusal a replica would not make (its limits are not the
         // primary's), a creation, or options a replica would read by its
