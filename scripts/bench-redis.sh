@@ -20,8 +20,8 @@
 # each workload is):
 #
 #   scripts/bench-redis.sh --redisbloom [N] [ROUNDS]   # defaults: 4000000 5
-#   BENCH_BASELINE=path/to/other-build.so scripts/bench-redis.sh --redisbloom
-#       # a third server with another build of the module: before/after
+#   BENCH_BASELINE="old.so older.so" scripts/bench-redis.sh --redisbloom
+#       # a server more per other build of the module: before/after
 #   BENCH_REDISBLOOM=path/to/redisbloom.so     # another RedisBloom build
 #
 # N small by default (2-vCPU hosts shared with builds): the rounds

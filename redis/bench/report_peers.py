@@ -1,7 +1,7 @@
 """The markdown report of `scripts/bench-redis.sh --redisbloom`: each
 workload's median over the rounds per server, in requests and items per
-second, and the module's ratio to RedisBloom (and to the baseline build,
-when one ran), of the medians and of each round's pair.
+second, and the module's ratio to RedisBloom (and to each baseline build
+that ran), of the medians and of each round's pair.
 
     python report_peers.py RESULTS MEMORY N ROUNDS REQUESTS CLIENTS \
         PIPELINE FILL LOAD_BEFORE LOAD_AFTER SERVER_VERSION COMMIT CPUS
@@ -39,7 +39,9 @@ def main():
     for server, _ in runs:
         if server not in servers:
             servers.append(server)
-    peers = [s for s in ("redisbloom", "baseline") if s in servers]
+    # RedisBloom first, then the baseline builds (BENCH_BASELINE).
+    peers = [s for s in servers if s == "redisbloom"] + [
+        s for s in servers if s not in ("ours", "redisbloom")]
 
     print(f"`scripts/bench-redis.sh --redisbloom {n} {rounds}` at `{commit}`: redis-server "
           f"{version}, one per module, {', '.join(servers)}; a filter of {n:,} members "

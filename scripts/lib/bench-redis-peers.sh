@@ -1,8 +1,9 @@
 # `scripts/bench-redis.sh --redisbloom [N] [ROUNDS]` (sourced by it): the
 # module beside RedisBloom 2.8.2, each loaded in its own redis-server, on
 # the same workloads, the servers taking turns workload by workload (the
-# one that goes first changes every round). With BENCH_BASELINE a third
-# server runs another build of the module (before/after in one run).
+# one that goes first changes every round). With BENCH_BASELINE (paths,
+# space-separated) more servers run other builds of the module:
+# before/after in one run.
 #
 # Workloads (redis-benchmark: BENCH_CLIENTS clients, pipeline
 # BENCH_PIPELINE; members `PREFIX:SUFFIX` as in redis/bench/protocol.py):
@@ -17,7 +18,8 @@
 #                   BENCH_FILL items through `redis-cli --pipe`, timed
 #   add             CF.ADD of one member drawn from 2*10^9 into a reserved
 #                   key: BENCH_REQUESTS commands
-# and bytes per item of the loaded filter (`MEMORY USAGE`).
+# (BENCH_WORKLOADS picks some), and bytes per item of the loaded filter
+# (`MEMORY USAGE`).
 # Each fill goes into database 1, flushed before it.
 
 n=${1:-4000000}
@@ -58,10 +60,14 @@ dir=$(mktemp -d)
 declare -A port=()
 servers=(ours redisbloom)
 declare -A modules=([ours]=$module [redisbloom]=$redisbloom)
-if [[ -n "${BENCH_BASELINE:-}" ]]; then
-    servers+=(baseline)
-    modules[baseline]=$BENCH_BASELINE
-fi
+# BENCH_BASELINE: other builds of the module, space-separated, each in a
+# server named after its file (without `.so`).
+for baseline in ${BENCH_BASELINE:-}; do
+    name=$(basename "$baseline" .so)
+    [[ -z "${modules[$name]:-}" ]] || { echo "bench-redis: two servers named $name" >&2; exit 1; }
+    servers+=("$name")
+    modules[$name]=$baseline
+done
 cleanup() {
     local s
     for s in "${!port[@]}"; do redis-cli -p "${port[$s]}" shutdown nosave >/dev/null 2>&1 || true; done
@@ -136,7 +142,8 @@ workload() { # server, workload: prints "server label requests-per-second"
         rps "$s" "$2" --dbnum 1 -n "$requests" -P "$pipeline" -r 2000000000 CF.ADD fill __rand_int__ ;;
     esac
 }
-workloads=(exists-present exists-absent mexists insert insert-default add)
+# BENCH_WORKLOADS: a space-separated subset, in this order by default.
+read -ra workloads <<<"${BENCH_WORKLOADS:-exists-present exists-absent mexists insert insert-default add}"
 results=$(
     for round in $(seq "$rounds"); do
         echo "bench-redis: round $round of $rounds (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
