@@ -21,9 +21,14 @@ use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisStr
 /// on the main thread (read, checksum, copy into the reply).
 pub(crate) const DUMP_CHUNK: usize = 1 << 20;
 
-/// Items of a `CF.INSERT` per pipelined batch call (the library's own
-/// smallest chunk of a batch).
-const INSERT_WINDOW: usize = 64;
+/// Items of a `CF.INSERT` per pipelined batch call: a whole command of
+/// up to 1024 items in one call, so the library's pipeline (buckets
+/// prefetched 24 keys ahead) never restarts inside it, and a table with
+/// at most twice as many lock stripes as the call has items takes each
+/// stripe once per call instead of two stripes per item (the library's
+/// batch locking). 64 before: a fill of 4M items measured 1.07x faster
+/// this way (`docs/benchmarks.md`).
+const INSERT_WINDOW: usize = 1024;
 
 /// The id of the client running the command (0 where there is none).
 fn client_id(ctx: &Context) -> u64 {
