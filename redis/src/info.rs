@@ -55,6 +55,16 @@ impl Accounted {
     }
 }
 
+impl Accounted {
+    /// The value gained `items` items (negative: lost); its memory is
+    /// unchanged.
+    pub(crate) fn add_items(&mut self, items: i64) {
+        let items = self.items.saturating_add(items).max(0);
+        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
+        self.items = items;
+    }
+}
+
 impl Drop for Accounted {
     fn drop(&mut self) {
         self.update(0, 0);

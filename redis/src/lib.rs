@@ -12,7 +12,10 @@
 //! persists it (`datatype.rs`). `docs/redis.md` in the repository says what
 //! is compatible with RedisBloom and what is not, and why.
 //!
-//! Each file depends one way: `commands` on `datatype`, `args`, `value`,
+//! The commands that run per item enter through `dispatch.rs`, which lends
+//! them their arguments without the macro's copy.
+//!
+//! Each file depends one way: `dispatch` on `commands`; `commands` on `datatype`, `args`, `value`,
 //! `admission` and `info`; `datatype` on `value`, `admission` and
 //! `configs`; `args` on `value`, `value` on `configs` and `info`; `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
@@ -29,6 +32,7 @@ mod commands;
 mod configs;
 mod datatype;
 mod defrag;
+mod dispatch;
 mod info;
 mod keyspecs;
 mod value;
@@ -45,6 +49,10 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
     admission::init(ctx.ctx);
     raw::register_info_function(ctx.ctx, Some(module_info));
+    if let Err(e) = dispatch::register(ctx) {
+        ctx.log_warning(&format!("cuckoo: {e}"));
+        return Status::Err;
+    }
     if let Err(e) = keyspecs::register(ctx) {
         ctx.log_warning(&format!("cuckoo: {e}"));
         return Status::Err;
@@ -83,14 +91,10 @@ redis_module! {
     allocator: (alloc::ModuleAlloc, alloc::ModuleAlloc),
     data_types: [CF_TYPE],
     init: init,
+    // CF.ADD, CF.ADDNX, CF.INSERT, CF.INSERTNX, CF.EXISTS and CF.MEXISTS:
+    // registered in `init` by `dispatch` (arguments borrowed, not copied).
     commands: [
         ["cf.reserve", commands::reserve, "write deny-oom", 1, 1, 1, ""],
-        ["cf.add", commands::add, "write deny-oom", 1, 1, 1, ""],
-        ["cf.addnx", commands::addnx, "write deny-oom", 1, 1, 1, ""],
-        ["cf.insert", commands::insert, "write deny-oom", 1, 1, 1, ""],
-        ["cf.insertnx", commands::insertnx, "write deny-oom", 1, 1, 1, ""],
-        ["cf.exists", commands::exists, "readonly fast", 1, 1, 1, ""],
-        ["cf.mexists", commands::mexists, "readonly fast", 1, 1, 1, ""],
         ["cf.count", commands::count, "readonly fast", 1, 1, 1, ""],
         ["cf.del", commands::del, "write fast", 1, 1, 1, ""],
         ["cf.compact", commands::compact, "write", 1, 1, 1, ""],

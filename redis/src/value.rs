@@ -483,6 +483,19 @@ impl CfValue {
         self.accounted.update_by(items, memory);
     }
 
+    /// [`account_write`](Self::account_write) for an insert whose
+    /// admission scope saw `seen`: where it allocated nothing (no level
+    /// added: no table admitted, no bytes held), its memory is what was
+    /// last accounted and is not measured again (a sum over the levels,
+    /// about as costly as the insert of one item itself).
+    pub(crate) fn account_insert(&mut self, items: i64, seen: &crate::admission::Outcome) {
+        if seen.admitted == 0 && seen.held == 0 {
+            self.accounted.add_items(items);
+        } else {
+            self.account_write(items);
+        }
+    }
+
     pub(crate) fn live(meta: Meta, filter: Filter) -> Self {
         Self::new(meta, Body::Live(filter))
     }
