@@ -192,6 +192,25 @@ unsafe fn counted(ptr: *mut u8, layout: Layout, sign: isize) {
     }
 }
 
+/// The bytes the server's allocator holds for the buffer of `v` (its size
+/// class, and the alignment added by hand for a type aligned to more than
+/// 8), which is what `used_memory` counts for it: for `MEMORY USAGE` of a
+/// large buffer of a type so aligned (a dump state's hash state is
+/// cache-line aligned, and a `Vec` of 128 of them fell a size class short
+/// of what the server held).
+pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    let Ok(layout) = Layout::array::<T>(v.capacity()) else {
+        return 0;
+    };
+    if layout.size() == 0 {
+        return 0;
+    }
+    // SAFETY: a `Vec` of non-zero capacity and element size holds a live
+    // block of exactly this layout from the global allocator, which in the
+    // module is `ModuleAlloc`.
+    unsafe { block_size(v.as_ptr().cast_mut().cast(), layout) }
+}
+
 /// The bytes the server's allocator holds for the block `ptr` of `layout`.
 ///
 /// # Safety
