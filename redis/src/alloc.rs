@@ -23,7 +23,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// rounds sizes instead and relies on jemalloc's size classes, which do
 /// not align every class: a 128-byte request came back 64-aligned.)
 ///
-/// Table blocks (zeroed, aligned to [`TABLE_ALIGN`]: the only allocations
+/// Table blocks (zeroed, aligned to [`TABLE_ALIGN`] or more: a table's
+/// buckets, its lock stripes and its version words, the only allocations
 /// the library makes fallibly) are admitted first (`admission.rs`) and
 /// allocated with `RedisModule_TryCalloc` (Redis 7.2, Valkey), or
 /// `RedisModule_TryAlloc` and zeroed by hand (Redis 7.0): a refused or
@@ -37,7 +38,9 @@ pub(crate) struct ModuleAlloc;
 const REDIS_ALIGN: usize = 8;
 
 /// The alignment of the library's tables (its cache line): a zeroed block
-/// of this alignment is a table (see the type's docs).
+/// of this alignment or more is part of a table, its buckets, its lock
+/// stripes (cache-padded: 128 on x86-64) or its version words (see the
+/// type's docs).
 pub(crate) const TABLE_ALIGN: usize = 64;
 
 /// Whether a block from Redis's allocator, as it is, satisfies `layout`.
@@ -257,7 +260,7 @@ impl ModuleAlloc {
     /// # Safety
     /// `GlobalAlloc::alloc_zeroed`'s contract.
     unsafe fn alloc_zeroed_uncounted(&self, layout: Layout) -> *mut u8 {
-        if layout.align() == TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
+        if layout.align() >= TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
             let Some(bytes) = layout.size().checked_add(layout.align()) else {
                 return core::ptr::null_mut();
             };
