@@ -12,6 +12,8 @@
 //! writer can race it, and readers see either the old or the new word.
 
 use crate::probe;
+#[cfg(not(concurrent_cuckoo_loom))]
+use crate::storage::ZeroInit;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use core::fmt::Debug;
 
@@ -30,7 +32,7 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     /// Atomic storage of one bucket; valid when zeroed, so a table can come
     /// straight from zeroed pages.
     #[cfg(not(concurrent_cuckoo_loom))]
-    type Bucket: Send + Sync + ZeroIsEmpty;
+    type Bucket: Send + Sync + ZeroInit;
     /// Atomic storage of one bucket (loom atomics must be constructed).
     #[cfg(concurrent_cuckoo_loom)]
     type Bucket: Send + Sync;
@@ -375,25 +377,17 @@ macro_rules! bucket_word {
 }
 bucket_word!(u32, u64, u128);
 
-/// Marker for bucket types whose all-zero bit pattern is a valid, empty
-/// bucket, so a table can come straight from zeroed pages.
-///
-/// # Safety
-/// Implementors must be valid when every byte is zero and must not need
-/// dropping.
-#[cfg(not(concurrent_cuckoo_loom))]
-pub(crate) unsafe trait ZeroIsEmpty {}
-
 // SAFETY: `AtomicU32`/`AtomicU64` have the same in-memory representation as
-// `u32`/`u64` (documented by core), so zero bytes are the value 0 = empty.
+// `u32`/`u64` (documented by core), so zero bytes are the value 0: an
+// empty bucket, or a version word's first version.
 #[cfg(not(concurrent_cuckoo_loom))]
-unsafe impl ZeroIsEmpty for AtomicU32 {}
+unsafe impl ZeroInit for AtomicU32 {}
 // SAFETY: as above.
 #[cfg(not(concurrent_cuckoo_loom))]
-unsafe impl ZeroIsEmpty for AtomicU64 {}
+unsafe impl ZeroInit for AtomicU64 {}
 // SAFETY: `Bucket32` is `repr(C)` over two `AtomicU64`, each valid as zero.
 #[cfg(not(concurrent_cuckoo_loom))]
-unsafe impl ZeroIsEmpty for Bucket32 {}
+unsafe impl ZeroInit for Bucket32 {}
 
 #[cfg(test)]
 mod tests {

@@ -1,4 +1,6 @@
-//! The bucket array: one zeroed, 64-byte-aligned allocation, and prefetching.
+//! Zeroed arrays (a table's buckets, its lock stripes, its version words):
+//! each one zeroed, cache-line-aligned allocation, made fallibly; and
+//! prefetching.
 //!
 //! Large tables (4 MiB and up) on Linux are mapped directly with `mmap`,
 //! aligned to 2 MiB and marked `MADV_HUGEPAGE`: a lookup out of cache pays a
@@ -15,7 +17,26 @@ pub(crate) const CACHE_LINE: usize = 64;
 pub(crate) use crate::error::AllocationError;
 
 #[cfg(not(concurrent_cuckoo_loom))]
-pub(crate) use raw::{BucketArray, Region};
+pub(crate) use raw::{Region, ZeroedArray};
+
+/// Marker for types whose all-zero bit pattern is a valid value, the one a
+/// new table starts with (an empty bucket, an unlocked lock stripe with
+/// zero counts, a version word's first version): a table's arrays come
+/// straight from zeroed memory ([`ZeroedArray`]), allocated fallibly and
+/// in one piece, never built element by element.
+///
+/// # Safety
+/// Implementors must be valid when every byte is zero, zero must be the
+/// value they start with, and they must not need dropping.
+#[cfg(not(concurrent_cuckoo_loom))]
+pub(crate) unsafe trait ZeroInit {}
+
+// SAFETY: `CachePadded<T>` is `T` aligned and padded (a `repr(align)`
+// struct of one field): zero bytes are a zero `T`, valid by `T`'s own
+// contract, with padding bytes that may hold anything; it has no drop glue
+// beyond `T`'s, which has none.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl<T: ZeroInit> ZeroInit for crossbeam_utils::CachePadded<T> {}
 
 /// Where a filter's table gets its memory. See [`set_table_memory`].
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -32,7 +53,11 @@ pub enum TableMemory {
     /// Every table from the global allocator (`alloc_zeroed`), whatever
     /// its size: for a host that must account for every byte through its
     /// allocator, such as a Redis module (whose allocator reports to
-    /// Redis's `used_memory`, which `maxmemory` acts on). No 2 MiB pages
+    /// Redis's `used_memory`, which `maxmemory` acts on). A table is three
+    /// such zeroed blocks, each aligned to the cache line or more and
+    /// allocated fallibly (a null is an error): its lock stripes, its
+    /// version words, then its buckets; a host may refuse any of them to
+    /// keep a limit. No 2 MiB pages
     /// unless the allocator provides them, and a retired level keeps its
     /// memory until the filter is dropped.
     GlobalAllocator,
@@ -71,8 +96,7 @@ fn large_tables_mapped() -> bool {
 
 #[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
-    use super::{AllocationError, CACHE_LINE};
-    use crate::fingerprint::ZeroIsEmpty;
+    use super::{AllocationError, ZeroInit, CACHE_LINE};
     use core::alloc::Layout;
     use core::marker::PhantomData;
     use core::ptr::NonNull;
@@ -150,7 +174,7 @@ mod raw {
     }
 
     // SAFETY: a `Region` is plain memory it owns exclusively, with no
-    // thread affinity; the types built on it (`BucketArray`, `FrozenBytes`)
+    // thread affinity; the types built on it (`ZeroedArray`, `FrozenBytes`)
     // carry the `Send`/`Sync` reasoning for what they store in it.
     unsafe impl Send for Region {}
     // SAFETY: `&Region` only gives out the pointer; every access through
@@ -160,13 +184,21 @@ mod raw {
     impl Region {
         /// `bytes` zeroed bytes (`bytes > 0`), 64-byte aligned.
         pub(crate) fn zeroed(bytes: usize) -> Result<Self, AllocationError> {
+            Self::zeroed_aligned(bytes, CACHE_LINE)
+        }
+
+        /// `bytes` zeroed bytes (`bytes > 0`), aligned to `align` (a power
+        /// of two, at least [`CACHE_LINE`], at most a page: a mapping is
+        /// page-aligned).
+        pub(crate) fn zeroed_aligned(bytes: usize, align: usize) -> Result<Self, AllocationError> {
             assert!(bytes > 0, "a region holds at least one byte");
+            assert!(align.is_power_of_two() && (CACHE_LINE..=4096).contains(&align));
             #[cfg(target_os = "linux")]
             if bytes >= HUGE_PAGE_THRESHOLD && super::large_tables_mapped() {
                 return Self::mmap(bytes);
             }
-            let layout = Layout::from_size_align(bytes, CACHE_LINE)
-                .map_err(|_| AllocationError::new(bytes))?;
+            let layout =
+                Layout::from_size_align(bytes, align).map_err(|_| AllocationError::new(bytes))?;
             // SAFETY: `layout` has non-zero size (asserted above).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
             let ptr = NonNull::new(raw).ok_or(AllocationError::new(bytes))?;
@@ -288,8 +320,10 @@ mod raw {
         }
     }
 
-    /// A fixed-length array of buckets that starts zeroed (all empty).
-    pub(crate) struct BucketArray<B> {
+    /// A fixed-length array that starts zeroed (every element at its
+    /// initial value, see [`ZeroInit`]): a table's buckets (all empty),
+    /// lock stripes or version words.
+    pub(crate) struct ZeroedArray<B> {
         region: Region,
         len: usize,
         _owns: PhantomData<B>,
@@ -297,19 +331,22 @@ mod raw {
 
     // SAFETY: the array owns its buckets exclusively; sending it moves
     // ownership of `B`s, which are `Send`.
-    unsafe impl<B: Send> Send for BucketArray<B> {}
+    unsafe impl<B: Send> Send for ZeroedArray<B> {}
     // SAFETY: shared access only hands out `&[B]`, sound when `B: Sync`
     // (bucket types are atomics).
-    unsafe impl<B: Sync> Sync for BucketArray<B> {}
+    unsafe impl<B: Sync> Sync for ZeroedArray<B> {}
 
-    impl<B: ZeroIsEmpty> BucketArray<B> {
+    impl<B: ZeroInit> ZeroedArray<B> {
+        /// `len` (`> 0`) zeroed elements, in one allocation sized first
+        /// (an error, not a panic, when it cannot be had).
         pub(crate) fn zeroed(len: usize) -> Result<Self, AllocationError> {
             let bytes = len
                 .checked_mul(core::mem::size_of::<B>())
                 .ok_or(AllocationError::new(usize::MAX))?;
-            assert!(len > 0 && core::mem::align_of::<B>() <= CACHE_LINE);
+            assert!(len > 0 && bytes > 0);
+            let align = core::mem::align_of::<B>().max(CACHE_LINE);
             Ok(Self {
-                region: Region::zeroed(bytes)?,
+                region: Region::zeroed_aligned(bytes, align)?,
                 len,
                 _owns: PhantomData,
             })
@@ -340,29 +377,30 @@ mod raw {
         }
     }
 
-    impl<B> core::ops::Deref for BucketArray<B> {
+    impl<B> core::ops::Deref for ZeroedArray<B> {
         type Target = [B];
         #[inline(always)]
         fn deref(&self) -> &[B] {
-            // SAFETY: the region holds `len` buckets' worth of zeroed bytes,
-            // aligned for `B` (64 bytes, asserted in `zeroed`); `B:
-            // ZeroIsEmpty` makes zero a valid (empty) bucket; they live as
-            // long as `self`, and all later mutation goes through `B`'s
+            // SAFETY: the region holds `len` elements' worth of zeroed
+            // bytes, aligned for `B` (to `align_of::<B>()` at least, in
+            // `zeroed`); `B: ZeroInit` makes zero a valid value; they live
+            // as long as `self`, and all later mutation goes through `B`'s
             // atomics.
             unsafe { core::slice::from_raw_parts(self.region.as_ptr().cast::<B>(), self.len) }
         }
     }
 }
 
-/// Under loom, buckets are loom atomics, which must be constructed, so the
-/// array is an ordinary boxed slice (whose memory `discard` keeps).
+/// Under loom, buckets, locks and versions are loom types, which must be
+/// constructed, so the array is an ordinary boxed slice (whose memory
+/// `discard` keeps).
 #[cfg(concurrent_cuckoo_loom)]
-pub(crate) struct BucketArray<B> {
+pub(crate) struct ZeroedArray<B> {
     buckets: Box<[B]>,
 }
 
 #[cfg(concurrent_cuckoo_loom)]
-impl<B> BucketArray<B> {
+impl<B> ZeroedArray<B> {
     pub(crate) fn from_fn(len: usize, f: impl FnMut() -> B) -> Result<Self, AllocationError> {
         Ok(Self {
             buckets: core::iter::repeat_with(f).take(len).collect(),
@@ -379,7 +417,7 @@ impl<B> BucketArray<B> {
 }
 
 #[cfg(concurrent_cuckoo_loom)]
-impl<B> core::ops::Deref for BucketArray<B> {
+impl<B> core::ops::Deref for ZeroedArray<B> {
     type Target = [B];
     fn deref(&self) -> &[B] {
         &self.buckets
@@ -494,7 +532,7 @@ mod tests {
     #[test]
     fn small_and_huge_arrays_are_zeroed_and_line_aligned() {
         for len in [1usize, 7, 1000, (8 << 20) / 8 + 3] {
-            let a = BucketArray::<AtomicU64>::zeroed(len).unwrap();
+            let a = ZeroedArray::<AtomicU64>::zeroed(len).unwrap();
             assert_eq!(a.len(), len);
             assert_eq!(a.as_ptr() as usize % CACHE_LINE, 0);
             assert!(a.iter().all(|b| b.load(Ordering::Relaxed) == 0));
@@ -506,13 +544,13 @@ mod tests {
 
     #[test]
     fn discarded_mappings_read_as_zero_and_heap_arrays_are_kept() {
-        let big = BucketArray::<AtomicU64>::zeroed((8 << 20) / 8).unwrap();
+        let big = ZeroedArray::<AtomicU64>::zeroed((8 << 20) / 8).unwrap();
         big[12345].store(0, Ordering::Relaxed); // touched, still zero
         assert!(big.discard(), "a mapping returns its pages");
         assert!(big.iter().all(|b| b.load(Ordering::Relaxed) == 0));
         big[7].store(9, Ordering::Relaxed); // faulted in fresh
         assert_eq!(big[7].load(Ordering::Relaxed), 9);
-        let small = BucketArray::<AtomicU64>::zeroed(16).unwrap();
+        let small = ZeroedArray::<AtomicU64>::zeroed(16).unwrap();
         assert!(!small.discard(), "heap memory is kept");
     }
 
@@ -551,9 +589,9 @@ mod tests {
 
     #[test]
     fn absurd_sizes_fail_cleanly() {
-        assert!(BucketArray::<AtomicU64>::zeroed(usize::MAX / 4).is_err());
+        assert!(ZeroedArray::<AtomicU64>::zeroed(usize::MAX / 4).is_err());
         // Just past isize::MAX bytes: representable, never allocatable (on
         // 32-bit targets `mmap` would have granted it; found under qemu-arm).
-        assert!(BucketArray::<AtomicU64>::zeroed(isize::MAX as usize / 8 + 1).is_err());
+        assert!(ZeroedArray::<AtomicU64>::zeroed(isize::MAX as usize / 8 + 1).is_err());
     }
 }

@@ -32,7 +32,11 @@
 //! counter: a writer already owns that line, so `len()` costs inserts and
 //! removes no shared-counter contention.
 
-use crate::storage::{prefetch, prefetch_for_write, write_prefetch_supported};
+#[cfg(not(concurrent_cuckoo_loom))]
+use crate::storage::ZeroInit;
+use crate::storage::{
+    prefetch, prefetch_for_write, write_prefetch_supported, AllocationError, ZeroedArray,
+};
 use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
 
@@ -81,6 +85,13 @@ pub(crate) struct Stripe {
     path_lengths: [AtomicU64; PATH_LENGTHS],
 }
 
+// SAFETY: a `Stripe` is a `RawLock` (zero: unlocked, see its own
+// `ZeroInit`) and atomic integers (the representation of their integers:
+// zero bytes are 0), so zero bytes are `Stripe::default()`; none needs
+// dropping.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl ZeroInit for Stripe {}
+
 /// The writers' counters summed over every stripe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
@@ -100,7 +111,7 @@ fn bump(counter: &AtomicU64) {
 }
 
 pub(crate) struct Stripes {
-    stripes: Box<[CachePadded<Stripe>]>,
+    stripes: ZeroedArray<CachePadded<Stripe>>,
     /// Threads waiting for a stripe lock right now. Written only by a
     /// thread whose first attempt found its lock taken; a batch holding
     /// every stripe polls it to let go as soon as anyone waits (see
@@ -109,7 +120,7 @@ pub(crate) struct Stripes {
     /// models need not explore its orderings, and as a loom atomic it made
     /// every contended acquisition three scheduling points more.
     waiting: CachePadded<core::sync::atomic::AtomicUsize>,
-    versions: Box<[AtomicU64]>,
+    versions: ZeroedArray<AtomicU64>,
     lock_mask: usize,
     version_mask: usize,
     /// Whether [`prefetch_locks`](Self::prefetch_locks) may prefetch for
@@ -154,22 +165,32 @@ impl Stripes {
     }
 
     /// Exactly `stripes` lock stripes and `versions` versions (powers of
-    /// two, `versions >= stripes`).
-    pub(crate) fn new(stripes: usize, versions: usize) -> Self {
+    /// two, `versions >= stripes`), each array one zeroed allocation made
+    /// fallibly (as the table's buckets are: a host that admits the
+    /// table's memory, the Redis module, admits these with it).
+    pub(crate) fn new(stripes: usize, versions: usize) -> Result<Self, AllocationError> {
         assert!(stripes.is_power_of_two() && versions.is_power_of_two());
         // No longer needed for correctness (a version word may be bumped
         // under several locks), but the sizing rule the builder checks.
         assert!(versions >= stripes, "never fewer versions than stripes");
-        Self {
-            stripes: (0..stripes)
-                .map(|_| CachePadded::new(Stripe::default()))
-                .collect(),
-            versions: (0..versions).map(|_| AtomicU64::new(0)).collect(),
+        #[cfg(not(concurrent_cuckoo_loom))]
+        let (locks, words) = (
+            ZeroedArray::zeroed(stripes)?,
+            ZeroedArray::zeroed(versions)?,
+        );
+        #[cfg(concurrent_cuckoo_loom)]
+        let (locks, words) = (
+            ZeroedArray::from_fn(stripes, || CachePadded::new(Stripe::default()))?,
+            ZeroedArray::from_fn(versions, || AtomicU64::new(0))?,
+        );
+        Ok(Self {
+            stripes: locks,
+            versions: words,
             waiting: CachePadded::new(core::sync::atomic::AtomicUsize::new(0)),
             lock_mask: stripes - 1,
             version_mask: versions - 1,
             write_prefetch: write_prefetch_supported(),
-        }
+        })
     }
 
     /// Offers the lock stripes' and the version words' blocks to `mover`
@@ -181,8 +202,8 @@ impl Stripes {
         mover: &mut dyn crate::relocate::Relocate,
         tally: &mut crate::relocate::Relocated,
     ) {
-        crate::relocate::slice(&mut self.stripes, mover, tally);
-        crate::relocate::slice(&mut self.versions, mover, tally);
+        self.stripes.relocate(mover, tally);
+        self.versions.relocate(mover, tally);
     }
 
     /// Lock stripes.
@@ -542,9 +563,44 @@ mod tests {
         );
     }
 
+    /// Locks and versions come from zeroed memory, as the buckets do:
+    /// they start as built ones would (free locks, zero counts, version
+    /// 0), aligned for their cache-padded type.
+    #[test]
+    fn zeroed_stripes_and_versions_start_as_new_ones() {
+        let s = Stripes::new(8, 64).unwrap();
+        assert_eq!((s.count(), s.version_count()), (8, 64));
+        assert_eq!(s.len(), 0);
+        assert_eq!(s.counters(), Counters::default());
+        assert!((0..64).all(|a| s.version(a, a ^ 1) == 0));
+        let first: *const CachePadded<Stripe> = &s.stripes[0];
+        assert_eq!(
+            first as usize % core::mem::align_of::<CachePadded<Stripe>>(),
+            0
+        );
+        drop(s.lock_all());
+        let g = s.lock_pair(0, 7);
+        g.add_len(7, 3);
+        drop(g);
+        assert_eq!(s.len(), 3);
+        assert_eq!(
+            s.memory_usage(),
+            8 * core::mem::size_of::<CachePadded<Stripe>>() + 64 * 8
+        );
+    }
+
+    /// Counts no allocator can give are an error, as a table's buckets
+    /// are, never a panic or an abort (built element by element into a
+    /// `Box`, these overflowed its capacity: a panic).
+    #[test]
+    fn counts_past_any_allocation_are_an_error() {
+        assert!(Stripes::new(1 << 62, 1 << 62).is_err());
+        assert!(Stripes::new(1, 1 << 62).is_err());
+    }
+
     #[test]
     fn a_thread_waiting_for_a_stripe_is_visible_until_it_gets_the_lock() {
-        let s = Stripes::new(4, 4);
+        let s = Stripes::new(4, 4).unwrap();
         assert!(!s.has_waiters());
         let all = s.lock_all();
         assert!(!s.has_waiters(), "taking free locks is not waiting");
@@ -570,7 +626,7 @@ mod tests {
 
     #[test]
     fn a_pair_has_one_version_whichever_bucket_names_it_first() {
-        let s = Stripes::new(2, 8);
+        let s = Stripes::new(2, 8).unwrap();
         let g = s.lock_pair(1, 6); // both stripes; pair word (1 ^ 6) >> 1 = 3
         g.bump_version(6, 1);
         drop(g);
@@ -584,7 +640,7 @@ mod tests {
 
     #[test]
     fn pair_locks_deduplicate_and_count() {
-        let s = Stripes::new(4, 4);
+        let s = Stripes::new(4, 4).unwrap();
         {
             let g = s.lock_pair(1, 5); // same stripe: must not self-deadlock
             g.add_len(1, 2);

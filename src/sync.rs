@@ -48,6 +48,12 @@ pub(crate) struct RawLock {
     locked: AtomicBool,
 }
 
+// SAFETY: a `RawLock` is one `AtomicBool`, which has `bool`'s
+// representation: zero bytes are `false`, unlocked, as `default()` makes
+// it; nothing to drop.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl crate::storage::ZeroInit for RawLock {}
+
 #[cfg(not(concurrent_cuckoo_loom))]
 impl RawLock {
     /// Takes the lock, waiting as long as needed. Pair it with

@@ -65,7 +65,7 @@ use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::index::{HashScheme, IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
-use crate::storage::{prefetch, AllocationError, BucketArray};
+use crate::storage::{prefetch, AllocationError, ZeroedArray};
 use crate::stripes::{StripeGuard, Stripes};
 use crate::sync::{fence, spin_hint, AtomicBool, Ordering};
 
@@ -155,7 +155,7 @@ pub(crate) enum Mode {
 }
 
 pub(crate) struct RawTable<F: Fingerprint> {
-    pub(crate) buckets: BucketArray<F::Bucket>,
+    pub(crate) buckets: ZeroedArray<F::Bucket>,
     pub(crate) index: IndexMap,
     pub(crate) stripes: Stripes,
     /// Whether inserts may store here. Always true for a `CuckooFilter`; a
@@ -179,16 +179,21 @@ impl<F: Fingerprint> RawTable<F> {
         scheme: HashScheme,
     ) -> Result<Self, AllocationError> {
         assert!(max_path <= MAX_PATH_LIMIT);
-        #[cfg(not(concurrent_cuckoo_loom))]
-        let array = BucketArray::zeroed(buckets)?;
-        #[cfg(concurrent_cuckoo_loom)]
-        let array = BucketArray::from_fn(buckets, F::empty_bucket)?;
         let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
         let versions = versions.unwrap_or_else(|| Stripes::default_versions(buckets, stripes));
+        // Every part fallibly, the small ones first: a host that admits
+        // each allocation against a limit (the Redis module) refuses the
+        // table before its buckets, the large part, are allocated (and
+        // zeroed) if its locks and versions already take it past the limit.
+        let stripes = Stripes::new(stripes, versions)?;
+        #[cfg(not(concurrent_cuckoo_loom))]
+        let array = ZeroedArray::zeroed(buckets)?;
+        #[cfg(concurrent_cuckoo_loom)]
+        let array = ZeroedArray::from_fn(buckets, F::empty_bucket)?;
         Ok(Self {
             buckets: array,
             index: IndexMap::new(buckets, scheme),
-            stripes: Stripes::new(stripes, versions),
+            stripes,
             max_path,
             accepting: AtomicBool::new(true),
         })
@@ -770,7 +775,7 @@ impl<F: Fingerprint> RawTable<F> {
 
     /// Stops inserts (`all` holds every stripe lock, so no insert is
     /// between its check and its store) and, if the table is empty, gives
-    /// its memory back (`BucketArray::discard`). Returns whether it did.
+    /// its memory back (`ZeroedArray::discard`). Returns whether it did.
     #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn close(&self, all: &StripeGuard<'_>) -> bool {
         debug_assert!(all.holds_all());

@@ -257,3 +257,25 @@ fn an_encoder_refuses_a_filter_that_changed() {
         .expect("the other filter is refused");
     assert!(err.to_string().contains("changed"), "{err}");
 }
+
+/// An encoder reports what it holds: more than its struct, and more for a
+/// growing filter of several levels (a header and a part per level) than
+/// for a single table; handing out chunks keeps it bounded (the bucket
+/// buffer is reused, not grown).
+#[test]
+fn an_encoder_reports_the_memory_it_holds() {
+    let one = single(16, 1000, 1);
+    let mut encoder = ChunkEncoder::new(&one);
+    let fresh = encoder.memory_usage();
+    assert!(fresh > core::mem::size_of::<ChunkEncoder>());
+    let mut out = Vec::new();
+    while !encoder.is_done() {
+        out.clear();
+        encoder.next_chunk(&one, 1000, &mut out).unwrap();
+        assert!(encoder.memory_usage() < fresh + 64);
+    }
+    let levels = growing(2);
+    assert!(levels.levels() > 2);
+    let several = ChunkEncoder::scalable(&levels).memory_usage();
+    assert!(several > fresh + levels.levels() * 40, "{several} {fresh}");
+}

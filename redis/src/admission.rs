@@ -5,10 +5,12 @@
 //! past `maxmemory`.
 //!
 //! The library allocates every table through the global allocator (the
-//! module sets `TableMemory::GlobalAllocator`), as a zeroed block aligned
-//! to its cache line, and turns a null into an error (`BuildError`, a
-//! failed insert's growth, a `DecodeError`): those are the only fallible
-//! allocations it makes. The module's allocator (`alloc.rs`) asks
+//! module sets `TableMemory::GlobalAllocator`), as zeroed blocks aligned
+//! to its cache line or more (the buckets, the lock stripes, the version
+//! words: each sized before it is made), and turns a null into an error
+//! (`BuildError`, a failed insert's growth, a `DecodeError`): those are
+//! the only fallible allocations it makes. A table is admitted whole: its
+//! locks and versions count against the limit with its buckets. The module's allocator (`alloc.rs`) asks
 //! [`admit`] before each such block and returns null when it says no, so
 //! every path that can allocate a table is covered at the one place they
 //! all pass, and nothing else (lookups never allocate) pays for it.

@@ -24,7 +24,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// rounds sizes instead and relies on jemalloc's size classes, which do
 /// not align every class: a 128-byte request came back 64-aligned.)
 ///
-/// Table blocks (zeroed, aligned to [`TABLE_ALIGN`]: the only allocations
+/// Table blocks (zeroed, aligned to [`TABLE_ALIGN`] or more: a table's
+/// buckets, its lock stripes and its version words, the only allocations
 /// the library makes fallibly) are admitted first (`admission.rs`) and
 /// allocated with `RedisModule_TryCalloc` (Redis 7.2, Valkey), or
 /// `RedisModule_TryAlloc` and zeroed by hand (Redis 7.0): a refused or
@@ -38,7 +39,9 @@ pub(crate) struct ModuleAlloc;
 const REDIS_ALIGN: usize = 8;
 
 /// The alignment of the library's tables (its cache line): a zeroed block
-/// of this alignment is a table (see the type's docs).
+/// of this alignment or more is part of a table, its buckets, its lock
+/// stripes (cache-padded: 128 on x86-64) or its version words (see the
+/// type's docs).
 pub(crate) const TABLE_ALIGN: usize = 64;
 
 /// Whether a block from Redis's allocator, as it is, satisfies `layout`.
@@ -253,6 +256,25 @@ unsafe fn counted(ptr: *mut u8, layout: Layout, sign: isize) {
     }
 }
 
+/// The bytes the server's allocator holds for the buffer of `v` (its size
+/// class, and the alignment added by hand for a type aligned to more than
+/// 8), which is what `used_memory` counts for it: for `MEMORY USAGE` of a
+/// large buffer of a type so aligned (a dump state's hash state is
+/// cache-line aligned, and a `Vec` of 128 of them fell a size class short
+/// of what the server held).
+pub(crate) fn vec_bytes<T>(v: &Vec<T>) -> usize {
+    let Ok(layout) = Layout::array::<T>(v.capacity()) else {
+        return 0;
+    };
+    if layout.size() == 0 {
+        return 0;
+    }
+    // SAFETY: a `Vec` of non-zero capacity and element size holds a live
+    // block of exactly this layout from the global allocator, which in the
+    // module is `ModuleAlloc`.
+    unsafe { block_size(v.as_ptr().cast_mut().cast(), layout) }
+}
+
 /// The bytes the server's allocator holds for the block `ptr` of `layout`.
 ///
 /// # Safety
@@ -299,7 +321,7 @@ impl ModuleAlloc {
     /// # Safety
     /// `GlobalAlloc::alloc_zeroed`'s contract.
     unsafe fn alloc_zeroed_uncounted(&self, layout: Layout) -> *mut u8 {
-        if layout.align() == TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
+        if layout.align() >= TABLE_ALIGN && api!(RedisModule_Calloc).is_some() {
             let Some(bytes) = layout.size().checked_add(layout.align()) else {
                 return core::ptr::null_mut();
             };

@@ -611,9 +611,17 @@ impl CfValue {
     /// progress) and the state of its dumps.
     pub(crate) fn memory_usage(&self) -> usize {
         let dumps = self.dumps.borrow();
+        // Each state's buffers besides its slot in `states` (at most
+        // `MAX_DUMP_STATES` of them to sum).
+        let buffers: usize = dumps
+            .states
+            .iter()
+            .map(|d| d.encoder.memory_usage() - core::mem::size_of::<ChunkEncoder>())
+            .sum();
         core::mem::size_of::<Self>()
-            + dumps.states.capacity() * core::mem::size_of::<Dump>()
-            + dumps.clients.capacity() * core::mem::size_of::<(u64, u64)>()
+            + crate::alloc::vec_bytes(&dumps.states)
+            + buffers
+            + crate::alloc::vec_bytes(&dumps.clients)
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
                 // All the decoder allocated (the bytes taken in are in

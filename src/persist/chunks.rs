@@ -194,6 +194,24 @@ impl ChunkEncoder {
         self.pos == self.total
     }
 
+    /// Bytes this encoder holds: itself and its buffers (each table's
+    /// header, a growing filter's container header, the bucket being
+    /// handed out). A host that keeps encoders between calls, as the
+    /// Redis module keeps the state of each `CF.SCANDUMP` in progress,
+    /// reports them with its own memory.
+    #[must_use]
+    pub fn memory_usage(&self) -> usize {
+        core::mem::size_of::<Self>()
+            + self.prefix.capacity()
+            + self.parts.capacity() * core::mem::size_of::<Part>()
+            + self
+                .parts
+                .iter()
+                .map(|p| p.header.capacity())
+                .sum::<usize>()
+            + self.bucket.capacity()
+    }
+
     /// Appends the next at most `max` bytes (`max > 0`; fewer only at the
     /// end) of the encoding of `filter`, the one this encoder was made
     /// from, to `out`; returns how many.

@@ -521,3 +521,89 @@ def test_a_finished_dump_frees_its_state(server):
     # What is left: which client dumps which filter (a few dozen bytes
     # each), not the dumps' states (about 3.6 KB each before).
     assert grew < 100 * 1024, grew
+
+
+def test_dump_state_of_one_key_is_freed_bounded_and_counted(server):
+    """Issue 32, defect 4: 40 write+dump cycles on one key kept 104 KB
+    (a finished dump's state stayed until 64 newer ones were made stale),
+    states at distinct positions of one filter were kept without bound,
+    and MEMORY USAGE counted none of them. Now the closing call frees a
+    dump's state, a key keeps at most 128 states, and MEMORY USAGE
+    reports what they hold: what DEL then frees (one command: the
+    server's own buffers, resized by its timers, do not blur it)."""
+    r = server.client()
+    r.config_set("lazyfree-lazy-user-del", "no")  # DEL frees at once
+
+    def used():
+        return r.info("memory")["used_memory"]
+
+    def dump(key):
+        it, chunks = 0, []
+        while True:
+            it, data = r.execute_command("CF.SCANDUMP", key, it)
+            if it == 0:
+                return chunks
+            chunks.append(data)
+
+    def freed_as_reported(key):
+        reported, before = r.memory_usage(key), used()
+        r.delete(key)
+        freed = before - used()
+        # The allocator's size classes aside, MEMORY USAGE is what the
+        # key held.
+        assert abs(freed - reported) <= reported // 20 + 1024, (freed, reported)
+        return freed
+
+    # Every command once first (their first use grows the server's own
+    # structures).
+    for _ in range(2):
+        r.execute_command("CF.ADD", "k", "first")
+        dump("k")
+        r.memory_usage("k")
+        used()
+        r.delete("k")
+
+    # Finished dumps, each after a write: nothing kept.
+    r.execute_command("CF.ADD", "k", "first")
+    dump("k")
+    reported = r.memory_usage("k")
+    for i in range(40):
+        r.execute_command("CF.ADD", "k", f"w{i}")
+        dump("k")
+    assert r.memory_usage("k") == reported
+    # Before: 110-160 KB freed, 5 KB reported.
+    assert freed_as_reported("k") < 8 * 1024
+
+    # Unfinished dumps, each made stale by a write: the newest 64 are
+    # kept (to tell their clients to start again), and counted.
+    r.execute_command("CF.ADD", "k", "first")
+    reported = r.memory_usage("k")
+    for i in range(100):
+        r.execute_command("CF.ADD", "k", f"a{i}")
+        r.execute_command("CF.SCANDUMP", "k", 0)
+    stale = r.memory_usage("k") - reported
+    assert 64 * 1024 < stale < 64 * 4096, stale
+    freed_as_reported("k")
+
+    # Unfinished dumps of one state of a filter, at distinct positions
+    # (any iterator is served, as RedisBloom does): at most 128 kept
+    # however many there are, and counted.
+    r.execute_command("CF.RESERVE", "big", 1_500_000, "EXPANSION", 0)
+    r.execute_command("CF.INSERT", "big", "ITEMS", *range(100))
+    total = sum(len(c) for c in dump("big"))
+    step = (total - (1 << 20)) // 220
+    assert step > 0, total
+    reported = r.memory_usage("big")
+
+    def abandon(positions):
+        for j in positions:
+            # A chunk from offset j*step, left there.
+            it, data = r.execute_command("CF.SCANDUMP", "big", 1 + j * step)
+            assert it != 0 and data
+
+    abandon(range(1, 140))
+    held = r.memory_usage("big") - reported
+    assert 128 * 512 < held < 128 * 4096, held
+    abandon(range(140, 220))
+    # No more held (the states differ by a few bytes of buffers).
+    assert r.memory_usage("big") - reported <= held + 1024

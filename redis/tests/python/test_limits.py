@@ -656,3 +656,60 @@ def test_persisted_data_always_loads_under_a_lower_limit(servers):
             assert f"filter '{key}' loaded with" in log, (kind, key)
         # Commands are held to the new limit.
         assert error(r, "CF.RESERVE", "more", 2_000_000) == CREATE_REFUSED
+
+
+def test_a_tables_locks_and_versions_are_admitted_with_it(servers):
+    """Issue 32, defect 8: the library allocated a table's lock stripes
+    and version words itself, infallibly, outside admission: a filter
+    whose buckets fit cuckoo.cf-max-memory-usage, but not with its locks
+    and versions, was made past the limit. They are now zeroed blocks the
+    module admits with the buckets: refused with the usual error, nothing
+    allocated; and MEMORY USAGE of a new filter is what used_memory grew
+    by (locks and versions counted): within 1% with libc malloc (Valkey
+    9.1 here), and short by jemalloc's size classes at most (Redis 7.0)."""
+    r = servers().client()
+
+    def stats(key):
+        reply = r.execute_command("CF.STATS", key)
+        if not isinstance(reply, dict):
+            reply = dict(zip(reply[::2], reply[1::2]))
+        return {k.decode(): v for k, v in reply.items()}
+
+    def reserve(key):
+        return r.execute_command("CF.RESERVE", key, 100_000, "EXPANSION", 0)
+
+    reserve("probe")
+    probe = stats("probe")
+    ((bits,), (count,)) = probe["Fingerprint bits"], probe["Buckets"]
+    buckets = count * 4 * bits // 8
+    # 32 lock stripes of 128 bytes and 128 version words of 8.
+    assert probe["Memory"] - buckets > 4096, (probe, buckets)
+    r.delete("probe")
+    # Room for the buckets and their alignment, not for the rest.
+    r.config_set(CONFIG, buckets + 1024)
+    for _ in range(2):  # the first refusal grows the server's buffers
+        before = used(r)
+        assert error(r, "CF.RESERVE", "k", 100_000, "EXPANSION", 0) == CREATE_REFUSED
+        assert r.exists("k") == 0
+    assert abs(used(r) - before) < 4096
+    # Room for all of it: the same filter is made.
+    r.config_set(CONFIG, probe["Memory"] + 1024)
+    assert ok(reserve("k"))
+    assert stats("k")["Memory"] == probe["Memory"]
+
+    # MEMORY USAGE of a new filter against what used_memory grew by.
+    r.config_set(CONFIG, "1gb")
+    jemalloc = r.info("memory")["mem_allocator"].startswith("jemalloc")
+    for capacity in (100_000, 1_000_000, 10_000_000):
+        for expansion in (0, 2):
+            key = f"m{capacity}-{expansion}"
+            before = used(r)
+            r.execute_command("CF.RESERVE", key, capacity, "EXPANSION", expansion)
+            grew = used(r) - before
+            reported = r.memory_usage(key)
+            if jemalloc:
+                # jemalloc rounds a large block up to its size class (four
+                # a doubling): a table of 2.25 MB holds 2.5 MB.
+                assert 0.8 * grew <= reported <= grew, (key, reported, grew)
+            else:
+                assert abs(reported - grew) <= grew // 100, (key, reported, grew)
