@@ -5,9 +5,12 @@
 //! be present, and every remove of a live key must take it.
 //!
 //! Exact expectations: no live or kept key is ever missed by a lookup or a
-//! count; every remove of a live key answers `true` (all levels here have
-//! one geometry, so no remove is ambiguous: a `false` is a remove that
-//! missed a copy on the move); at the end the filter holds exactly the
+//! count; every remove of a live key answers `true` (all 16 slots here
+//! have one geometry: growth 1 and, at a rate of 1%, 16-bit fingerprints
+//! in every slot, which `every_slot_is_16_bits` checks; so no remove is
+//! ambiguous, and a `false` is a remove that missed a copy on the move;
+//! at 0.1% slots 8 to 15 get 32 bits, and a key colliding there is
+//! rightly refused); at the end the filter holds exactly the
 //! live and kept keys, and compaction has moved fingerprints and retired
 //! levels while the others ran. Bounded: a few seconds in a test build.
 
@@ -26,12 +29,32 @@ fn kept(k: u64) -> bool {
     k.is_multiple_of(KEEP)
 }
 
+/// The premise of the exact remove expectations: every slot of the
+/// filters below has one width.
+#[test]
+fn every_slot_is_16_bits() {
+    let filter = ScalableCuckooFilter::builder()
+        .initial_capacity(500)
+        .growth_factor(1)
+        .max_levels(16)
+        .false_positive_rate(0.01)
+        .seed(41)
+        .build()
+        .unwrap();
+    let mut k = 0u64;
+    while filter.insert_hash(k).is_ok() {
+        k += 1;
+    }
+    assert_eq!(filter.level_fingerprint_bits(), vec![16; 16]);
+}
+
 #[test]
 fn nothing_is_missed_while_compaction_moves_fingerprints_under_churn() {
     let filter = ScalableCuckooFilter::builder()
         .initial_capacity(500)
         .growth_factor(1)
         .max_levels(16)
+        .false_positive_rate(0.01)
         .seed(41)
         .build()
         .unwrap();
@@ -207,6 +230,7 @@ fn a_snapshot_beside_compaction_holds_every_kept_key() {
         .initial_capacity(500)
         .growth_factor(1)
         .max_levels(16)
+        .false_positive_rate(0.01)
         .seed(43)
         .build()
         .unwrap();
