@@ -82,8 +82,9 @@ DIFFERENCES = {
         "(bounded memory); RedisBloom grows sub-filters for it"
     ),
     "del_two_levels": (
-        "a CF.DEL of an item whose fingerprint two levels hold answers 0 "
-        "here and changes nothing (it never takes another item's copy)"
+        "a CF.DEL of an item whose fingerprint two levels of different "
+        "sizes hold answers 0 here and changes nothing (it never takes "
+        "another item's copy)"
     ),
     "wrongtype_reads": (
         "CF.EXISTS, CF.MEXISTS, CF.COUNT, CF.DEL, CF.COMPACT on a key of "
