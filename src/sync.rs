@@ -48,10 +48,10 @@ pub(crate) struct RawLock {
     locked: AtomicBool,
 }
 
+#[cfg(not(concurrent_cuckoo_loom))]
 // SAFETY: a `RawLock` is one `AtomicBool`, which has `bool`'s
 // representation: zero bytes are `false`, unlocked, as `default()` makes
 // it; nothing to drop.
-#[cfg(not(concurrent_cuckoo_loom))]
 unsafe impl crate::storage::ZeroInit for RawLock {}
 
 #[cfg(not(concurrent_cuckoo_loom))]

@@ -29,18 +29,24 @@ fn kept(k: u64) -> bool {
     k.is_multiple_of(KEEP)
 }
 
-/// The premise of the exact remove expectations: every slot of the
-/// filters below has one width.
-#[test]
-fn every_slot_is_16_bits() {
-    let filter = ScalableCuckooFilter::builder()
+/// The filter of the churn tests: growth 1, 16 slots of 500 items, all
+/// 16-bit at a rate of 1% (`every_slot_is_16_bits`).
+fn one_width_filter(seed: u64) -> ScalableCuckooFilter {
+    ScalableCuckooFilter::builder()
         .initial_capacity(500)
         .growth_factor(1)
         .max_levels(16)
         .false_positive_rate(0.01)
-        .seed(41)
+        .seed(seed)
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+/// The premise of the exact remove expectations: every slot of the
+/// filters below has one width.
+#[test]
+fn every_slot_is_16_bits() {
+    let filter = one_width_filter(41);
     let mut k = 0u64;
     while filter.insert_hash(k).is_ok() {
         k += 1;
@@ -50,14 +56,7 @@ fn every_slot_is_16_bits() {
 
 #[test]
 fn nothing_is_missed_while_compaction_moves_fingerprints_under_churn() {
-    let filter = ScalableCuckooFilter::builder()
-        .initial_capacity(500)
-        .growth_factor(1)
-        .max_levels(16)
-        .false_positive_rate(0.01)
-        .seed(41)
-        .build()
-        .unwrap();
+    let filter = one_width_filter(41);
     let bounds: Vec<(AtomicU64, AtomicU64)> = (0..WRITERS)
         .map(|w| (AtomicU64::new(w << 40), AtomicU64::new(w << 40)))
         .collect();
@@ -226,14 +225,7 @@ fn a_remove_racing_the_move_of_its_key_takes_exactly_one_copy() {
 /// snapshots, decodes, and checks every kept key below the writer's mark.
 #[test]
 fn a_snapshot_beside_compaction_holds_every_kept_key() {
-    let filter = ScalableCuckooFilter::builder()
-        .initial_capacity(500)
-        .growth_factor(1)
-        .max_levels(16)
-        .false_positive_rate(0.01)
-        .seed(43)
-        .build()
-        .unwrap();
+    let filter = one_width_filter(43);
     let hi = AtomicU64::new(0);
     let done = AtomicBool::new(false);
     let snapshots = AtomicUsize::new(0);

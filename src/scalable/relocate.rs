@@ -35,10 +35,9 @@ impl<S> ScalableCuckooFilter<S> {
         let mut tally = Relocated::default();
         for slot in self.slots.iter_mut() {
             let level = slot.get_mut();
-            // SAFETY: a non-null slot came from `Box::into_raw` in this
-            // filter and is owned by it (freed only by `drop` and
-            // `reclaim_retired`, both `&mut`); `&mut self` rules out any
-            // reader in it.
+            // SAFETY: a non-null slot is this filter's `Box::into_raw`
+            // level, freed only under `&mut` (`drop`, `reclaim_retired`);
+            // `&mut self` rules out any reader in it.
             if let Some(l) = unsafe { level.as_mut() } {
                 l.relocate(mover, &mut tally);
             }
