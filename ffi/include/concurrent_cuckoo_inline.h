@@ -5,7 +5,7 @@
  * library) for every key: a hot loop of single lookups pays both, and its
  * compiler can neither keep the table's fields in registers nor overlap
  * one key's work with the next's. This header looks keys up in
- * `static inline` code over a ccf_view (ccf_view_v1, concurrent_cuckoo.h),
+ * `static inline` code over a ccf_view (ccf_view_v2, concurrent_cuckoo.h),
  * running exactly the library's lookup protocol:
  *
  *   load the version of the key's bucket pair (acquire); load both buckets
@@ -21,10 +21,13 @@
  *
  * Needs GCC or Clang (the __atomic builtins, unsigned __int128: every
  * 64-bit target they support); elsewhere, and for tables the view does
- * not describe (inline_lookup == 0: 8- or 32-bit fingerprints, filters
- * loaded from format version 1 files), every call goes to the library.
+ * not describe (inline_lookup == 0: 8- or 32-bit fingerprints), every
+ * call goes to the library. A filter made with CCF_UNIFORM_HASHES (or
+ * loaded from a format version 1 file) has inline_lookup == 2: its hashes
+ * are used as they are, without the finalizer; the test of that field is
+ * the same for every key, so a compiler can hoist it out of the loop.
  *
- *   static ccf_view shared;                    // once: shared = ccf_view_v1(f);
+ *   static ccf_view shared;                    // once: shared = ccf_view_v2(f);
  *   ...
  *   const ccf_view view = shared;              // in the function that loops
  *   for (...) hits += ccf_view_contains_hash(&view, hashes[i]);
@@ -60,7 +63,8 @@ extern "C" {
 #if CCF_INLINE_LOOKUP
 
 /* Where a hash lives: both buckets and the 16-bit fingerprint (the
- * library's index.rs: SplitMix64's finalizer, fastrange of the high 32
+ * library's index.rs: SplitMix64's finalizer unless the view's hashes are
+ * uniform (inline_lookup == 2), fastrange of the high 32
  * bits for the primary bucket, the low 16 bits (0 -> 1) as fingerprint,
  * the alternate (H(fp) - i) mod m with H(fp) odd). Internal. */
 typedef struct ccf_inline_location {
@@ -70,9 +74,11 @@ typedef struct ccf_inline_location {
 static inline ccf_inline_location ccf_inline_locate(const ccf_view *v, uint64_t z) {
     ccf_inline_location loc;
     uint64_t m = v->bucket_count, h;
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    z ^= z >> 31;
+    if (v->inline_lookup == 1) {
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        z ^= z >> 31;
+    }
     loc.fp = z & 0xFFFF;
     loc.fp += loc.fp == 0;
     loc.i1 = ((z >> 32) * m) >> 32;
