@@ -159,8 +159,13 @@ int main(int argc, char **argv) {
            "| inline / faster peer | bursts / faster peer |\n");
     printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     std::vector<std::string> fills, uniform_rows;
+    // CCF_BENCH_UNIFORM=only: ours with CCF_UNIFORM_HASHES alone (the
+    // default filter's rows read 0), =no: without it; unset: both. For
+    // instruction counts of one kind under callgrind.
+    const char *uniform_env = getenv("CCF_BENCH_UNIFORM");
+    const bool uniform_only = uniform_env && !strcmp(uniform_env, "only");
 #ifndef CCF_BENCH_NO_VIEW
-    const bool uniform_too = true;
+    const bool uniform_too = !(uniform_env && !strcmp(uniform_env, "no"));
 #else
     const bool uniform_too = false;
 #endif
@@ -172,7 +177,8 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < n; i++) keys[i] = bench_key(lg, i);
         // Distinct from every key: bench_key is a bijection of its index.
         for (size_t i = 0; i < m; i++) absent[i] = bench_key(lg, n + i);
-        ours_result o = ours_run(keys.data(), n, absent.data(), m, 0);
+        ours_result o = {};
+        if (!uniform_only) o = ours_run(keys.data(), n, absent.data(), m, 0);
         ours_result u = {};
         if (uniform_too) u = ours_run(keys.data(), n, absent.data(), m, CCF_UNIFORM_HASHES);
         peer_result ff = {}, ref = {};
