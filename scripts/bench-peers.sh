@@ -17,7 +17,8 @@
 # the library with `cargo build --release -p
 # concurrent-cuckoo-ffi` (RUSTFLAGS as given: pass -C target-cpu=native to
 # match, the default build being what users get). Prints markdown tables:
-# the C++ program's, then examples/peers.rs' (ours from Rust, inlined).
+# the C++ program's (ours as built by default, then ours with
+# CCF_UNIFORM_HASHES), then examples/peers.rs' (ours from Rust, inlined).
 set -euo pipefail
 (( $# >= 2 )) || { sed -n 2,18p "$0"; exit 2; }
 ff=$(cd "$1" && pwd) ref=$(cd "$2" && pwd)

@@ -756,6 +756,22 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => t.max_path)
     }
 
+    /// Whether this filter uses its hashes' bits as they are, unmixed
+    /// ([`Builder::uniform_hashes`]): set at build time, or by a loaded
+    /// file of format version 1.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// assert!(!CuckooFilter::with_capacity(1000).uniform_hashes());
+    /// let raw = CuckooFilter::builder().capacity(1000).uniform_hashes(true).build()?;
+    /// assert!(raw.uniform_hashes());
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn uniform_hashes(&self) -> bool {
+        with_table!(&self.table, t => t.index.scheme() == HashScheme::Raw)
+    }
+
     /// Fingerprints moved by inserts' displacement paths since creation
     /// (diagnostics; shows how often readers could have had to retry).
     ///
@@ -889,6 +905,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     bucket_count: Option<usize>,
     stripe_count: Option<usize>,
     version_count: Option<usize>,
+    scheme: HashScheme,
     hasher: S,
 }
 
@@ -902,6 +919,7 @@ impl Builder<DefaultHashBuilder> {
             bucket_count: None,
             stripe_count: None,
             version_count: None,
+            scheme: HashScheme::Finalized,
             hasher: DefaultHashBuilder::new(),
         }
     }
@@ -991,6 +1009,48 @@ impl<S> Builder<S> {
         self
     }
 
+    /// Declares every hash this filter is given uniform over all 64 bits
+    /// (the output of a full-avalanche 64-bit hash function: XXH3, as the
+    /// default hasher, wyhash, SipHash), so that it uses their bits as
+    /// they are instead of mixing them first. Default `false`.
+    ///
+    /// Without it every hash goes through a 64-bit finalizer (two
+    /// multiplies, three xor-shifts: `src/index.rs`), so that hashes with
+    /// all their entropy in a few bits still spread over the table. On
+    /// hashes that are uniform already it is pure cost: about a fifth of
+    /// an in-cache lookup (`docs/benchmarks.md`, issue 34).
+    ///
+    /// **Do not set it** for hashes whose entropy sits in some bits only
+    /// (a 32-bit RSS, Toeplitz or CRC value widened to `u64`, sequential
+    /// IDs, the output of a weak hasher such as FxHash): the bucket comes
+    /// from the high 32 bits, so such hashes crowd into a few buckets and
+    /// inserts fail with [`Full`](crate::InsertError::Full) long before
+    /// capacity. Nothing is ever answered wrongly either way: this only
+    /// decides how well the table fills.
+    ///
+    /// The choice is part of the filter's layout: it is saved with it
+    /// (format version 1, `docs/format.md`) and a loaded filter keeps it
+    /// ([`CuckooFilter::uniform_hashes`]).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::builder().capacity(1000).uniform_hashes(true).build()?;
+    /// let h = filter.hasher().hash_one("k"); // XXH3: uniform
+    /// filter.insert_hash(h)?;
+    /// assert!(filter.contains("k") && filter.uniform_hashes());
+    /// # use std::hash::BuildHasher;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
+    pub fn uniform_hashes(mut self, uniform: bool) -> Self {
+        self.scheme = if uniform {
+            HashScheme::Raw
+        } else {
+            HashScheme::Finalized
+        };
+        self
+    }
+
     /// Uses `hasher` instead of the default. Any [`BuildHasher`] works for
     /// the filter's own operations; saving and loading
     /// ([`to_bytes`](CuckooFilter::to_bytes) and the rest) need a
@@ -1014,6 +1074,7 @@ impl<S> Builder<S> {
             bucket_count: self.bucket_count,
             stripe_count: self.stripe_count,
             version_count: self.version_count,
+            scheme: self.scheme,
             hasher,
         }
     }
@@ -1101,7 +1162,7 @@ impl<S> Builder<S> {
             stripes,
             versions,
             path,
-            HashScheme::Finalized,
+            self.scheme,
         )
         .map_err(BuildError::AllocationFailed)?);
         Ok(CuckooFilter::from_parts(table, self.hasher))

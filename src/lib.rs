@@ -249,6 +249,7 @@ mod fingerprint;
 mod frozen;
 mod hashing;
 mod index;
+mod live_view;
 mod lookup;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]

@@ -134,6 +134,32 @@ pub(crate) struct VersionSnapshot<'a> {
     seen: u64,
 }
 
+/// The version words and their mask, copied out of [`Stripes`]: a loop of
+/// lookups holds this value in registers, where the same fields read
+/// through `&Stripes` must be loaded again after every acquire load (the
+/// compiler cannot tell that nobody writes them).
+#[derive(Clone, Copy)]
+pub(crate) struct VersionWords<'a> {
+    words: &'a [AtomicU64],
+    mask: usize,
+}
+
+impl<'a> VersionWords<'a> {
+    /// [`Stripes::read_version`], from the copied fields.
+    #[inline(always)]
+    pub(crate) fn read(self, a: usize, b: usize) -> VersionSnapshot<'a> {
+        let index = ((a ^ b) >> 1) & self.mask;
+        debug_assert!(index < self.words.len());
+        // SAFETY: copied from a `Stripes`, whose `version_mask` is
+        // `versions.len() - 1` (a power of two), so `index <= mask < len`.
+        let word = unsafe { self.words.get_unchecked(index) };
+        VersionSnapshot {
+            word,
+            seen: word.load(Ordering::Acquire),
+        }
+    }
+}
+
 impl VersionSnapshot<'_> {
     /// Whether the version still reads as it did, re-read with a relaxed
     /// load: the caller issues the acquire fence that orders its bucket
@@ -255,10 +281,16 @@ impl Stripes {
     /// re-read would cost them again.
     #[inline(always)]
     pub(crate) fn read_version(&self, a: usize, b: usize) -> VersionSnapshot<'_> {
-        let word = self.version_word(a, b);
-        VersionSnapshot {
-            word,
-            seen: word.load(Ordering::Acquire),
+        self.version_table().read(a, b)
+    }
+
+    /// The version words as a value ([`VersionWords`]), for a loop that
+    /// keeps them in registers.
+    #[inline(always)]
+    pub(crate) fn version_table(&self) -> VersionWords<'_> {
+        VersionWords {
+            words: &self.versions,
+            mask: self.version_mask,
         }
     }
 

@@ -66,7 +66,7 @@ use crate::index::{HashScheme, IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, ZeroedArray};
-use crate::stripes::{StripeGuard, Stripes};
+use crate::stripes::{StripeGuard, Stripes, VersionSnapshot};
 use crate::sync::{fence, spin_hint, AtomicBool, Ordering};
 
 /// Default longest displacement path searched by an insert (the paper's
@@ -302,15 +302,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// the buckets of `loc`.
     #[inline(always)]
     fn probe_optimistic(&self, b1: &F::Bucket, b2: &F::Bucket, loc: &Location<F>) -> Option<bool> {
-        let version = self.stripes.read_version(loc.i1, loc.i2);
-        // Both loads are issued before either is compared, so their misses
-        // overlap.
-        let (w1, w2) = (F::load(b1), F::load(b2));
-        if F::probe_pair(w1, w2, loc.fp) {
-            return Some(true);
-        }
-        fence(Ordering::Acquire);
-        version.unchanged().then_some(false)
+        probe_optimistic(self.stripes.read_version(loc.i1, loc.i2), b1, b2, loc.fp)
     }
 
     /// The rest of a lookup whose first attempt raced a move: a few more
@@ -318,7 +310,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// fingerprint of the pair can move, so the lookup always finishes.
     #[cold]
     #[inline(never)]
-    fn contains_contended(&self, i1: usize, i2: usize, fp: F) -> bool {
+    pub(crate) fn contains_contended(&self, i1: usize, i2: usize, fp: F) -> bool {
         let loc = Location { i1, i2, fp };
         diagnostics::note_retry();
         for _ in 1..OPTIMISTIC_ATTEMPTS {
@@ -850,6 +842,12 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     fn contains(&self, loc: &Location<F>) -> bool {
         RawTable::contains(self, loc)
     }
+    /// Through a [`LiveView`](crate::live_view::LiveView), which keeps the
+    /// table's fields in registers across the keys' acquire loads.
+    #[inline(always)]
+    fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        crate::live_view::LiveView::of(self).contains_batch(hash_at, out);
+    }
     /// [`RawTable::contains`] without bounds checks.
     #[inline(always)]
     unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
@@ -862,6 +860,29 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
             None => self.contains_contended(loc.i1, loc.i2, loc.fp),
         }
     }
+}
+
+/// One optimistic attempt on the buckets `b1` and `b2` of a pair whose
+/// version was read (acquire) as `version`: `Some(true)` if either holds
+/// `fp`; `Some(false)` if neither does and the version is unchanged;
+/// `None` if a move that bumped it may have hidden `fp` from this attempt.
+/// The one copy of the protocol's read side (module docs), for the table's
+/// lookups and its [`LiveView`](crate::live_view::LiveView).
+#[inline(always)]
+pub(crate) fn probe_optimistic<F: Fingerprint>(
+    version: VersionSnapshot<'_>,
+    b1: &F::Bucket,
+    b2: &F::Bucket,
+    fp: F,
+) -> Option<bool> {
+    // Both loads are issued before either is compared, so their misses
+    // overlap.
+    let (w1, w2) = (F::load(b1), F::load(b2));
+    if F::probe_pair(w1, w2, fp) {
+        return Some(true);
+    }
+    fence(Ordering::Acquire);
+    version.unchanged().then_some(false)
 }
 
 /// Per-thread counts of lookups that had to retry, for measuring how often

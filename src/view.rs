@@ -12,15 +12,15 @@
 //! does, false negatives included (never).
 //!
 //! Only the commonest table gets a view: 16-bit fingerprints (one `u64`
-//! word per bucket, slot `s` in bits `16s..16s+16`) and finalized hashes
-//! (`index.rs`). Every other table answers `None`, and its callers keep
-//! calling the filter.
+//! word per bucket, slot `s` in bits `16s..16s+16`), with finalized hashes
+//! (`index.rs`) or hashes used as they are
+//! ([`uniform_hashes`](crate::Builder::uniform_hashes)). Every other table
+//! answers `None`, and its callers keep calling the filter.
 
 use crate::filter::{CuckooFilter, Table};
 use crate::index::HashScheme;
 
-/// The lookup state of a table with 16-bit fingerprints and finalized
-/// hashes (module docs). Valid while the filter it came from lives and
+/// The lookup state of a table with 16-bit fingerprints (module docs). Valid while the filter it came from lives and
 /// is not [`relocate`](CuckooFilter::relocate)d (which takes `&mut`):
 /// nothing else replaces or moves its table.
 #[derive(Clone, Copy, Debug)]
@@ -34,11 +34,13 @@ pub struct LookupView {
     pub versions: *const u64,
     /// The number of version words minus one (a power of two minus one).
     pub version_mask: u64,
+    /// Whether hashes are used as they are (`true`) or finalized first.
+    pub uniform_hashes: bool,
 }
 
 impl<S> CuckooFilter<S> {
     /// The view of this filter's table for an inlined lookup (module docs),
-    /// or `None` unless it has 16-bit fingerprints and finalized hashes.
+    /// or `None` unless it has 16-bit fingerprints.
     /// For the C ABI; Rust callers inline [`contains_hash`](Self::contains_hash)
     /// already.
     #[doc(hidden)]
@@ -47,9 +49,6 @@ impl<S> CuckooFilter<S> {
         let Table::F16(t) = &self.table else {
             return None;
         };
-        if t.index.scheme() != HashScheme::Finalized {
-            return None;
-        }
         let (versions, count) = t.stripes.version_words();
         Some(LookupView {
             // `AtomicU64` has the size, alignment and bit validity of `u64`.
@@ -57,6 +56,7 @@ impl<S> CuckooFilter<S> {
             bucket_count: t.index.buckets() as u64,
             versions: versions.cast::<u64>(),
             version_mask: count as u64 - 1,
+            uniform_hashes: t.index.scheme() == HashScheme::Raw,
         })
     }
 }
@@ -66,16 +66,21 @@ mod tests {
     use crate::CuckooFilter;
 
     #[test]
-    fn only_16_bit_finalized_tables_have_a_view() {
-        for bits in [8, 16, 32] {
+    fn only_16_bit_tables_have_a_view_which_says_their_scheme() {
+        for (bits, uniform) in [8, 16, 32]
+            .into_iter()
+            .flat_map(|b| [(b, false), (b, true)])
+        {
             let filter = CuckooFilter::builder()
                 .capacity(1000)
                 .fingerprint_bits(bits)
+                .uniform_hashes(uniform)
                 .build()
                 .unwrap();
             let view = filter.lookup_view();
             assert_eq!(view.is_some(), bits == 16, "{bits}-bit");
             if let Some(view) = view {
+                assert_eq!(view.uniform_hashes, uniform);
                 assert_eq!(view.bucket_count, filter.stats().bucket_count as u64);
                 assert!((view.version_mask + 1).is_power_of_two());
                 assert!(!view.buckets.is_null() && !view.versions.is_null());

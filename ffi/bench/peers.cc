@@ -15,9 +15,14 @@
 // looks up the same absent and present keys (at most 2^22 of each), one
 // call per key, median of 5 runs; ours also inline
 // (concurrent_cuckoo_inline.h over a ccf_view) and in bursts of 32
-// (ccf_contains_hash_batch). Prints one markdown table. Built with
-// -DCCF_BENCH_NO_VIEW against a library older than ccf_view_v1, it leaves
-// the inline column at 0.
+// (ccf_contains_hash_batch). Then the same for ours made with
+// CCF_UNIFORM_HASHES, which takes the random keys as uniform hashes as
+// they are (no finalizer: the keys are random, so nothing is lost; the
+// peers still run their hash functions, as any key would need, and ours
+// would need one too for keys that are not uniform already). Prints
+// markdown tables. Built with -DCCF_BENCH_NO_VIEW against a library older
+// than ccf_view_v2 and ccf_new_with_flags, it leaves the inline column at
+// 0 and skips the uniform-hash table.
 #include "bench.h"
 
 #include <stdio.h>
@@ -29,6 +34,8 @@
 #include "concurrent_cuckoo.h"
 #ifndef CCF_BENCH_NO_VIEW
 #include "concurrent_cuckoo_inline.h"
+#else
+#define CCF_UNIFORM_HASHES 1u
 #endif
 
 struct ours_result {
@@ -54,13 +61,18 @@ __attribute__((noinline)) static size_t count_found_view(const ccf_view *shared,
 }
 #endif
 
-static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *absent, size_t m) {
+static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *absent, size_t m,
+                            uint32_t flags) {
     ours_result r = {};
     ccf_filter *f = NULL;
     uint64_t seed = 42;
-    ccf_status s = ccf_new_with_options(n, 0.0, 16, &seed, &f);
+#ifndef CCF_BENCH_NO_VIEW
+    ccf_status s = ccf_new_with_flags(n, 0.0, 16, &seed, flags, &f);
+#else
+    ccf_status s = flags ? CCF_INVALID_ARGUMENT : ccf_new_with_options(n, 0.0, 16, &seed, &f);
+#endif
     if (s != CCF_OK) {
-        fprintf(stderr, "ccf_new_with_options: %s\n", ccf_status_message(s));
+        fprintf(stderr, "ccf_new_with_flags: %s\n", ccf_status_message(s));
         exit(1);
     }
     double t0 = bench_now();
@@ -90,7 +102,7 @@ static ours_result ours_run(const uint64_t *keys, size_t n, const uint64_t *abse
     r.false_negatives = present - count_found(one, keys, present);
 #ifndef CCF_BENCH_NO_VIEW
     // The inline lookup of concurrent_cuckoo_inline.h, over a local view.
-    const ccf_view view = ccf_view_v1(f);
+    const ccf_view view = ccf_view_v2(f);
     r.absent_inline = median_mkeys(
         [&](size_t *out) {
             *out += count_found_view(&view, absent, m);
@@ -146,7 +158,17 @@ int main(int argc, char **argv) {
            "| ours, bursts of 32 | fastfilter_cpp | reference | call / faster peer "
            "| inline / faster peer | bursts / faster peer |\n");
     printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    std::vector<std::string> fills;
+    std::vector<std::string> fills, uniform_rows;
+    // CCF_BENCH_UNIFORM=only: ours with CCF_UNIFORM_HASHES alone (the
+    // default filter's rows read 0), =no: without it; unset: both. For
+    // instruction counts of one kind under callgrind.
+    const char *uniform_env = getenv("CCF_BENCH_UNIFORM");
+    const bool uniform_only = uniform_env && !strcmp(uniform_env, "only");
+#ifndef CCF_BENCH_NO_VIEW
+    const bool uniform_too = !(uniform_env && !strcmp(uniform_env, "no"));
+#else
+    const bool uniform_too = false;
+#endif
     for (int lg : sizes) {
         size_t buckets = size_t(1) << lg;
         size_t n = size_t(0.94 * 4 * buckets);
@@ -155,7 +177,10 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < n; i++) keys[i] = bench_key(lg, i);
         // Distinct from every key: bench_key is a bijection of its index.
         for (size_t i = 0; i < m; i++) absent[i] = bench_key(lg, n + i);
-        ours_result o = ours_run(keys.data(), n, absent.data(), m);
+        ours_result o = {};
+        if (!uniform_only) o = ours_run(keys.data(), n, absent.data(), m, 0);
+        ours_result u = {};
+        if (uniform_too) u = ours_run(keys.data(), n, absent.data(), m, CCF_UNIFORM_HASHES);
         peer_result ff = {}, ref = {};
         if (!ours_only) {
             ff = peer_fastfilter_run(keys.data(), n, absent.data(), m);
@@ -174,6 +199,18 @@ int main(int argc, char **argv) {
         fflush(stdout);
         char line[512];
         snprintf(line, sizeof line,
+                 "| 2^%d | absent | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.1f |\n"
+                 "| 2^%d | present | %.1f | %.1f | %.1f | %.2fx | %.2fx | %.2fx | %.1f |",
+                 lg, u.absent_mkeys, u.absent_inline, u.absent_burst, u.absent_mkeys / peer_absent,
+                 u.absent_inline / peer_absent, u.absent_burst / peer_absent, u.fill_mkeys, lg,
+                 u.present_mkeys, u.present_inline, u.present_burst, u.present_mkeys / peer_present,
+                 u.present_inline / peer_present, u.present_burst / peer_present, u.fill_mkeys);
+        uniform_rows.push_back(line);
+        if (u.false_negatives) {
+            fprintf(stderr, "ours with CCF_UNIFORM_HASHES: %zu false negatives\n", u.false_negatives);
+            exit(1);
+        }
+        snprintf(line, sizeof line,
                  "| 2^%d | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %zu / %zu / %zu | %zu / %zu |",
                  lg, o.fill_mkeys, ff.fill_mkeys, ref.fill_mkeys, double(o.bytes) / n,
                  double(ff.bytes) / n, double(ref.bytes) / n, o.false_negatives,
@@ -186,5 +223,13 @@ int main(int argc, char **argv) {
            "| failed Adds (ff / ref) |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (auto &l : fills) printf("%s\n", l.c_str());
+    if (uniform_too) {
+        printf("\nOurs made with CCF_UNIFORM_HASHES (the keys used as hashes, no finalizer), "
+               "M keys/s, against the faster peer of the first table:\n\n");
+        printf("| peers' buckets | lookup | one call per key | inline (ccf_view) | bursts of 32 "
+               "| call / faster peer | inline / faster peer | bursts / faster peer | fill |\n");
+        printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+        for (auto &l : uniform_rows) printf("%s\n", l.c_str());
+    }
     return 0;
 }

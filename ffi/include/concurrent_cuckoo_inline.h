@@ -5,7 +5,7 @@
  * library) for every key: a hot loop of single lookups pays both, and its
  * compiler can neither keep the table's fields in registers nor overlap
  * one key's work with the next's. This header looks keys up in
- * `static inline` code over a ccf_view (ccf_view_v1, concurrent_cuckoo.h),
+ * `static inline` code over a ccf_view (ccf_view_v2, concurrent_cuckoo.h),
  * running exactly the library's lookup protocol:
  *
  *   load the version of the key's bucket pair (acquire); load both buckets
@@ -21,10 +21,12 @@
  *
  * Needs GCC or Clang (the __atomic builtins, unsigned __int128: every
  * 64-bit target they support); elsewhere, and for tables the view does
- * not describe (inline_lookup == 0: 8- or 32-bit fingerprints, filters
- * loaded from format version 1 files), every call goes to the library.
+ * not describe (inline_lookup == 0: 8- or 32-bit fingerprints), every
+ * call goes to the library. A filter made with CCF_UNIFORM_HASHES (or
+ * loaded from a format version 1 file) has inline_lookup == 2: its hashes
+ * are used as they are, without the finalizer.
  *
- *   static ccf_view shared;                    // once: shared = ccf_view_v1(f);
+ *   static ccf_view shared;                    // once: shared = ccf_view_v2(f);
  *   ...
  *   const ccf_view view = shared;              // in the function that loops
  *   for (...) hits += ccf_view_contains_hash(&view, hashes[i]);
@@ -60,25 +62,37 @@ extern "C" {
 #if CCF_INLINE_LOOKUP
 
 /* Where a hash lives: both buckets and the 16-bit fingerprint (the
- * library's index.rs: SplitMix64's finalizer, fastrange of the high 32
- * bits for the primary bucket, the low 16 bits (0 -> 1) as fingerprint,
- * the alternate (H(fp) - i) mod m with H(fp) odd). Internal. */
+ * library's index.rs: fastrange of the high 32 bits of the mixed hash for
+ * the primary bucket, its low 16 bits (0 -> 1) as fingerprint, the
+ * alternate (H(fp) - i) mod m with H(fp) odd). Internal. */
 typedef struct ccf_inline_location {
     uint64_t i1, i2, fp;
 } ccf_inline_location;
 
-static inline ccf_inline_location ccf_inline_locate(const ccf_view *v, uint64_t z) {
-    ccf_inline_location loc;
-    uint64_t m = v->bucket_count, h;
+/* SplitMix64's finalizer: how a filter with finalized hashes
+ * (inline_lookup == 1) mixes each hash first. Internal. */
+static inline uint64_t ccf_inline_mix(uint64_t z) {
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    z ^= z >> 31;
+    return z ^ (z >> 31);
+}
+
+/* The location of `z`, a hash already mixed as the view's filter mixes
+ * its hashes (or used as it is, inline_lookup == 2). Internal. */
+static inline ccf_inline_location ccf_inline_locate_mixed(const ccf_view *v, uint64_t z) {
+    ccf_inline_location loc;
+    uint64_t m = v->bucket_count, h;
     loc.fp = z & 0xFFFF;
     loc.fp += loc.fp == 0;
     loc.i1 = ((z >> 32) * m) >> 32;
     h = (uint64_t)(((ccf_inline_u128)(loc.fp * UINT64_C(0x9E3779B97F4A7C15)) * m) >> 64) | 1;
     loc.i2 = h - loc.i1 + (h < loc.i1 ? m : 0);
     return loc;
+}
+
+/* The location of `hash` in a view with inline_lookup 1 or 2. Internal. */
+static inline ccf_inline_location ccf_inline_locate(const ccf_view *v, uint64_t hash) {
+    return ccf_inline_locate_mixed(v, v->inline_lookup == 1 ? ccf_inline_mix(hash) : hash);
 }
 
 /* Whether either bucket word holds fp in one of its four 16-bit slots,
@@ -100,13 +114,11 @@ static inline bool ccf_inline_probe16(uint64_t a, uint64_t b, uint64_t fp) {
 }
 #endif
 
-/* ccf_contains_hash(v->filter, hash), inlined (see the top of this file). */
-static inline bool ccf_view_contains_hash(const ccf_view *v, uint64_t hash) {
-    ccf_inline_location loc;
+/* The inline lookup of `hash`, whose mixed form is `z`. Internal. */
+static inline bool ccf_inline_contains(const ccf_view *v, uint64_t z, uint64_t hash) {
+    ccf_inline_location loc = ccf_inline_locate_mixed(v, z);
     const uint64_t *version;
     uint64_t seen, a, b;
-    if (CCF_INLINE_UNLIKELY(!v->inline_lookup)) return ccf_contains_hash(v->filter, hash);
-    loc = ccf_inline_locate(v, hash);
     /* The misses start before the version load (the library does the same). */
     __builtin_prefetch(v->buckets + loc.i1);
     __builtin_prefetch(v->buckets + loc.i2);
@@ -118,6 +130,14 @@ static inline bool ccf_view_contains_hash(const ccf_view *v, uint64_t hash) {
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if (__atomic_load_n(version, __ATOMIC_RELAXED) == seen) return false;
     /* A move bumped the pair's version: the library's lookup decides. */
+    return ccf_contains_hash(v->filter, hash);
+}
+
+/* ccf_contains_hash(v->filter, hash), inlined (see the top of this file).
+ * One test of inline_lookup a key for finalized hashes, the commonest. */
+static inline bool ccf_view_contains_hash(const ccf_view *v, uint64_t hash) {
+    if (v->inline_lookup == 1) return ccf_inline_contains(v, ccf_inline_mix(hash), hash);
+    if (v->inline_lookup == 2) return ccf_inline_contains(v, hash, hash);
     return ccf_contains_hash(v->filter, hash);
 }
 

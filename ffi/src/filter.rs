@@ -41,6 +41,19 @@ pub unsafe extern "C" fn ccf_new(
     unsafe { ccf_new_with_options(capacity, false_positive_rate, 0, core::ptr::null(), out) }
 }
 
+/// A `ccf_new_with_flags` flag: every hash given to the filter's `*_hash`
+/// calls is uniform over all 64 bits (the output of a full-avalanche 64-bit
+/// hash: XXH3, wyhash, SipHash), so it uses their bits as they are instead
+/// of mixing them first; about a fifth of an in-cache lookup.
+/// Byte keys are unaffected (the library hashes them with XXH3).
+///
+/// Do not set it for hashes whose entropy sits in some bits only (a 32-bit
+/// RSS, Toeplitz or CRC value widened to `uint64_t`, sequential IDs): the
+/// bucket comes from the high 32 bits, so such hashes crowd into a few
+/// buckets and inserts fail with `CCF_FULL` long before capacity. No answer
+/// is ever wrong either way. Saved files record it (format version 1).
+pub const CCF_UNIFORM_HASHES: u32 = 1;
+
 /// `ccf_new` with every option: `fingerprint_bits` 8, 16 or 32 (0 = chosen
 /// from `false_positive_rate`, or 16 if that is 0 too), and `seed`, a
 /// pointer to the hash seed to use (NULL = a fresh random seed).
@@ -65,11 +78,44 @@ pub unsafe extern "C" fn ccf_new_with_options(
     seed: *const u64,
     out: *mut *mut ccf_filter,
 ) -> ccf_status {
+    // SAFETY: the caller's contract is `ccf_new_with_flags`' for `seed` and
+    // `out`; no flags.
+    unsafe {
+        ccf_new_with_flags(
+            capacity,
+            false_positive_rate,
+            fingerprint_bits,
+            seed,
+            0,
+            out,
+        )
+    }
+}
+
+/// `ccf_new_with_options` with `flags`: 0, or `CCF_UNIFORM_HASHES`.
+///
+/// Returns as `ccf_new_with_options`, plus `CCF_INVALID_ARGUMENT` for a
+/// flag this library does not know. `*out` is left unchanged on any error.
+///
+/// # Safety
+/// `out` is NULL or valid for writing one pointer; `seed` is NULL or points
+/// to a readable `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_new_with_flags(
+    capacity: usize,
+    false_positive_rate: f64,
+    fingerprint_bits: u32,
+    seed: *const u64,
+    flags: u32,
+    out: *mut *mut ccf_filter,
+) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
-        if out.is_null() {
+        if out.is_null() || flags & !CCF_UNIFORM_HASHES != 0 {
             return CCF_INVALID_ARGUMENT;
         }
-        let mut builder = CuckooFilter::builder().capacity(capacity);
+        let mut builder = CuckooFilter::builder()
+            .capacity(capacity)
+            .uniform_hashes(flags & CCF_UNIFORM_HASHES != 0);
         // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
         // refuses it.
         if false_positive_rate != 0.0 {
@@ -93,6 +139,20 @@ pub unsafe extern "C" fn ccf_new_with_options(
             }
             Err(e) => e.into(),
         }
+    })
+}
+
+/// Whether `f` uses its hashes' bits as they are: made with
+/// `CCF_UNIFORM_HASHES`, or loaded from a format version 1 file. False for
+/// NULL.
+///
+/// # Safety
+/// `f` is NULL or a live filter.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_uniform_hashes(f: *const ccf_filter) -> bool {
+    guard(false, || {
+        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        unsafe { filter_ref(f) }.is_some_and(CuckooFilter::uniform_hashes)
     })
 }
 

@@ -1,13 +1,14 @@
 /*
- * Tests of ccf_view_v1, concurrent_cuckoo_inline.h and ccf_prefetch_hash
- * (scripts/test-c.sh builds and runs it with sanitizers):
+ * Tests of ccf_view_v2 (and v1), concurrent_cuckoo_inline.h and
+ * ccf_prefetch_hash (scripts/test-c.sh builds and runs it with sanitizers):
  *
- * - agreement: for 8-, 16- and 32-bit filters, and filters loaded from
- *   format version 1 files (raw hashes), ccf_view_contains_hash answers
- *   exactly as ccf_contains_hash for every hash tried, present or absent
- *   (the same false positives: the inline index, fingerprint and probe are
- *   the library's), and only 16-bit filters with finalized hashes get the
- *   inline lookup;
+ * - agreement: for 8-, 16- and 32-bit filters, with finalized and with
+ *   uniform hashes (CCF_UNIFORM_HASHES), and filters loaded from format
+ *   version 1 files (raw hashes), ccf_view_contains_hash answers exactly
+ *   as ccf_contains_hash for every hash tried, present or absent (the same
+ *   false positives: the inline index, fingerprint and probe are the
+ *   library's); only 16-bit filters get the inline lookup (1 finalized,
+ *   2 uniform), and ccf_view_v1 only for finalized ones;
  * - fallback: when the version of the key's pair changes during a lookup,
  *   the answer comes from the library (a view over decoy memory whose
  *   version words another thread keeps bumping);
@@ -29,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static unsigned long checks;
 
@@ -53,7 +55,7 @@ static uint64_t key(uint64_t i) {
 /* Every hash 0..n of key(): the inline lookup (and prefetch) against the
  * library's. Returns how many were found. */
 static size_t check_agreement(const ccf_filter *f, uint64_t n) {
-    const ccf_view view = ccf_view_v1(f);
+    const ccf_view view = ccf_view_v2(f), old = ccf_view_v1(f);
     size_t found = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t h = key(i);
@@ -61,6 +63,7 @@ static size_t check_agreement(const ccf_filter *f, uint64_t n) {
         ccf_prefetch_hash(f, h);
         bool inline_answer = ccf_view_contains_hash(&view, h);
         CHECK(inline_answer == ccf_contains_hash(f, h));
+        CHECK(ccf_view_contains_hash(&old, h) == inline_answer);
         found += inline_answer;
     }
     /* Hashes with all their entropy in the low or the high bits. */
@@ -71,14 +74,22 @@ static size_t check_agreement(const ccf_filter *f, uint64_t n) {
     return found;
 }
 
+/* The inline_lookup a 16-bit filter's view has: 2 with uniform hashes. */
+static uint32_t inline_kind(uint32_t flags) {
+    return (flags & CCF_UNIFORM_HASHES) ? 2 : 1;
+}
+
 static void test_agreement(void) {
     const uint32_t widths[] = {8, 16, 32};
-    for (int w = 0; w < 3; w++) {
+    for (int k = 0; k < 6; k++) {
+        const uint32_t width = widths[k % 3], flags = k < 3 ? 0 : CCF_UNIFORM_HASHES;
         ccf_filter *f = NULL;
-        CHECK(ccf_new_with_options(20000, 0.0, widths[w], &SEED, &f) == CCF_OK);
-        const ccf_view view = ccf_view_v1(f);
+        CHECK(ccf_new_with_flags(20000, 0.0, width, &SEED, flags, &f) == CCF_OK);
+        CHECK(ccf_uniform_hashes(f) == (flags != 0));
+        const ccf_view view = ccf_view_v2(f);
         CHECK(view.filter == f);
-        CHECK(view.inline_lookup == (widths[w] == 16));
+        CHECK(view.inline_lookup == (width == 16 ? inline_kind(flags) : 0));
+        CHECK(ccf_view_v1(f).inline_lookup == (width == 16 && flags == 0));
         /* Empty: nothing found, by either. */
         CHECK(check_agreement(f, 1000) == 0);
         enum { ITEMS = 18000 };
@@ -91,18 +102,37 @@ static void test_agreement(void) {
         /* Removes leave both agreeing too. */
         for (uint64_t i = 0; i < ITEMS; i += 2) CHECK(ccf_remove_hash(f, key(i)));
         check_agreement(f, 50000);
+        /* Saved and loaded, the filter keeps its hashes' treatment. */
+        char path[] = "/tmp/ccf-test-view-XXXXXX";
+        int fd = mkstemp(path);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK(ccf_save(f, path) == CCF_OK);
+        ccf_filter *loaded = NULL;
+        CHECK(ccf_load(path, &loaded) == CCF_OK);
+        unlink(path);
+        CHECK(ccf_uniform_hashes(loaded) == (flags != 0));
+        CHECK(ccf_view_v2(loaded).inline_lookup == view.inline_lookup);
+        for (uint64_t i = 0; i < 50000; i++) CHECK(ccf_contains_hash(loaded, key(i)) == ccf_contains_hash(f, key(i)));
+        check_agreement(loaded, 20000);
+        ccf_free(loaded);
         ccf_free(f);
     }
     /* A NULL filter: a view that calls the library, which answers false. */
-    const ccf_view none = ccf_view_v1(NULL);
+    const ccf_view none = ccf_view_v2(NULL);
     CHECK(none.filter == NULL && none.inline_lookup == 0);
+    CHECK(ccf_view_v1(NULL).inline_lookup == 0 && !ccf_uniform_hashes(NULL));
+    /* A flag this library does not know. */
+    ccf_filter *g = NULL;
+    CHECK(ccf_new_with_flags(1000, 0.0, 16, &SEED, 2, &g) == CCF_INVALID_ARGUMENT && g == NULL);
     CHECK(!ccf_view_contains_hash(&none, 7));
     ccf_view_prefetch_hash(&none, 7);
     ccf_prefetch_hash(NULL, 7);
 }
 
-/* Filters saved in format version 1 use raw hashes: no inline lookup, and
- * the view still answers as the library. */
+/* Filters saved in format version 1 use raw hashes, as CCF_UNIFORM_HASHES:
+ * the 16-bit one gets the uniform inline lookup from ccf_view_v2 (none
+ * from ccf_view_v1), and every view answers as the library. */
 static void test_version1_files(const char *golden_dir) {
     const char *names[] = {"v1-fp8.bin", "v1-fp16.bin", "v1-fp32.bin"};
     for (int g = 0; g < 3; g++) {
@@ -110,7 +140,9 @@ static void test_version1_files(const char *golden_dir) {
         snprintf(path, sizeof path, "%s/%s", golden_dir, names[g]);
         ccf_filter *f = NULL;
         CHECK(ccf_load(path, &f) == CCF_OK);
+        CHECK(ccf_uniform_hashes(f));
         CHECK(ccf_view_v1(f).inline_lookup == 0);
+        CHECK(ccf_view_v2(f).inline_lookup == (g == 1 ? 2 : 0));
         check_agreement(f, 20000);
         ccf_free(f);
     }
@@ -133,7 +165,7 @@ struct shared {
 
 static void *reader(void *arg) {
     struct shared *s = arg;
-    const ccf_view view = ccf_view_v1(s->f);
+    const ccf_view view = ccf_view_v2(s->f);
     unsigned long misses = 0, lookups = 0;
     while (!atomic_load(&s->stop)) {
         for (uint64_t i = 0; i < s->pinned; i++) misses += !ccf_view_contains_hash(&view, key(i));
@@ -149,12 +181,12 @@ static void *reader(void *arg) {
  * is full and removed again, for `seconds`, in a table made for
  * `capacity`: inserts near full load move fingerprints along cuckoo
  * paths, under readers that look the pinned keys up inline. */
-static void run_threads(size_t capacity, uint64_t pinned, uint64_t churn, double seconds) {
+static void run_threads(size_t capacity, uint64_t pinned, uint64_t churn, double seconds, uint32_t flags) {
     struct shared s;
     memset(&s, 0, sizeof s);
     s.pinned = pinned;
-    CHECK(ccf_new_with_options(capacity, 0.0, 16, &SEED, &s.f) == CCF_OK);
-    CHECK(ccf_view_v1(s.f).inline_lookup == 1);
+    CHECK(ccf_new_with_flags(capacity, 0.0, 16, &SEED, flags, &s.f) == CCF_OK);
+    CHECK(ccf_view_v2(s.f).inline_lookup == inline_kind(flags));
     for (uint64_t i = 0; i < pinned; i++) CHECK(ccf_insert_hash(s.f, key(i)) == CCF_OK);
     pthread_t threads[READERS];
     for (int t = 0; t < READERS; t++) CHECK(pthread_create(&threads[t], NULL, reader, &s) == 0);
@@ -173,8 +205,8 @@ static void run_threads(size_t capacity, uint64_t pinned, uint64_t churn, double
     for (int t = 0; t < READERS; t++) CHECK(pthread_join(threads[t], NULL) == 0);
     ccf_filter_stats stats;
     CHECK(ccf_stats(s.f, &stats, sizeof stats) == CCF_OK);
-    printf("  threads, %zu buckets: %lu churn rounds, %llu relocations, %lu inline lookups, %lu misses\n",
-           (size_t)stats.bucket_count, rounds, (unsigned long long)stats.relocations, atomic_load(&s.lookups),
+    printf("  threads, %zu buckets, flags %u: %lu churn rounds, %llu relocations, %lu inline lookups, %lu misses\n",
+           (size_t)stats.bucket_count, flags, rounds, (unsigned long long)stats.relocations, atomic_load(&s.lookups),
            atomic_load(&s.misses));
     CHECK(stats.relocations > 0);
     CHECK(atomic_load(&s.lookups) > 0);
@@ -200,12 +232,12 @@ static void *bump_version(void *arg) {
  * version words bumped by another thread, some lookups see a change, and
  * only the library's answer (true) can come back. A lookup that skipped
  * the version check would never answer true. */
-static void test_fallback(void) {
+static void test_fallback(uint32_t flags) {
     ccf_filter *f = NULL;
-    CHECK(ccf_new_with_options(1000, 0.0, 16, &SEED, &f) == CCF_OK);
+    CHECK(ccf_new_with_flags(1000, 0.0, 16, &SEED, flags, &f) == CCF_OK);
     CHECK(ccf_insert_hash(f, key(1)) == CCF_OK);
-    const ccf_view real = ccf_view_v1(f);
-    CHECK(real.inline_lookup == 1);
+    const ccf_view real = ccf_view_v2(f);
+    CHECK(real.inline_lookup == inline_kind(flags));
     uint64_t *buckets = calloc(real.bucket_count, sizeof *buckets);
     uint64_t *versions = calloc(real.version_mask + 1, sizeof *versions);
     CHECK(buckets != NULL && versions != NULL);
@@ -227,7 +259,7 @@ static void test_fallback(void) {
         for (int i = 0; i < 1000; i++, tries++) library += ccf_view_contains_hash(&decoy, key(1));
     atomic_store(&b.stop, true);
     CHECK(pthread_join(thread, NULL) == 0);
-    printf("  fallback: %lu of %lu lookups saw the version change\n", library, tries);
+    printf("  fallback, flags %u: %lu of %lu lookups saw the version change\n", flags, library, tries);
     CHECK(library > 0);
     free(buckets);
     free(versions);
@@ -236,10 +268,11 @@ static void test_fallback(void) {
 
 static void test_threads(void) {
     /* About 12,300 slots: 9000 pinned keys, 3000 churned. */
-    run_threads(11000, 9000, 3000, 0.4);
+    run_threads(11000, 9000, 3000, 0.4, 0);
     /* 22 buckets, 88 slots, filled by every churn round: it moves pinned keys
      * many times a millisecond, under readers of those 40 keys. */
-    run_threads(56, 40, 48, 0.4);
+    run_threads(56, 40, 48, 0.4, 0);
+    run_threads(56, 40, 48, 0.4, CCF_UNIFORM_HASHES);
 }
 
 int main(int argc, char **argv) {
@@ -252,7 +285,8 @@ int main(int argc, char **argv) {
     printf("test view_agreement ... ok\n");
     test_version1_files(argv[1]);
     printf("test view_version1_files ... ok\n");
-    test_fallback();
+    test_fallback(0);
+    test_fallback(CCF_UNIFORM_HASHES);
     printf("test view_fallback ... ok\n");
     test_threads();
     printf("test view_threads ... ok\n");

@@ -30,7 +30,13 @@ pub(crate) mod portable;
 
 #[cfg(target_arch = "x86_64")]
 #[cfg_attr(
-    any(test, concurrent_cuckoo_loom, concurrent_cuckoo_portable),
+    any(
+        test,
+        concurrent_cuckoo_loom,
+        concurrent_cuckoo_portable,
+        // Its 32-bit probe gives way to AVX2's.
+        target_feature = "avx2"
+    ),
     allow(dead_code)
 )]
 pub(crate) mod sse2;
@@ -53,7 +59,7 @@ pub(crate) mod neon;
 ))]
 mod active {
     #[cfg(target_feature = "avx2")]
-    pub(crate) use super::avx2::pair_u32;
+    pub(crate) use super::avx2::pair_u32_enabled as pair_u32;
     #[cfg(not(target_feature = "avx2"))]
     pub(crate) use super::sse2::pair_u32;
     pub(crate) use super::sse2::{pair_u16, pair_u8};

@@ -18,7 +18,10 @@
  *    used as precomputed hashes (ccf_contains_hash_batch, and
  *    ccf_contains_hash one at a time); and a second filter holding the keys
  *    as 8-byte strings (ccf_contains_batch, hashing with XXH3 inside, as
- *    the DPDK calls below hash with CRC32 inside).
+ *    the DPDK calls below hash with CRC32 inside); and a third made with
+ *    CCF_UNIFORM_HASHES, which takes the keys (uniform: key() mixes them)
+ *    as hashes without its finalizer, as rte_hash_lookup_with_hash_bulk
+ *    takes signatures computed beforehand.
  *  - rte_hash, 8-byte keys, CRC32, lock-free concurrent readers
  *    (RTE_HASH_EXTRA_FLAGS_RW_CONCURRENCY_LF, the mode a table updated
  *    while lcores read it needs): rte_hash_lookup_bulk, and
@@ -228,7 +231,7 @@ static size_t region_allocated(const struct region *r) {
 
 /* ---- the structures -------------------------------------------------------- */
 
-enum kind { FILTER_HASH, FILTER_KEYED, RTE_HASH, MEMBER_HT, MEMBER_HT_CACHE, MEMBER_VBF, KINDS };
+enum kind { FILTER_HASH, FILTER_UNIFORM, FILTER_KEYED, RTE_HASH, MEMBER_HT, MEMBER_HT_CACHE, MEMBER_VBF, KINDS };
 
 struct query_set {
     size_t n;               /* a multiple of BURST */
@@ -407,8 +410,9 @@ static unsigned answer_burst(const struct structure *s, const uint64_t *keys, un
     }
     switch (s->kind) {
     case FILTER_HASH:
+    case FILTER_UNIFORM:
     case FILTER_KEYED:
-        if (s->kind == FILTER_HASH)
+        if (s->kind != FILTER_KEYED)
             ccf_contains_hash_batch(s->filter, keys, m, out);
         else
             ccf_contains_batch(s->filter, ptrs, lens, m, out);
@@ -444,14 +448,18 @@ static uint64_t count_found(const struct structure *s, uint64_t first, uint64_t 
 
 /* ---- building each structure ------------------------------------------------ */
 
-static void build_filter(struct structure *s, uint64_t n, bool keyed) {
-    s->kind = keyed ? FILTER_KEYED : FILTER_HASH;
-    s->name = keyed ? "concurrent-cuckoo, byte keys" : "concurrent-cuckoo";
+static void build_filter(struct structure *s, uint64_t n, enum kind kind) {
+    const bool keyed = kind == FILTER_KEYED;
+    s->kind = kind;
+    s->name = keyed ? "concurrent-cuckoo, byte keys"
+              : kind == FILTER_UNIFORM ? "concurrent-cuckoo, uniform"
+                                       : "concurrent-cuckoo";
     struct pages before = smaps_pages(0, 0);
     const uint64_t seed = FILTER_SEED;
-    ccf_status st = ccf_new_with_options(n, 0.0, 16, &seed, &s->filter);
+    ccf_status st = ccf_new_with_flags(n, 0.0, 16, &seed,
+                                       kind == FILTER_UNIFORM ? CCF_UNIFORM_HASHES : 0, &s->filter);
     if (st != CCF_OK)
-        die("ccf_new_with_options(%" PRIu64 "): %s\n", n, ccf_status_message(st));
+        die("ccf_new_with_flags(%" PRIu64 "): %s\n", n, ccf_status_message(st));
     static struct chunk c;
     for (uint64_t at = 0; at < n;) {
         unsigned m = load_chunk(&c, at, n);
@@ -469,8 +477,8 @@ static void build_filter(struct structure *s, uint64_t n, bool keyed) {
     struct pages after = smaps_pages(0, 0);
     s->pages = (struct pages){after.rss_kb - before.rss_kb, after.huge_kb - before.huge_kb};
     s->bytes = ccf_memory_usage(s->filter);
-    snprintf(s->config, sizeof s->config, "ccf_new(%" PRIu64 "), 16-bit fingerprints, load %.3f",
-             n, ccf_load_factor(s->filter));
+    snprintf(s->config, sizeof s->config, "ccf_new(%" PRIu64 ")%s, 16-bit fingerprints, load %.3f",
+             n, kind == FILTER_UNIFORM ? " with CCF_UNIFORM_HASHES" : "", ccf_load_factor(s->filter));
     snprintf(s->sizing, sizeof s->sizing, "capacity n; %zu slots", ccf_capacity(s->filter));
     if (keyed) {
         s->methods[0] = (struct method){"ccf_contains_batch (8-byte keys, XXH3 inside)",
@@ -760,8 +768,9 @@ static void run_size(uint64_t n, const char *label, const struct options *o) {
     for (int k = 0; k < KINDS; k++) {
         double t0 = wall_seconds();
         switch ((enum kind)k) {
-        case FILTER_HASH: build_filter(&st[k], n, false); break;
-        case FILTER_KEYED: build_filter(&st[k], n, true); break;
+        case FILTER_HASH:
+        case FILTER_UNIFORM:
+        case FILTER_KEYED: build_filter(&st[k], n, (enum kind)k); break;
         case RTE_HASH: build_rte_hash(&st[k], n); break;
         case MEMBER_HT: build_member_ht(&st[k], n, false); break;
         case MEMBER_HT_CACHE: build_member_ht(&st[k], n, true); break;

@@ -1,0 +1,92 @@
+//! A live table's lookup state copied into a value, for loops of lookups.
+//!
+//! Every lookup of a live table makes an acquire load (its pair's
+//! version, `table.rs`). The compiler may not keep a field read through
+//! `&RawTable` in a register across that load: the table holds atomics, so
+//! as far as it knows another thread may have written the field. A loop
+//! over `&RawTable` therefore loads the bucket array's address and the
+//! version words' address and mask again for every key. [`LiveView`]
+//! copies them into a local value first, which no other thread can reach,
+//! so they stay in registers: the batch lookups (`lookup.rs`) run through
+//! it. It answers exactly as the table: the same protocol on the same
+//! atomics, and the table's own contended path when a version changed.
+
+use crate::fingerprint::Fingerprint;
+use crate::index::IndexMap;
+use crate::lookup::{Location, Lookup};
+use crate::stripes::VersionWords;
+use crate::table::{probe_optimistic, RawTable};
+
+/// The lookup state of one [`RawTable`] (module docs).
+pub(crate) struct LiveView<'a, F: Fingerprint> {
+    table: &'a RawTable<F>,
+    buckets: &'a [F::Bucket],
+    versions: VersionWords<'a>,
+    index: IndexMap,
+}
+
+impl<F: Fingerprint> Clone for LiveView<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: Fingerprint> Copy for LiveView<'_, F> {}
+
+impl<'a, F: Fingerprint> LiveView<'a, F> {
+    /// The view of `table`.
+    #[inline(always)]
+    pub(crate) fn of(table: &'a RawTable<F>) -> Self {
+        LiveView {
+            table,
+            buckets: &table.buckets,
+            versions: table.stripes.version_table(),
+            index: table.index,
+        }
+    }
+}
+
+impl<F: Fingerprint> Lookup<F> for LiveView<'_, F> {
+    #[inline(always)]
+    fn index(&self) -> IndexMap {
+        self.index
+    }
+
+    /// A hint, which never faults: wrapping addresses, no bounds check
+    /// (as `RawTable::prefetch`).
+    #[inline(always)]
+    fn prefetch(&self, loc: &Location<F>) {
+        let base = self.buckets.as_ptr();
+        crate::storage::prefetch(base.wrapping_add(loc.i1));
+        crate::storage::prefetch(base.wrapping_add(loc.i2));
+    }
+
+    #[inline(always)]
+    fn contains(&self, loc: &Location<F>) -> bool {
+        assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
+        // SAFETY: both indices were just checked against the array.
+        unsafe { self.contains_located(loc) }
+    }
+
+    /// The table's optimistic attempt ([`probe_optimistic`]: the version
+    /// with acquire, both buckets relaxed, on a miss an acquire fence and
+    /// the version again), on the copied fields; the table's own contended
+    /// path when the version changed.
+    #[inline(always)]
+    unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
+        debug_assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
+        // SAFETY: the caller guarantees both indices are below
+        // `self.index().buckets()`, the table's bucket count, which is
+        // the length of `self.buckets` (its array).
+        let (b1, b2) = unsafe {
+            (
+                self.buckets.get_unchecked(loc.i1),
+                self.buckets.get_unchecked(loc.i2),
+            )
+        };
+        match probe_optimistic(self.versions.read(loc.i1, loc.i2), b1, b2, loc.fp) {
+            Some(answer) => answer,
+            None => self.table.contains_contended(loc.i1, loc.i2, loc.fp),
+        }
+    }
+}
