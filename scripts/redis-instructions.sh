@@ -14,6 +14,9 @@
 #
 # Prints a markdown table: one row per workload, one column per module.
 # About 15 s per module. Needs valgrind (installed if missing).
+# REDIS_INSTRUCTIONS_KEEP=DIR keeps callgrind's files there (one folder per
+# module, one file per workload, named by its dump's trigger) for
+# `callgrind_annotate --inclusive=yes FILE`; by default they are removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/apt.sh
@@ -21,8 +24,13 @@ source scripts/lib/apt.sh
 apt_install_missing redis-instructions valgrind redis-server redis-tools
 (( $# )) || { echo "usage: $0 MODULE.so [MODULE.so...]" >&2; exit 2; }
 
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [[ -n ${REDIS_INSTRUCTIONS_KEEP:-} ]]; then
+    tmp=$REDIS_INSTRUCTIONS_KEEP
+    mkdir -p "$tmp"
+else
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+fi
 hundred=$(for i in $(seq 0 99); do printf '__rand_int__:%d ' "$i"; done)
 thousand=$(for i in $(seq 0 999); do printf '__rand_int__:%d ' "$i"; done)
 python3 redis/bench/protocol.py 100000 bench CF.INSERT ITEMS >"$tmp/load.resp"

@@ -196,11 +196,18 @@ fn replicate_write(ctx: &Context, args: &[RedisString], created: Option<(Meta, u
 /// check against its own configs (`CAPACITY` against `cf-bucket-size`) or
 /// use to create a filter of its own. `NOCREATE`: a copy never makes a
 /// filter from its own configs.
+///
+/// The items go out as the command's own argument strings (`items`, the
+/// arguments after `ITEMS`), on which the server only takes a reference:
+/// made from byte slices, each was copied into a new string and freed
+/// again, about 75 server instructions per item of a `CF.INSERT` of 1,000
+/// where one command in ten creates its key. The replicated bytes are the
+/// same either way.
 fn replicate_added(
     ctx: &Context,
     args: &[RedisString],
     created: Option<(Meta, u64)>,
-    items: &[&[u8]],
+    items: &[RedisString],
     outcomes: &[Outcome],
 ) {
     if let Some((meta, seed)) = created {
@@ -209,8 +216,9 @@ fn replicate_added(
     let added = items
         .iter()
         .zip(outcomes)
-        .filter_map(|(item, outcome)| (*outcome == Outcome::Added).then_some(*item));
-    let mut parts: Vec<&[u8]> = vec![args[1].as_slice(), b"NOCREATE", b"ITEMS"];
+        .filter_map(|(item, outcome)| (*outcome == Outcome::Added).then_some(item));
+    let (nocreate, keyword) = (ctx.create_string("NOCREATE"), ctx.create_string("ITEMS"));
+    let mut parts: Vec<&RedisString> = vec![&args[1], &nocreate, &keyword];
     parts.extend(added);
     if parts.len() > 3 {
         let name = String::from_utf8_lossy(args[0].as_slice()).into_owned();
@@ -386,7 +394,7 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
         // A refusal a replica would not make (its limits are not the
         // primary's), a creation, or options a replica would read by its
         // own configs: replicas get exactly the items added.
-        replicate_added(ctx, args, created, &items, &outcomes);
+        replicate_added(ctx, args, created, &args[options.items..], &outcomes);
     } else if changed {
         ctx.replicate_verbatim();
     }

@@ -1,7 +1,7 @@
 //! Growth: adding (or reopening) the level that takes inserts when the
 //! current one is full.
 
-use super::slots::{bit, index_of, next_word, width_for, Bits, Level};
+use super::slots::{bit, index_of, next_word, width_for, Bits, Level, LEVEL_MAX_PATH};
 use super::ScalableCuckooFilter;
 use crate::error::InsertError;
 use crate::filter::with_table;
@@ -107,17 +107,18 @@ impl<S> ScalableCuckooFilter<S> {
     }
 
     /// Opens free slot `next` (under the growth lock): reopens its retired
-    /// level (empty, and of the slot's size and width by construction) or
-    /// allocates one, then marks the slot in use. `false` if the width
-    /// does not fit the budget or the allocation fails.
+    /// level (empty, and of the slot's size by construction) if it is what
+    /// a new level would be, or allocates one, then marks the slot in use.
+    /// `false` if the width does not fit the budget or the allocation
+    /// fails.
     fn open_slot(&self, next: usize) -> bool {
         let Some(bits) = self.width_of(next) else {
             return false;
         };
         match self.level(next) {
             // Empty (closed levels are), and what a copy without it would
-            // allocate: the same size and width.
-            Some(level) if level.bits() == bits => {
+            // allocate: the same size, width and path limit.
+            Some(level) if level.bits() == bits && level.max_path() == LEVEL_MAX_PATH => {
                 #[cfg(not(concurrent_cuckoo_canary = "publish_before_reopen"))]
                 with_table!(&level.table, t => t.reopen());
             }
@@ -130,10 +131,12 @@ impl<S> ScalableCuckooFilter<S> {
                 else {
                     return false;
                 };
-                // A kept level of another width (decoded from an encoding
-                // written before widths were a function of the slot) is
-                // replaced, not reopened; a lookup may still be reading
-                // it, so the new level keeps it alive.
+                // A kept level of another width or path limit (decoded
+                // from an encoding written before widths were a function
+                // of the slot, or before levels searched shorter paths)
+                // is replaced, not reopened: a copy saved without it
+                // would allocate the new kind. A lookup may still be
+                // reading it, so the new level keeps it alive.
                 if kept.is_some() {
                     level
                         .replaced

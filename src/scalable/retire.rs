@@ -34,9 +34,11 @@ impl<S> ScalableCuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn reclaim_retired(&mut self) -> usize {
-        if !self.retired_since_reclaim.swap(false, Ordering::Acquire) {
+        if !self.retired_since_reclaim.load(Ordering::Acquire) {
             return 0;
         }
+        // Measured while the flag is set: `memory_usage` counts retired
+        // levels only then.
         let before = self.memory_usage();
         let in_use = self.in_use();
         for (i, slot) in self.slots.iter().enumerate() {
@@ -54,6 +56,8 @@ impl<S> ScalableCuckooFilter<S> {
                 drop(unsafe { Box::from_raw(ptr) });
             }
         }
+        // Every slot that holds a level is in use again.
+        self.retired_since_reclaim.store(false, Ordering::Release);
         before - self.memory_usage()
     }
 
@@ -126,10 +130,13 @@ impl<S> ScalableCuckooFilter<S> {
                     let all = t.stripes.lock_all();
                     if t.len() == 0 {
                         t.close(&all);
+                        // Before the bit is cleared: `memory_usage` that
+                        // sees the bit cleared sees the flag (and walks
+                        // every slot, the retired one included).
+                        self.retired_since_reclaim.store(true, Ordering::Release);
                         // After it closed: a lookup that still sees the
                         // bit reads an empty level.
                         self.in_use.fetch_and(!bit(i), Ordering::AcqRel);
-                        self.retired_since_reclaim.store(true, Ordering::Release);
                     }
                 }
             });
