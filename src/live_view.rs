@@ -15,7 +15,7 @@ use crate::fingerprint::Fingerprint;
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
 use crate::stripes::VersionWords;
-use crate::table::{probe_optimistic, RawTable};
+use crate::table::{prefetch_pair, probe_optimistic, RawTable};
 
 /// The lookup state of one [`RawTable`] (module docs).
 pub(crate) struct LiveView<'a, F: Fingerprint> {
@@ -52,13 +52,9 @@ impl<F: Fingerprint> Lookup<F> for LiveView<'_, F> {
         self.index
     }
 
-    /// A hint, which never faults: wrapping addresses, no bounds check
-    /// (as `RawTable::prefetch`).
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
-        let base = self.buckets.as_ptr();
-        crate::storage::prefetch(base.wrapping_add(loc.i1));
-        crate::storage::prefetch(base.wrapping_add(loc.i2));
+        prefetch_pair(self.buckets, loc);
     }
 
     #[inline(always)]

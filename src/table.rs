@@ -249,9 +249,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// wrapping arithmetic and never dereferenced.
     #[inline(always)]
     pub(crate) fn prefetch(&self, loc: &Location<F>) {
-        let base = self.buckets.as_ptr();
-        prefetch(base.wrapping_add(loc.i1));
-        prefetch(base.wrapping_add(loc.i2));
+        prefetch_pair(&self.buckets, loc);
     }
 
     /// Both buckets of `loc`, without bounds checks (lookups make two per
@@ -848,18 +846,17 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         crate::live_view::LiveView::of(self).contains_batch(hash_at, out);
     }
-    /// [`RawTable::contains`] without bounds checks.
-    #[inline(always)]
-    unsafe fn contains_located(&self, loc: &Location<F>) -> bool {
-        // SAFETY: the caller guarantees both buckets are below
-        // `self.index().buckets()` (the trait method's contract), which is
-        // `buckets_of`'s.
-        let (b1, b2) = unsafe { self.buckets_of(loc) };
-        match self.probe_optimistic(b1, b2, loc) {
-            Some(answer) => answer,
-            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
-        }
-    }
+}
+
+/// Starts loading both buckets of `loc` in `buckets`, for the table and
+/// its [`LiveView`](crate::live_view::LiveView). A hint, which never
+/// faults, so it needs no bounds check: the addresses are computed with
+/// wrapping arithmetic and never dereferenced.
+#[inline(always)]
+pub(crate) fn prefetch_pair<F: Fingerprint>(buckets: &[F::Bucket], loc: &Location<F>) {
+    let base = buckets.as_ptr();
+    prefetch(base.wrapping_add(loc.i1));
+    prefetch(base.wrapping_add(loc.i2));
 }
 
 /// One optimistic attempt on the buckets `b1` and `b2` of a pair whose

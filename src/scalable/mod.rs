@@ -386,7 +386,13 @@ impl<S> ScalableCuckooFilter<S> {
         } else {
             in_use
         };
-        let levels: usize = slots::Bits(held)
+        self.memory_of_slots(held, in_use)
+    }
+
+    /// The filter's own bytes and those of the levels in `slots` (a bit
+    /// per slot), each as held while in use if its bit is in `in_use`.
+    fn memory_of_slots(&self, slots: u64, in_use: u64) -> usize {
+        let levels: usize = slots::Bits(slots)
             .take_while(|&i| i < self.slots.len())
             .filter_map(|i| Some((i, self.level(i)?)))
             .map(|(i, l)| l.held_memory(in_use & slots::bit(i) != 0))
@@ -1159,15 +1165,7 @@ mod tests {
 
     /// `memory_usage` as it was: every slot walked.
     fn memory_usage_of_every_slot(f: &ScalableCuckooFilter) -> usize {
-        let in_use = f.in_use();
-        let levels: usize = (0..f.slots.len())
-            .filter_map(|i| Some((i, f.level(i)?)))
-            .map(|(i, l)| l.held_memory(in_use & slots::bit(i) != 0))
-            .sum();
-        core::mem::size_of::<ScalableCuckooFilter>()
-            + core::mem::size_of_val(&*f.slots)
-            + core::mem::size_of_val(&*f.key_locks)
-            + levels
+        f.memory_of_slots(u64::MAX, f.in_use())
     }
 
     /// `memory_usage` walks only the levels in use while none is retired,
