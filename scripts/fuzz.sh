@@ -4,6 +4,8 @@
 #
 #   scripts/fuzz.sh                  # each target for 60 s
 #   FUZZ_SECONDS=600 scripts/fuzz.sh # longer
+#   FUZZ_JOBS=1 scripts/fuzz.sh      # one target at a time (default: one
+#                                    # per core, side by side)
 #   scripts/fuzz.sh decode           # only the named targets
 #
 # Needs the nightly toolchain (`cargo +nightly`) and installs cargo-fuzz
@@ -31,19 +33,40 @@ fi
 mkdir -p fuzz/corpus/decode
 cp tests/data/*.bin fuzz/corpus/decode/
 
-failed=()
+# Build every target first, so the time limit is spent fuzzing, not
+# compiling; then fuzz FUZZ_JOBS targets at a time (default: one per
+# core), each libFuzzer process on one core, its output printed whole
+# when it ends.
 for target in "${targets[@]}"; do
-    echo "=== fuzz $target for ${seconds}s"
-    start=$(date +%s)
-    # Build first, so the time limit is spent fuzzing, not compiling.
     cargo +nightly fuzz build "$target"
+done
+jobs_at_once=${FUZZ_JOBS:-$(nproc)}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+failed=()
+fuzz_one() { # TARGET: exits non-zero on a crash
+    local target=$1 start
+    start=$(date +%s)
+    echo "=== fuzz $target for ${seconds}s"
     if cargo +nightly fuzz run "$target" -- \
         -max_total_time="$seconds" -timeout=20 -print_final_stats=1; then
         echo "=== fuzz $target: no crash ($(( $(date +%s) - start ))s)"
     else
         echo "=== fuzz $target: FAILED, see fuzz/artifacts/$target/" >&2
-        failed+=("$target")
+        return 1
     fi
+}
+for (( first = 0; first < ${#targets[@]}; first += jobs_at_once )); do
+    batch=("${targets[@]:first:jobs_at_once}")
+    pids=()
+    for target in "${batch[@]}"; do
+        fuzz_one "$target" >"$logs/$target.log" 2>&1 &
+        pids+=($!)
+    done
+    for i in "${!batch[@]}"; do
+        wait "${pids[i]}" || failed+=("${batch[i]}")
+        cat "$logs/${batch[i]}.log"
+    done
 done
 
 if [ ${#failed[@]} -gt 0 ]; then

@@ -3,7 +3,8 @@
 # the matrix: Debian's Redis 7.0 and Valkey 9.1, and Redis 7.4 for active
 # defragmentation only (the one server here built with its own jemalloc,
 # which active defragmentation needs). Exits non-zero on any failure.
-# About a minute per server on a warm cargo cache (Redis 7.4: seconds).
+# About two minutes on a warm cargo cache: the servers' Python tests run
+# side by side (CCF_SERIAL=1: one server after another).
 #
 #   scripts/test-redis.sh              everything below, on both servers
 #   scripts/test-redis.sh --no-cargo   without the Rust tests of step 3
@@ -38,7 +39,8 @@
 #    target/debug/libconcurrent_cuckoo_redis.so, and the example the Python
 #    tests run for library encodings the module never makes
 #    (target/debug/examples/library_encoding);
-# then, for each server (CCF_SERVER names its binary for the tests):
+# then, for each server (CCF_SERVER names its binary for the tests), step 3
+# for every server first, then steps 4 and 5 for all servers at once:
 # 3. runs the Rust test that pulls filters out of a live server with
 #    CF.SCANDUMP and opens them with FrozenFilter::from_bytes (on Redis,
 #    with the crate's other tests), and on Valkey `ccf push` / `ccf pull`
@@ -158,9 +160,25 @@ servers=${CCF_SERVERS:-redis valkey redis74}
 # The test that needs active defragmentation, which only Redis 7.4 here has.
 active_defrag_test=redis/tests/python/test_defrag.py::test_active_defrag_moves_filters_and_they_answer_the_same
 plugin=$PWD/redis/tests/redis-py
-summary=()
 
-run_server() { # NAME
+# Step 3 for server NAME: its Rust tests, run before any server's Python
+# tests start, so that no cargo build relinks the module they load.
+rust_tests() { # NAME
+    local name=$1
+    export CCF_SERVER=${server_binary[$name]}
+    if [[ $name == redis ]] && (( run_cargo )); then
+        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes (and the crate's other tests)"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis
+    elif [[ $name == valkey ]]; then
+        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis --test scandump
+        step "[$name] Rust: ccf push and pull (cli/tests/push_pull.rs, CCF_SERVER)"
+        CCF_REQUIRE_REDIS=1 cargo test --profile test -p ccf --test push_pull
+    fi
+}
+
+# Steps 4 and 5 for server NAME; what passed goes to $tmp/NAME.summary.
+python_tests() { # NAME
     local name=$1 binary=${server_binary[$1]}
     export CCF_SERVER=$binary
     step "[$name] $("$binary" --version | cut -d' ' -f1-3)"
@@ -173,18 +191,8 @@ run_server() { # NAME
             echo "test-redis: tests were skipped on $name (see the SKIPPED lines above)" >&2
             exit 1
         fi
-        summary+=("$name ($("$binary" --version | cut -d' ' -f3)): test_defrag.py $(grep -Eo '[0-9]+ passed' "$tmp/$name-pytest.out" | tail -1)")
+        echo "$name ($("$binary" --version | cut -d' ' -f3)): test_defrag.py $(grep -Eo '[0-9]+ passed' "$tmp/$name-pytest.out" | tail -1)" >>"$tmp/$name.summary"
         return
-    fi
-
-    if [[ $name == redis ]] && (( run_cargo )); then
-        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes (and the crate's other tests)"
-        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis
-    elif [[ $name != redis ]]; then
-        step "[$name] Rust: CF.SCANDUMP into FrozenFilter::from_bytes"
-        CCF_REQUIRE_REDIS=1 cargo test --profile test -p concurrent-cuckoo-redis --test scandump
-        step "[$name] Rust: ccf push and pull (cli/tests/push_pull.rs, CCF_SERVER)"
-        CCF_REQUIRE_REDIS=1 cargo test --profile test -p ccf --test push_pull
     fi
 
     step "[$name] redis/tests/python: commands, growth, persistence, replication, cluster, hostile input, vs RedisBloom"
@@ -195,15 +203,15 @@ run_server() { # NAME
         echo "test-redis: tests were skipped on $name (see the SKIPPED lines above)" >&2
         exit 1
     fi
-    summary+=("$name ($("$binary" --version | cut -d' ' -f3)): pytest $(grep -Eo '[0-9]+ passed' "$tmp/$name-pytest.out" | tail -1)")
+    echo "$name ($("$binary" --version | cut -d' ' -f3)): pytest $(grep -Eo '[0-9]+ passed' "$tmp/$name-pytest.out" | tail -1)" >>"$tmp/$name.summary"
 
     step "[$name] redis-py's own cuckoo-filter tests (redis $REDIS_PY source distribution)"
     local dir port
     dir=$(mktemp -d -p "$tmp")
     port=$("$venv/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    echo "$port" >>"$tmp/ports"
     "$binary" --port "$port" --bind 127.0.0.1 --save "" --dir "$dir" --loadmodule "$module" \
         --logfile "$dir/server.log" --daemonize yes
-    ports+=("$port")
     for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
     local protocol passed=0
     for protocol in "" 2 3; do
@@ -221,21 +229,56 @@ run_server() { # NAME
         passed=$(( passed + $(grep -Eo '^[0-9]+ passed' "$dir/redis-py.out" | cut -d' ' -f1) ))
     done
     redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
-    summary+=("$name: redis-py test_cf_* $passed passed (3 protocols)")
+    echo "$name: redis-py test_cf_* $passed passed (3 protocols)" >>"$tmp/$name.summary"
 }
 
 tmp=$(mktemp -d)
-ports=()
+touch "$tmp/ports"
 cleanup() {
     local p
-    for p in "${ports[@]}"; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done
+    while read -r p; do redis-cli -p "$p" shutdown nosave >/dev/null 2>&1 || true; done <"$tmp/ports"
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 for name in $servers; do
     [[ -n "${server_binary[$name]:-}" ]] || { echo "test-redis: unknown server $name" >&2; exit 2; }
-    run_server "$name"
 done
-
-printf '%s\n' "${summary[@]}"
+for name in $servers; do
+    rust_tests "$name"
+done
+# The servers' Python tests run side by side: they mostly wait on the
+# servers they start (syncs, restarts, reloads; pytest used about a third
+# of a core on Valkey, 2 minutes), each on its own random ports. Each
+# server's output is printed whole once its tests end; CCF_SERIAL=1 runs
+# them one after another with their output as it comes.
+# (Each runs in a background subshell, waited for: a subshell run as
+# `(...) || ...` would ignore `set -e` inside, and a failing pytest would
+# go on to the next step.)
+failed=()
+if [[ ${CCF_SERIAL:-0} == 1 ]]; then
+    for name in $servers; do
+        (python_tests "$name") &
+        wait $! || failed+=("$name")
+    done
+else
+    declare -A job
+    for name in $servers; do
+        (python_tests "$name") >"$tmp/$name.log" 2>&1 &
+        job[$name]=$!
+    done
+    for name in $servers; do
+        status=0
+        wait "${job[$name]}" || status=$?
+        step "[$name] output of its Python tests (exit status $status)"
+        cat "$tmp/$name.log"
+        (( status == 0 )) || failed+=("$name")
+    done
+fi
+if (( ${#failed[@]} )); then
+    echo "test-redis: tests failed on: ${failed[*]}" >&2
+    exit 1
+fi
+for name in $servers; do
+    cat "$tmp/$name.summary"
+done
 step "all Redis module tests passed on: $servers in $(( $(date +%s) - start ))s"
