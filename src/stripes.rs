@@ -54,10 +54,14 @@ const MAX_VERSIONS: usize = 4096;
 /// invalidates only the lookups of the 1/versions of the table that share
 /// its version (`cuckoo-harness retries` measures the effect).
 const BUCKETS_PER_VERSION: usize = 256;
-/// Small tables still get this many versions (512 bytes), or one per
-/// bucket if they have fewer: on a one-stripe table, 64 versions cut
-/// retries per lookup from 1e-2 to 3e-4 under a 50/25/25 mix.
-const MIN_VERSIONS: usize = 64;
+/// Small tables still get this many versions (128 bytes), or one per
+/// bucket if they have fewer: on a 2048-bucket, one-stripe table under a
+/// 50/25/25 mix on two threads, 16 versions retry 4e-4 of lookups (64:
+/// 8e-5; one version: 8e-3; a retry is one more pair of bucket loads),
+/// while a level of 1,024 items, the Redis module's default, holds 2.5 KiB
+/// of buckets, for which 64 versions (512 bytes) were a sixth of the
+/// filter (`cuckoo-harness retries`).
+const MIN_VERSIONS: usize = 16;
 
 /// Entries of [`Stripe::path_lengths`]: paths of 0 to 5 moves.
 pub(crate) const PATH_LENGTHS: usize = 6;
@@ -92,6 +96,11 @@ pub(crate) struct Stripe {
 #[cfg(not(concurrent_cuckoo_loom))]
 unsafe impl ZeroInit for Stripe {}
 
+// SAFETY: an atomic integer has its integer's representation, so zero
+// bytes are a count of 0; it needs no dropping.
+#[cfg(not(concurrent_cuckoo_loom))]
+unsafe impl ZeroInit for core::sync::atomic::AtomicUsize {}
+
 /// The writers' counters summed over every stripe.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Counters {
@@ -119,7 +128,13 @@ pub(crate) struct Stripes {
     /// reading it exactly. So it is a `core` atomic even under loom: the
     /// models need not explore its orderings, and as a loom atomic it made
     /// every contended acquisition three scheduling points more.
-    waiting: CachePadded<core::sync::atomic::AtomicUsize>,
+    ///
+    /// One element, in a block of its own: a line to itself, away from the
+    /// fields every lookup reads, without making `Stripes` (and the table
+    /// and level around it) cache-padded. Inline and padded, it made a
+    /// growing filter's `Level` 640 bytes, 512 of them alignment, on top
+    /// of a small level's 2.5 KiB of buckets.
+    waiting: ZeroedArray<CachePadded<core::sync::atomic::AtomicUsize>>,
     versions: ZeroedArray<AtomicU64>,
     lock_mask: usize,
     version_mask: usize,
@@ -200,19 +215,23 @@ impl Stripes {
         // under several locks), but the sizing rule the builder checks.
         assert!(versions >= stripes, "never fewer versions than stripes");
         #[cfg(not(concurrent_cuckoo_loom))]
-        let (locks, words) = (
+        let (locks, words, waiting) = (
             ZeroedArray::zeroed(stripes)?,
             ZeroedArray::zeroed(versions)?,
+            ZeroedArray::zeroed(1)?,
         );
         #[cfg(concurrent_cuckoo_loom)]
-        let (locks, words) = (
+        let (locks, words, waiting) = (
             ZeroedArray::from_fn(stripes, || CachePadded::new(Stripe::default()))?,
             ZeroedArray::from_fn(versions, || AtomicU64::new(0))?,
+            ZeroedArray::from_fn(1, || {
+                CachePadded::new(core::sync::atomic::AtomicUsize::new(0))
+            })?,
         );
         Ok(Self {
             stripes: locks,
             versions: words,
-            waiting: CachePadded::new(core::sync::atomic::AtomicUsize::new(0)),
+            waiting,
             lock_mask: stripes - 1,
             version_mask: versions - 1,
             write_prefetch: write_prefetch_supported(),
@@ -230,6 +249,7 @@ impl Stripes {
     ) {
         self.stripes.relocate(mover, tally);
         self.versions.relocate(mover, tally);
+        self.waiting.relocate(mover, tally);
     }
 
     /// Lock stripes.
@@ -345,14 +365,14 @@ impl Stripes {
     /// Takes the lock of `stripe`, counted in `waiting` while it waits.
     #[inline]
     fn lock_stripe(&self, stripe: usize) {
-        self.stripes[stripe].lock.lock_counting(&self.waiting);
+        self.stripes[stripe].lock.lock_counting(&self.waiting[0]);
     }
 
     /// Whether some thread is waiting for a stripe lock (a hint: it may
     /// have just got it, or start waiting just after).
     #[inline]
     pub(crate) fn has_waiters(&self) -> bool {
-        self.waiting.load(Ordering::Relaxed) != 0
+        self.waiting[0].load(Ordering::Relaxed) != 0
     }
 
     /// Items counted in `bucket`'s stripe (one cache line, where
@@ -416,9 +436,11 @@ impl Stripes {
         }
     }
 
-    /// Bytes held by locks and versions.
+    /// Bytes held by locks, versions and the waiter count.
     pub(crate) fn memory_usage(&self) -> usize {
-        core::mem::size_of_val(&*self.stripes) + core::mem::size_of_val(&*self.versions)
+        core::mem::size_of_val(&*self.stripes)
+            + core::mem::size_of_val(&*self.versions)
+            + core::mem::size_of_val(&*self.waiting)
     }
 }
 
@@ -585,7 +607,8 @@ mod tests {
             (stripes, Stripes::default_versions(b, stripes))
         };
         assert_eq!(counts(2), (1, 2));
-        assert_eq!(counts(2048), (2, 64));
+        assert_eq!(counts(2048), (2, 16));
+        assert_eq!(counts(16_384), (16, 64));
         assert_eq!(counts(100_000), (128, 512));
         assert_eq!(counts(1 << 30), (MAX_STRIPES, MAX_VERSIONS));
         assert_eq!(
@@ -617,7 +640,9 @@ mod tests {
         assert_eq!(s.len(), 3);
         assert_eq!(
             s.memory_usage(),
-            8 * core::mem::size_of::<CachePadded<Stripe>>() + 64 * 8
+            8 * core::mem::size_of::<CachePadded<Stripe>>()
+                + 64 * 8
+                + core::mem::size_of::<CachePadded<core::sync::atomic::AtomicUsize>>()
         );
     }
 
