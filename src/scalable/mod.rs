@@ -1163,6 +1163,34 @@ mod tests {
         static PANIC_IN_GROWTH: Cell<bool> = const { Cell::new(false) };
     }
 
+    /// A small growing filter, the Redis module's default (1,024 items,
+    /// rate 0.001), is mostly its buckets. It held 1,912 bytes besides
+    /// its 2,480 of buckets when its table's lock-waiter counter was
+    /// inline and cache-padded (the `Level` 640 bytes, 512 of them
+    /// alignment) and small tables had 64 version words; now 1,216.
+    #[test]
+    fn a_small_growing_filter_is_mostly_its_buckets() {
+        assert!(
+            core::mem::size_of::<Level>() <= 256,
+            "a Level of {} bytes",
+            core::mem::size_of::<Level>()
+        );
+        let f = ScalableCuckooFilter::builder()
+            .initial_capacity(1024)
+            .growth_factor(1)
+            .false_positive_rate(0.001)
+            .seed(1)
+            .build()
+            .unwrap();
+        let level = f.level(0).unwrap();
+        let buckets = with_table!(&level.table, t => core::mem::size_of_val(&*t.buckets));
+        let besides = f.memory_usage() - buckets;
+        assert!(
+            besides <= 1_280,
+            "{besides} bytes besides {buckets} bytes of buckets"
+        );
+    }
+
     /// `memory_usage` as it was: every slot walked.
     fn memory_usage_of_every_slot(f: &ScalableCuckooFilter) -> usize {
         f.memory_of_slots(u64::MAX, f.in_use())
