@@ -844,10 +844,13 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let Some(offset) = offset else {
         // RedisBloom's answers for chunks that cannot be where they say
         // (a negative iterator included): its header chunk is at iterator
-        // 1 (here a first chunk is at one more than its length), and
-        // bytes for a live filter are refused. Nothing changes.
+        // 1 (here a first chunk is at one more than its length), a data
+        // chunk for a missing key is `ERR not found` (RedisBloom looks the
+        // filter up before it reads the position), and bytes for a live
+        // filter are refused. Nothing changes.
         return Err(RedisError::Str(match value::write(&key, &CF_TYPE)? {
             None if iterator == 1 => "Couldn't create filter!",
+            None => "ERR not found",
             Some(v) if matches!(v.body, Body::Live(_)) => "Couldn't load chunk!",
             _ => "Invalid position",
         }));

@@ -343,8 +343,11 @@ def test_scandump_and_loadchunk_errors(r):
     # LOADCHUNK.
     assert error(r, "CF.LOADCHUNK", "dst", "x", data) == "Invalid position"
     assert error(r, "CF.LOADCHUNK", "dst", 0, data) == "Invalid position"
-    assert error(r, "CF.LOADCHUNK", "dst", -9223372036854775808, "1") == "Invalid position"
-    assert error(r, "CF.LOADCHUNK", "dst", 2, "not a filter at all") == "Invalid position"
+    # A data chunk for a missing key: RedisBloom's `not found`, whatever
+    # the iterator (issue 42, defect 6).
+    assert error(r, "CF.LOADCHUNK", "dst", -9223372036854775808, "1") == "not found"
+    assert error(r, "CF.LOADCHUNK", "dst", 2, "not a filter at all") == "not found"
+    assert error(r, "CF.LOADCHUNK", "dst", -1, "x") == "not found"
     assert error(r, "CF.LOADCHUNK", "dst", 20, "not a filter at all") == "Couldn't create filter!"
     assert error(r, "CF.LOADCHUNK", "src", len(data) + 1, data) == "item exists"
     assert error(r, "CF.LOADCHUNK", "missing", 100, "abc") == "not found"
