@@ -897,6 +897,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         fed.map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         let mut value = CfValue::new(given, Body::Loading(decoder));
         value.restore_held = admitted.held;
+        // What the decoder holds counts in the `INFO` totals from the
+        // header on (`CfValue::new` counted the struct alone).
+        value.account();
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         if admission::loading() {
             admission::note_loaded(args[1].as_slice(), value.memory_usage());
