@@ -739,12 +739,8 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 match found {
                     // Every chunk of one state went out: the closing call ends
                     // the dump, even if the filter changed since (it was whole).
-                    Found::End => {
-                        let ended = value.dumps.borrow().version_at(offset);
-                        value
-                            .dumps
-                            .borrow_mut()
-                            .ended(ended.unwrap_or(version), version);
+                    Found::End(ended) => {
+                        value.dumps.borrow_mut().ended(ended, version);
                         crate::dumps::DUMPERS.ended(client, place);
                         value.account_memory();
                         return end();

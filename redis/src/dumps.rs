@@ -34,6 +34,11 @@ pub(crate) const MAX_MARKS: usize = 256;
 /// checksums included (it carries the running checksum of its table).
 pub(crate) const MAX_STATES: usize = 128;
 
+/// Encodings longer than this keep their base encoder (a few hundred
+/// bytes) past a dump's closing call: reading a table again for its
+/// checksum would cost more than a millisecond.
+pub(crate) const KEEP_BASE_ABOVE: u64 = 4 << 20;
+
 /// The next version (see [`next_version`]).
 static NEXT_VERSION: AtomicU64 = AtomicU64::new(1);
 
@@ -50,6 +55,10 @@ struct Mark {
     version: u64,
     /// The encoding's end: the next call there closes a whole dump.
     end: bool,
+    /// A dump of this version closed: another chunk may end here (the
+    /// mark is then replaced), where a chunk is cut short before the marks
+    /// of versions no dump closed.
+    closed: bool,
 }
 
 /// What a call at a position continues.
@@ -57,8 +66,8 @@ struct Mark {
 pub(crate) enum Found {
     /// A dump of the current version: go on.
     Current,
-    /// A dump that handed out every chunk of one version: it ends.
-    End,
+    /// A dump that handed out every chunk of the version given: it ends.
+    End(u64),
     /// A dump of an earlier version: it cannot go on.
     Stale,
     /// No chunk ended here: served as any position is.
@@ -79,46 +88,53 @@ pub(crate) struct Dumps {
 
 impl Dumps {
     /// The filter changed: the current version's encoders are of no more
-    /// use; the marks stay, to tell their dumps.
-    pub(crate) fn changed(&mut self) {
+    /// use; the marks stay, to tell their dumps. Returns whether anything
+    /// was freed (what the value holds must then be measured again).
+    pub(crate) fn changed(&mut self) -> bool {
+        let freed = !self.states.is_empty() || self.base.is_some();
         if !self.states.is_empty() {
             self.states = Vec::new();
         }
         self.base = None;
+        freed
     }
 
     /// What a call at `position` continues, the filter being at `version`.
     pub(crate) fn find(&self, position: u64, version: u64) -> Found {
         match self.marks.iter().rev().find(|m| m.position == position) {
             None => Found::Unknown,
-            Some(m) if m.end => Found::End,
+            Some(m) if m.end => Found::End(m.version),
             Some(m) if m.version == version => Found::Current,
             Some(_) => Found::Stale,
         }
     }
 
-    /// The version whose chunk ended at `position`, if one did.
-    pub(crate) fn version_at(&self, position: u64) -> Option<u64> {
-        self.marks
-            .iter()
-            .rev()
-            .find(|m| m.position == position)
-            .map(|m| m.version)
-    }
-
     /// The closing call of a dump of `version` (at its end) came, the
-    /// filter being at `current`: what only that version's dumps needed
-    /// goes (its encoders, and its marks but the end). Another client
-    /// still dumping it goes on from a seek; if the filter changes before
-    /// it is done, it is told only where its last chunk ended at the end
-    /// of a chunk no other dump's did (see the module docs).
+    /// filter being at `current`: its encoders go, and its marks are
+    /// closed (later chunks may end there instead of being cut short
+    /// before them: otherwise every dump after a finished one would be
+    /// cut shorter). Another client still dumping that version goes on
+    /// from a seek (the base, with the table checksums it learned, is
+    /// kept for an encoding of more than [`KEEP_BASE_ABOVE`] bytes, so
+    /// that its chunks cost their bytes alone); if the filter changes, it
+    /// is told so unless a later chunk ended where it stopped, which took
+    /// the mark (then only the checksums on restore tell it).
     pub(crate) fn ended(&mut self, version: u64, current: u64) {
         if version == current {
             self.states = Vec::new();
-            self.base = None;
+            if self
+                .base
+                .as_ref()
+                .is_some_and(|b| b.total_len() <= KEEP_BASE_ABOVE)
+            {
+                self.base = None;
+            }
         }
-        self.marks.retain(|m| m.end || m.version != version);
-        self.marks.shrink_to_fit();
+        for mark in &mut self.marks {
+            if mark.version == version {
+                mark.closed = true;
+            }
+        }
     }
 
     /// The encoding's length at `version`, from the base encoder (made by
@@ -159,7 +175,7 @@ impl Dumps {
         let taken = |end: u64| {
             self.marks
                 .iter()
-                .any(|m| m.position == end && m.version != version)
+                .any(|m| m.position == end && m.version != version && !m.closed)
         };
         let mut end = natural;
         while taken(end) && end > position + 1 {
@@ -191,6 +207,7 @@ impl Dumps {
             position,
             version,
             end,
+            closed: false,
         });
         if !end {
             self.states.retain(|s| s.position() != position);

@@ -441,7 +441,11 @@ impl CfValue {
     /// chunks' marks stay, to tell it why).
     pub(crate) fn changed(&mut self) {
         self.version = crate::dumps::next_version();
-        self.dumps.get_mut().changed();
+        if self.dumps.get_mut().changed() {
+            // The encoders freed leave the `INFO` total too (a write that
+            // allocated nothing does not measure the value again).
+            self.account_memory();
+        }
     }
 
     /// Frees the tables of levels a delete emptied and retired, so that
