@@ -165,8 +165,10 @@ impl Dumps {
     /// encoding of `total` bytes at `version` ends: `position + max` (or
     /// the end), or short of it where a chunk of another version ended,
     /// so that every position names one version. (At most [`MAX_MARKS`]
-    /// steps back; the end of the encoding is never moved: a dump that
-    /// ended there was whole.)
+    /// steps back. The end of the encoding is never moved: a dump that
+    /// ended there was whole. So a dump of an earlier state whose chunk
+    /// ended exactly where the current encoding ends, if any, is then
+    /// taken for a whole one: only the length of its restore tells it.)
     pub(crate) fn chunk_end(&self, position: u64, max: u64, total: u64, version: u64) -> u64 {
         let natural = position.saturating_add(max).min(total);
         if natural == total {
