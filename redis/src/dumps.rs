@@ -233,7 +233,7 @@ impl Dumps {
     }
 }
 
-/// Clients with a dump in progress remembered at once (24 bytes each and
+/// Clients with a dump in progress remembered at once (32 bytes each and
 /// the map's own): entries go when their dump's closing call comes, so
 /// only this many dumps left unfinished at once push the oldest out.
 pub(crate) const MAX_DUMPERS: usize = 16384;
