@@ -773,7 +773,12 @@ impl<F: Fingerprint> RawTable<F> {
         // closed (`is_accepting`, acquire) then sees everything its closer
         // did before, such as a compaction's moves out of it (the lookup's
         // check of the move sequence relies on it: `src/scalable/moves.rs`).
+        #[cfg(not(concurrent_cuckoo_canary = "relaxed_close"))]
         self.accepting.store(false, Ordering::Release);
+        // The canary plants a relaxed store: a lookup that reads the level
+        // closed may not see the moves out of it.
+        #[cfg(concurrent_cuckoo_canary = "relaxed_close")]
+        self.accepting.store(false, Ordering::Relaxed);
         self.stripes.len() == 0 && self.buckets.discard()
     }
 
