@@ -825,6 +825,18 @@ impl<F: Fingerprint> RawTable<F> {
     pub(crate) fn count_occupied(&self) -> usize {
         self.buckets.iter().map(|b| F::occupied(F::load(b))).sum()
     }
+
+    /// Offers the table's blocks to `mover` (`relocate.rs`): its buckets,
+    /// lock stripes and version words.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn relocate(
+        &mut self,
+        mover: &mut dyn crate::relocate::Relocate,
+        tally: &mut crate::relocate::Relocated,
+    ) {
+        self.buckets.relocate(mover, tally);
+        self.stripes.relocate(mover, tally);
+    }
 }
 
 impl<F: Fingerprint> Lookup<F> for RawTable<F> {
