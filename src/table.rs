@@ -839,27 +839,6 @@ impl<F: Fingerprint> RawTable<F> {
     }
 }
 
-impl<F: Fingerprint> Lookup<F> for RawTable<F> {
-    #[inline(always)]
-    fn index(&self) -> IndexMap {
-        self.index
-    }
-    #[inline(always)]
-    fn prefetch(&self, loc: &Location<F>) {
-        RawTable::prefetch(self, loc)
-    }
-    #[inline(always)]
-    fn contains(&self, loc: &Location<F>) -> bool {
-        RawTable::contains(self, loc)
-    }
-    /// Through a [`LiveView`](crate::live_view::LiveView), which keeps the
-    /// table's fields in registers across the keys' acquire loads.
-    #[inline(always)]
-    fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        crate::live_view::LiveView::of(self).contains_batch(hash_at, out);
-    }
-}
-
 /// Starts loading both buckets of `loc` in `buckets`, for the table and
 /// its [`LiveView`](crate::live_view::LiveView). A hint, which never
 /// faults, so it needs no bounds check: the addresses are computed with
