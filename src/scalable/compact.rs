@@ -164,11 +164,8 @@ impl<S> ScalableCuckooFilter<S> {
             }
             let (moved, finished) = self.drain(s, source);
             stats.fingerprints_moved += moved;
-            if finished && source.len() == 0 {
-                self.retire_if_empty(s);
-                if self.in_use() & bit(s) == 0 {
-                    stats.levels_retired += 1;
-                }
+            if finished && source.len() == 0 && self.retire_if_empty(s) {
+                stats.levels_retired += 1;
             }
         }
         stats.bytes_freed = before.saturating_sub(self.memory_usage());
