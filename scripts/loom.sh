@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter ten times, each time with a
+#   scripts/loom.sh --canary   build the filter 14 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -26,14 +26,25 @@
 #                              "unbracketed_move": compaction moves a
 #                              fingerprint without the move sequence;
 #                              "remove_ignores_moves": a remove trusts its
-#                              first "nothing to take").
+#                              first "nothing to take";
+#                              "unvalidated_take": a remove takes the copy
+#                              its scan chose without checking the move
+#                              sequence (issue 40);
+#                              "sequence_after_levels": a lookup reads the
+#                              move sequence after its level set;
+#                              "relaxed_move_end": a move's closing
+#                              increment is relaxed;
+#                              "relaxed_close": a level is closed with a
+#                              relaxed store).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
-#                              publish_before_mark and unbracketed_move,
-#                              FULL WITH ROOM for clear_aba and
-#                              publish_before_reopen, LEVEL NOT RETIRED for
-#                              relaxed_retire, REMOVE MISSED for
-#                              remove_ignores_moves. Exits non-zero
+#                              publish_before_mark, unbracketed_move,
+#                              sequence_after_levels, relaxed_move_end and
+#                              relaxed_close, FULL WITH ROOM for clear_aba
+#                              and publish_before_reopen, LEVEL NOT RETIRED
+#                              for relaxed_retire, REMOVE MISSED for
+#                              remove_ignores_moves, WRONG TAKE for
+#                              unvalidated_take. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -61,7 +72,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -74,6 +85,10 @@ declare -A marker=(
     [publish_before_reopen]="FULL WITH ROOM"
     [unbracketed_move]="LOST FINGERPRINT"
     [remove_ignores_moves]="REMOVE MISSED"
+    [unvalidated_take]="WRONG TAKE"
+    [sequence_after_levels]="LOST FINGERPRINT"
+    [relaxed_move_end]="LOST FINGERPRINT"
+    [relaxed_close]="LOST FINGERPRINT"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"

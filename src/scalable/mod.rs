@@ -13,6 +13,7 @@ mod slots;
 
 pub use builder::ScalableBuilder;
 pub use compact::CompactStats;
+use growth::Grown;
 use moves::MoveSequence;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
@@ -84,8 +85,16 @@ const KEY_LOCKS: usize = 256;
 ///    level is reopened, not reallocated;
 /// 3. else answers `Full`.
 ///
-/// Every other thread that hit `Full` waits for the lock, sees the new
-/// current level and retries there. Readers never wait. Used as a sliding
+/// The level chosen in 1 or 2 is offered the key first and becomes
+/// current only if it stores it; one that refuses it (full) is skipped
+/// for the next, and one that holds 8 copies of its fingerprint refuses
+/// the insert (`TooManyDuplicates`). So a refused insert changes nothing:
+/// the same levels, the same current level, the same bytes
+/// (`tests/refused_insert.rs`; the Redis module replicates only writes
+/// that succeeded, so its copies depend on it). Every other thread that
+/// hit `Full` waits for the lock, sees the new current level and retries
+/// there. Readers never wait for growth (beside a running compaction, a
+/// search that finds nothing may wait for one move). Used as a sliding
 /// window (insert new keys, remove the oldest), the filter runs forever:
 /// when a level is opened every other level in use is more than 3/4 full,
 /// so with `L` items stored and `c` the capacity of the smallest slot at
@@ -105,8 +114,12 @@ const KEY_LOCKS: usize = 256;
 /// fingerprints (keys are not stored, and a key's buckets depend on the
 /// bucket count); they are reused by taking inserts again instead. Copies
 /// given the same operations, `compact` included, stay byte-identical
-/// (`tests/compact.rs`). Compaction beside concurrent readers and writers
-/// is not implemented.
+/// (`tests/compact.rs`). [`compact_concurrently`](Self::compact_concurrently)
+/// does the same through `&self` beside readers and writers: each move
+/// is bracketed by a sequence word that every search which found nothing,
+/// and every remove before it takes a copy, checks (`moves.rs`, issue 40).
+/// While a move is in flight such searches wait for it (spin, yield,
+/// sleep); lookups that hit never do.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is
@@ -180,8 +193,12 @@ const KEY_LOCKS: usize = 256;
 ///   growth factor 2 or more): such a key is removed only while its
 ///   remaining copies share one geometry.
 ///
-/// Removes therefore never hide another key, whatever the number of
-/// levels: an item inserted and not removed is always found, provided
+/// The scan is checked against compaction's moves before the take: a
+/// move that hid the key's copy from the scan (it looked at the target
+/// before the insert and at the source after the take) could otherwise
+/// make a level of another geometry look like the only holder (issue
+/// 40). Removes therefore never hide another key, whatever the number of
+/// levels and whether or not a compaction runs: an item inserted and not removed is always found, provided
 /// only keys that were inserted are removed (the paper's condition) and a
 /// remove does not race an insert of the same key. The price is the rare
 /// refused remove, whose key lingers as a false positive and keeps its
@@ -652,7 +669,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // compaction moved a fingerprint meanwhile (see `moves.rs`).
         let mut since = self.moves.read();
         loop {
-            if self.live_levels().any(|(_, level)| level.contains(hash)) {
+            let mut levels = self.live_levels();
+            // The canary plants the sequence read after the level set: a
+            // level opened and filled by a move after the set was loaded
+            // is missed.
+            #[cfg(concurrent_cuckoo_canary = "sequence_after_levels")]
+            {
+                since = self.moves.read();
+            }
+            if levels.any(|(_, level)| level.contains(hash)) {
                 return true;
             }
             if self.moves.unmoved_since(&mut since) {
@@ -701,11 +726,12 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // it had already looked at: see `moves.rs`).
         let mut since = self.moves.read();
         loop {
-            match self.remove_once(hash) {
+            match self.remove_once(hash, &mut since) {
                 Removal::Taken => return true,
                 Removal::Ambiguous => return false,
                 // Another remove (or a move) took the copy chosen, after
-                // the scan: the key may still have one elsewhere.
+                // the scan, or a move began or ended during the scan: the
+                // key may have a copy elsewhere.
                 Removal::Raced => continue,
                 #[cfg(concurrent_cuckoo_canary = "remove_ignores_moves")]
                 Removal::NothingToTake => {
@@ -722,8 +748,9 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         }
     }
 
-    /// One attempt of [`remove_hash`](Self::remove_hash).
-    fn remove_once(&self, hash: u64) -> Removal {
+    /// One attempt of [`remove_hash`](Self::remove_hash). `since` is the
+    /// move sequence read before this attempt loaded the level set.
+    fn remove_once(&self, hash: u64, since: &mut u64) -> Removal {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let newest = self.current();
         let mut levels = self.live_levels().peekable();
@@ -773,6 +800,25 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 }
             }
         }
+        // The scan chose `level` from what it saw. A stored key matches in
+        // its own level, so the choice is sound only if the scan saw the
+        // key's copy where it lay; a compaction that moved a copy between
+        // levels during the scan may have hidden it (looked for in the
+        // target before the insert, in the source after the take), and
+        // then a level of another geometry where another key collides may
+        // look like the only holder (issue 40). So the take goes ahead only
+        // if no move began or ended since `since` (read before the level
+        // set). A move that begins after this check keeps every copy in
+        // levels of its source's geometry, so the key still has a copy in
+        // a level of the geometry chosen, and the copy taken stands for it
+        // (`docs/concurrency.md`, "Removes beside compaction"). One load of
+        // a word that only compaction writes.
+        #[cfg(not(concurrent_cuckoo_canary = "unvalidated_take"))]
+        if !self.moves.unmoved_since(since) {
+            return Removal::Raced;
+        }
+        #[cfg(concurrent_cuckoo_canary = "unvalidated_take")]
+        let _ = &since;
         // Retirement is checked only when this remove's own two stripes
         // count nothing: a level this remove emptied has every stripe at 0,
         // and the sum over all of them (`len`, up to 4096 cache lines) is
@@ -1028,8 +1074,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                         refused = 0; // a new key was refused
                     }
                     refused |= slots::bit(index_of(word));
-                    if !self.grow(word, refused) {
-                        return Err(BatchInsertError::new(done, InsertError::Full));
+                    match self.grow_and_insert(word, &mut refused, hash_at(done), Mode::Multi) {
+                        Grown::Retry => {}
+                        Grown::Inserted(_) => {
+                            done += 1;
+                            refused = 0;
+                        }
+                        Grown::Refused(e) => return Err(BatchInsertError::new(done, e)),
                     }
                 }
                 Err((inserted, e)) => return Err(BatchInsertError::new(done + inserted, e)),
