@@ -98,9 +98,10 @@ def test_refused_inserts_leave_every_copy_identical(servers):
     small EXPANSION 1 filters) on a primary with a replica and
     `appendonly yes`: at every checkpoint DEBUG DIGEST-VALUE of each key
     is the same on the replica and on the primary after DEBUG LOADAOF as
-    on the primary before it. The known reproduction first. (Fails until
-    the library fix: `AssertionError: after the known reproduction:
-    replica differs on ['f']`.)"""
+    on the primary before it. The known reproduction first. (Failed
+    before the library's fix of issue 40, at 68dce41 and on this branch
+    until main was merged: `AssertionError: after the known
+    reproduction: replica differs on those keys`, `['f']`.)"""
     primary = servers("--appendonly", "yes", "--appendfsync", "always", name="primary")
     replica = servers("--replicaof", "127.0.0.1", str(primary.port), name="replica")
     p, r = primary.client(), replica.client()
