@@ -55,11 +55,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-10}"
 
+# Every model file runs even when an earlier one fails (--no-fail-fast): a
+# planted bug that breaks one file's set-up must not hide the marker
+# another file's model prints (newest_match_remove did).
 run_models() { # $1 = extra rustc flags, $2 = target dir, $3 = log file, then libtest args
     local flags="$1" dir="$2" log="$3"
     shift 3
     RUSTFLAGS="--cfg concurrent_cuckoo_loom $flags" \
-        cargo test --release -p loom-tests --target-dir "$dir" -- --test-threads=2 --nocapture "$@" 2>&1 | tee "$log"
+        cargo test --release -p loom-tests --target-dir "$dir" --no-fail-fast -- --test-threads=2 --nocapture "$@" 2>&1 | tee "$log"
     return "${PIPESTATUS[0]}"
 }
 
