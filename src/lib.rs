@@ -268,6 +268,7 @@ mod table_move;
 mod test_rng;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod view;
+mod windowed;
 
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
@@ -285,6 +286,7 @@ pub use storage::{set_table_memory, TableMemory};
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
 pub use view::LookupView;
+pub use windowed::{WindowedBuilder, WindowedCuckooFilter, WindowedStats};
 
 /// Lookups on the calling thread that had to retry because a move went
 /// through one of their buckets: `(failed optimistic attempts, lookups that
