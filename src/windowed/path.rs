@@ -1,12 +1,13 @@
 //! Breadth-first search for a cuckoo path in a windowed table, where a
 //! lane is free when it is empty *or expired* at the generation the search
 //! read. The search reads without locks; each hop is re-validated under
-//! its two stripe locks ([`WindowTable::hop`]), as in the plain table
+//! its two stripe locks (`WindowTable::hop` in `table.rs`), as in the plain table
 //! (`src/path.rs`), whose search is written for its fingerprint types and
 //! is not reused so that its lookups and inserts stay as they are.
 
 use super::lanes::{self, Layout};
-use super::table::WindowTable;
+use crate::index::IndexMap;
+use crate::sync::{AtomicU64, Ordering};
 use core::mem::MaybeUninit;
 
 /// Longest path (the plain table's: 5 moves; 2 under loom, whose models
@@ -55,11 +56,20 @@ struct Node {
     depth: u8,
 }
 
-impl WindowTable {
+/// What a search reads: a table's buckets, index map, encoding and
+/// longest path.
+pub(crate) struct Search<'a> {
+    pub(crate) buckets: &'a [AtomicU64],
+    pub(crate) index: IndexMap,
+    pub(crate) layout: Layout,
+    pub(crate) max_path: usize,
+}
+
+impl Search<'_> {
     /// The shortest path (at most `max_path` moves) that frees a lane of
     /// bucket `i1` or `i2` at generation `cur`, read without locks; `None`
     /// if there is none. A path of no moves: a root has a free lane again.
-    pub(super) fn search(&self, i1: usize, i2: usize, cur: u64) -> Option<Path> {
+    pub(crate) fn run(&self, i1: usize, i2: usize, cur: u64) -> Option<Path> {
         let l: Layout = self.layout;
         // Not zeroed up front: 2730 entries (22 KiB), of which a search
         // usually writes a few dozen.
@@ -81,7 +91,7 @@ impl WindowTable {
             // `len` passed them, and `head < len`.
             let node = unsafe { queue[head].assume_init() };
             let bucket = node.bucket as usize;
-            let word = self.buckets[bucket].load(crate::sync::Ordering::Relaxed);
+            let word = self.buckets[bucket].load(Ordering::Relaxed);
             if l.free(word, cur) != 0 {
                 return Some(Self::path_to(&queue, len, head));
             }

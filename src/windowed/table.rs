@@ -56,6 +56,7 @@
 //! bucket the sweep holds.
 
 use super::lanes::{self, Layout, FLAGS};
+use super::path::{Hop, Path, Search};
 use crate::error::InsertError;
 use crate::index::{FinalizedHashes, HashScheme, IndexMap};
 use crate::storage::{prefetch, AllocationError, ZeroedArray};
@@ -265,7 +266,7 @@ impl WindowTable {
             if self.place(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0) {
                 return Ok(());
             }
-            let Some(path) = self.search(loc.i1, loc.i2, self.generation()) else {
+            let Some(path) = self.search(loc) else {
                 break;
             };
             let done = path
@@ -285,7 +286,7 @@ impl WindowTable {
         if self.place(loc, &all, 0) {
             return Ok(());
         }
-        if let Some(path) = self.search(loc.i1, loc.i2, self.generation()) {
+        if let Some(path) = self.search(loc) {
             if path.hops().all(|hop| self.hop(&hop, &all)) && self.place(loc, &all, path.len()) {
                 return Ok(());
             }
@@ -334,12 +335,24 @@ impl WindowTable {
         false
     }
 
+    /// A path that frees a lane for `loc`, searched without locks at the
+    /// current generation.
+    fn search(&self, loc: &Loc) -> Option<Path> {
+        let search = Search {
+            buckets: &self.buckets,
+            index: self.index,
+            layout: self.layout,
+            max_path: self.max_path,
+        };
+        search.run(loc.i1, loc.i2, self.generation())
+    }
+
     /// One hop of a path, under `guard` (both buckets' stripes): moves the
     /// live lane of `hop.fp` in `hop.from[hop.slot]` to a free lane of
     /// `hop.to` (copy, version bump, clear: INV-1), or, if that lane has
     /// expired, clears it (it must not reach a bucket the sweep already
     /// passed: INV-3). `false` if the table changed since the search.
-    pub(super) fn hop(&self, hop: &super::path::Hop, guard: &StripeGuard<'_>) -> bool {
+    fn hop(&self, hop: &Hop, guard: &StripeGuard<'_>) -> bool {
         let l = self.layout;
         let cur = self.generation();
         let (from, to) = (hop.from, hop.to);
