@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter ten times, each time with a
+#   scripts/loom.sh --canary   build the filter thirteen times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -26,14 +26,22 @@
 #                              "unbracketed_move": compaction moves a
 #                              fingerprint without the move sequence;
 #                              "remove_ignores_moves": a remove trusts its
-#                              first "nothing to take").
+#                              first "nothing to take"; "windowed_no_future":
+#                              a windowed lookup reads a lane tagged with
+#                              the next generation as expired;
+#                              "windowed_unvalidated_generation": its miss
+#                              stands however far the generation moved
+#                              during it; "windowed_unlocked_sweep": the
+#                              sweep clears an expired lane without the
+#                              bucket's lock, racing a refresh).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
 #                              publish_before_mark and unbracketed_move,
 #                              FULL WITH ROOM for clear_aba and
 #                              publish_before_reopen, LEVEL NOT RETIRED for
 #                              relaxed_retire, REMOVE MISSED for
-#                              remove_ignores_moves. Exits non-zero
+#                              remove_ignores_moves, LOST FINGERPRINT for
+#                              the three windowed ones. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -61,7 +69,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -74,6 +82,9 @@ declare -A marker=(
     [publish_before_reopen]="FULL WITH ROOM"
     [unbracketed_move]="LOST FINGERPRINT"
     [remove_ignores_moves]="REMOVE MISSED"
+    [windowed_no_future]="LOST FINGERPRINT"
+    [windowed_unvalidated_generation]="LOST FINGERPRINT"
+    [windowed_unlocked_sweep]="LOST FINGERPRINT"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"
