@@ -188,6 +188,13 @@ fn check(f: &WindowedCuckooFilter, last: &HashMap<u64, u64>) {
         }
     }
     assert_eq!(f.len(), live_sigs.len(), "len at {cur}");
+    // No lane's true age reached M - 1 (it would read as live, tagged
+    // "next generation", and the scan would count it; `len` does not).
+    assert_eq!(
+        f.scan_lanes().1,
+        f.len(),
+        "an expired lane came back at {cur}"
+    );
 }
 
 use std::hash::BuildHasher;
@@ -264,6 +271,7 @@ fn soak_10000_generations_at_capacity() {
             );
             let len = f.len();
             assert!(len <= capacity && len + 8 >= capacity, "len {len} at {gen}");
+            assert_eq!(f.scan_lanes().1, len, "an expired lane came back at {gen}");
         }
         f.advance();
         assert_eq!(f.memory_usage(), memory);
