@@ -30,13 +30,23 @@ pub(crate) const FLAGS: u64 = ONES << 15;
 /// The four lanes' low 15 bits.
 const LOW15: u64 = FLAGS - ONES;
 
-/// The encoding of one filter: fingerprint and tag widths and the window.
+/// The encoding of one filter: fingerprint and tag widths and the window,
+/// with the lane constants a lookup needs precomputed (they depend on the
+/// widths, which a filter fixes at build: computing them per lookup cost
+/// instructions in front of every lookup's loads).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
     /// Fingerprint bits `f` (11 to 14).
     fp_bits: u32,
     /// Generations in the window, `G`.
     generations: u64,
+    /// `M - 1` in every lane.
+    tag_mask: u64,
+    /// `2^f - 1` in every lane.
+    fp_mask: u64,
+    /// `0x8000 - (G + 1)` in every lane: adding it sets a lane's top bit
+    /// exactly when the lane is at least `G + 1`.
+    over_g: u64,
 }
 
 impl Layout {
@@ -48,9 +58,13 @@ impl Layout {
     pub(crate) fn new(tag_bits: u32, generations: u64) -> Self {
         debug_assert!((2..=5).contains(&tag_bits));
         debug_assert!(generations >= 1 && generations + 3 <= 1 << tag_bits);
+        let fp_bits = Self::SLOT_BITS - tag_bits;
         Self {
-            fp_bits: Self::SLOT_BITS - tag_bits,
+            fp_bits,
             generations,
+            tag_mask: ((1 << tag_bits) - 1) * ONES,
+            fp_mask: ((1 << fp_bits) - 1) * ONES,
+            over_g: (0x8000 - (generations + 1)) * ONES,
         }
     }
 
@@ -58,6 +72,7 @@ impl Layout {
         self.fp_bits
     }
 
+    #[inline(always)]
     pub(crate) fn tag_bits(self) -> u32 {
         Self::SLOT_BITS - self.fp_bits
     }
@@ -67,6 +82,7 @@ impl Layout {
     }
 
     /// `M`: distinct tags.
+    #[inline(always)]
     pub(crate) fn tags(self) -> u64 {
         1 << self.tag_bits()
     }
@@ -108,25 +124,48 @@ impl Layout {
         lane >> self.fp_bits
     }
 
-    /// Lanes of `word` whose age at `cur` is expired (flag per lane).
-    /// Not masked by occupancy.
+    /// `M + ((cur + 1) mod M)` in every lane: what [`aged_out`]
+    /// subtracts the tags from. Once per lookup, for both its words.
+    ///
+    /// [`aged_out`]: Self::aged_out
     #[inline(always)]
-    fn aged_out(self, word: u64, cur: u64) -> u64 {
-        let mask = self.tags() - 1;
-        let tags = (word >> self.fp_bits) & (mask * ONES);
-        // Per lane `M + c1 - tag` is in [1, 2M - 1]: no borrow crosses lanes.
-        let age1 = ((self.tags() | ((cur + 1) & mask)) * ONES - tags) & (mask * ONES);
-        // Bit 15 set iff age1 >= G + 1 (age1 < 32, so no carry out).
-        (age1 + (0x8000 - (self.generations + 1)) * ONES) & FLAGS
+    pub(crate) fn clock(self, cur: u64) -> u64 {
+        (self.tags() | ((cur + 1) & (self.tags() - 1))) * ONES
     }
 
-    /// Lanes of `word` that hold `fp` (any tag).
+    /// Lanes of `word` whose age at the generation of `clock` (from
+    /// [`clock`](Self::clock)) is expired (flag per lane). Not masked by
+    /// occupancy.
     #[inline(always)]
-    fn holds_fp(self, word: u64, fp: u64) -> u64 {
-        let z = (word ^ (fp * ONES)) & (((1 << self.fp_bits) - 1) * ONES);
+    fn aged_out(self, word: u64, clock: u64) -> u64 {
+        let tags = (word >> self.fp_bits) & self.tag_mask;
+        // Per lane `M + c1 - tag` is in [1, 2M - 1]: no borrow crosses
+        // lanes, and masking leaves `age1 = (cur + 1 - tag) mod M`.
+        let age1 = (clock - tags) & self.tag_mask;
+        // Bit 15 set iff age1 >= G + 1 (age1 < 32, so no carry out).
+        (age1 + self.over_g) & FLAGS
+    }
+
+    /// `fp` in every lane, for [`holds_fp`](Self::holds_fp).
+    #[inline(always)]
+    pub(crate) fn spread(fp: u64) -> u64 {
+        fp * ONES
+    }
+
+    /// Lanes of `word` that hold the fingerprint spread in `fps` (any tag).
+    #[inline(always)]
+    fn holds_fp(self, word: u64, fps: u64) -> u64 {
+        let z = (word ^ fps) & self.fp_mask;
         // Per lane z < 2^15, so 0x8000 - z >= 1: no borrow crosses lanes,
         // and bit 15 is set exactly when z == 0.
         (FLAGS - z) & FLAGS
+    }
+
+    /// Lanes of `word` that hold `fps` (a [`spread`](Self::spread)
+    /// fingerprint) and are live at `clock`'s generation: a lookup's hits.
+    #[inline(always)]
+    pub(crate) fn hits(self, word: u64, fps: u64, clock: u64) -> u64 {
+        self.holds_fp(word, fps) & !self.aged_out(word, clock)
     }
 
     /// Lanes of `word` that hold a fingerprint (flag per lane).
@@ -135,23 +174,23 @@ impl Layout {
         (((word & LOW15) + LOW15) | word) & FLAGS
     }
 
-    /// Lanes of `word` that hold `fp` and are live at `cur`: a lookup's hit.
+    /// Lanes of `word` that hold `fp` and are live at `cur`.
     #[inline(always)]
     pub(crate) fn live_matches(self, word: u64, fp: u64, cur: u64) -> u64 {
-        self.holds_fp(word, fp) & !self.aged_out(word, cur)
+        self.hits(word, Self::spread(fp), self.clock(cur))
     }
 
     /// Lanes of `word` that hold `fp`, live or expired: the copy an insert
     /// refreshes (a pair never holds two lanes of one fingerprint).
     #[inline(always)]
     pub(crate) fn any_matches(self, word: u64, fp: u64) -> u64 {
-        self.holds_fp(word, fp)
+        self.holds_fp(word, Self::spread(fp))
     }
 
     /// Occupied lanes of `word` that are expired at `cur`.
     #[inline(always)]
     pub(crate) fn expired(self, word: u64, cur: u64) -> u64 {
-        Self::occupied(word) & self.aged_out(word, cur)
+        Self::occupied(word) & self.aged_out(word, self.clock(cur))
     }
 
     /// Lanes an insert may take at `cur`: empty or expired.
@@ -163,15 +202,14 @@ impl Layout {
     /// Lanes tagged with `generation` (the `windowed_no_future` canary).
     #[cfg_attr(not(concurrent_cuckoo_canary = "windowed_no_future"), allow(dead_code))]
     pub(crate) fn tagged(self, word: u64, generation: u64) -> u64 {
-        let mask = self.tags() - 1;
-        let z = ((word >> self.fp_bits) & (mask * ONES)) ^ (self.tag_of(generation) * ONES);
+        let z = ((word >> self.fp_bits) & self.tag_mask) ^ (self.tag_of(generation) * ONES);
         (FLAGS - z) & FLAGS
     }
 
     /// Occupied lanes live at `cur` (for counting and tests).
     #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn live(self, word: u64, cur: u64) -> u64 {
-        Self::occupied(word) & !self.aged_out(word, cur)
+        Self::occupied(word) & !self.aged_out(word, self.clock(cur))
     }
 }
 

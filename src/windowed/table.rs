@@ -197,17 +197,31 @@ impl WindowTable {
 
     // ---- lookups ----------------------------------------------------------
 
-    /// Exact lookup (module docs): optimistic attempts, then a locked read.
-    #[inline]
+    /// Exact lookup (module docs): one optimistic attempt inline; a lookup
+    /// that raced a move or two advances continues out of line.
+    #[inline(always)]
     pub(crate) fn contains(&self, loc: &Loc) -> bool {
-        for _ in 0..OPTIMISTIC_ATTEMPTS {
-            if let Some(answer) = self.contains_optimistic(loc) {
-                return answer;
-            }
+        match self.contains_optimistic(loc) {
+            Some(answer) => answer,
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
+        }
+    }
+
+    /// The rest of a lookup whose first attempt raced a writer: more
+    /// optimistic attempts, then a read under the pair's locks.
+    #[cold]
+    #[inline(never)]
+    fn contains_contended(&self, i1: usize, i2: usize, fp: u64) -> bool {
+        let loc = Loc { i1, i2, fp };
+        for _ in 1..OPTIMISTIC_ATTEMPTS {
             crate::table::diagnostics::note_retry();
             spin_hint();
+            if let Some(answer) = self.contains_optimistic(&loc) {
+                return answer;
+            }
         }
-        self.contains_locked(loc)
+        crate::table::diagnostics::note_retry();
+        self.contains_locked(&loc)
     }
 
     /// One attempt: `None` when a move or more than one advance may have
@@ -217,7 +231,8 @@ impl WindowTable {
         let r = self.generation.load(Ordering::Acquire);
         let version = self.stripes.read_version(loc.i1, loc.i2);
         let (w1, w2) = (self.load(loc.i1), self.load(loc.i2));
-        if self.hits(w1, loc.fp, r) | self.hits(w2, loc.fp, r) != 0 {
+        let (fps, clock) = (Layout::spread(loc.fp), self.layout.clock(r));
+        if self.hits(w1, fps, clock, r) | self.hits(w2, fps, clock, r) != 0 {
             return Some(true);
         }
         fence(Ordering::Acquire);
@@ -233,10 +248,13 @@ impl WindowTable {
         (version.unchanged() && settled).then_some(false)
     }
 
-    /// A lookup's hits in `word` at generation `r`.
+    /// A lookup's hits in `word` at generation `r` (whose
+    /// [`clock`](Layout::clock) is `clock`), `fps` the spread fingerprint.
     #[inline(always)]
-    fn hits(&self, word: u64, fp: u64, r: u64) -> u64 {
-        let hits = self.layout.live_matches(word, fp, r);
+    fn hits(&self, word: u64, fps: u64, clock: u64, r: u64) -> u64 {
+        let hits = self.layout.hits(word, fps, clock);
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_no_future"))]
+        let _ = r;
         // The planted bug: a lane tagged `r + 1` reads as expired.
         #[cfg(concurrent_cuckoo_canary = "windowed_no_future")]
         let hits = hits & !self.layout.tagged(word, r + 1);
@@ -287,7 +305,7 @@ impl WindowTable {
             return Ok(());
         }
         if let Some(path) = self.search(loc) {
-            if path.hops().all(|hop| self.hop(&hop, &all)) && self.place(loc, &all, path.len()) {
+            if path.hops().all(|hop| self.hop(hop, &all)) && self.place(loc, &all, path.len()) {
                 return Ok(());
             }
         }
