@@ -5,6 +5,8 @@ use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::hashing::DefaultHashBuilder;
 use crate::index::{with_scheme, HashScheme, IndexMap, Scheme};
 use crate::lookup::Lookup;
+#[cfg(not(concurrent_cuckoo_loom))]
+use crate::relocate::{Relocate, Relocated};
 use crate::stats::Stats;
 use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
 use core::fmt;
@@ -97,6 +99,16 @@ impl Table {
             with_scheme!(t.index.scheme(), P => contains_hash_in::<F, P>)
         }
         with_table!(self, t => of(t))
+    }
+
+    /// [`RawTable::relocate`] of this table, whatever its width.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn relocate(&mut self, mover: &mut dyn Relocate, tally: &mut Relocated) {
+        match self {
+            Table::F8(t) => t.relocate(mover, tally),
+            Table::F16(t) => t.relocate(mover, tally),
+            Table::F32(t) => t.relocate(mover, tally),
+        }
     }
 }
 
@@ -702,6 +714,54 @@ impl<S> CuckooFilter<S> {
     /// ```
     pub fn clear(&self) {
         with_table!(&self.table, t => t.clear())
+    }
+
+    /// Moves the filter's memory to new addresses where `mover` gives
+    /// them: each block of the global allocator that the filter owns (its
+    /// table's buckets, lock stripes and version words) is offered to
+    /// [`Relocate::relocate`], which copies it to a new block and frees the
+    /// old one, or leaves it. The filter answers exactly as before, and its
+    /// encoding is the same bytes. For a host's active defragmentation (a
+    /// Redis module's `defrag` callback with `RedisModule_DefragAlloc`).
+    ///
+    /// `&mut self`: no thread is reading or writing the filter meanwhile,
+    /// so its blocks move as plain bytes. A table mapped on its own
+    /// ([`TableMemory::Mapped`](crate::TableMemory::Mapped), 4 MiB and
+    /// more on Linux) is not the allocator's and stays where it is.
+    /// Inline lookup views of the C ABI taken before are stale after it.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, Relocate};
+    /// use std::alloc::Layout;
+    /// use std::ptr::NonNull;
+    ///
+    /// /// Copies every block to a fresh allocation of the same layout.
+    /// struct Fresh;
+    /// // SAFETY: the new block is the global allocator's, for `layout`,
+    /// // holds the old block's bytes, and the old block is freed.
+    /// unsafe impl Relocate for Fresh {
+    ///     fn relocate(&mut self, block: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+    ///         unsafe {
+    ///             let new = NonNull::new(std::alloc::alloc(layout))?;
+    ///             new.as_ptr().copy_from_nonoverlapping(block.as_ptr(), layout.size());
+    ///             std::alloc::dealloc(block.as_ptr(), layout);
+    ///             Some(new)
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let mut filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// let moved = filter.relocate(&mut Fresh);
+    /// assert_eq!(moved.moved, moved.offered);
+    /// assert!(filter.contains("k"));
+    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
+    /// ```
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub fn relocate(&mut self, mover: &mut dyn Relocate) -> Relocated {
+        let mut tally = Relocated::default();
+        self.table.relocate(mover, &mut tally);
+        tally
     }
 
     /// Buckets in the table (always even).

@@ -10,12 +10,38 @@
 //! so they stay in registers: the batch lookups (`lookup.rs`) run through
 //! it. It answers exactly as the table: the same protocol on the same
 //! atomics, and the table's own contended path when a version changed.
+//! The table's [`Lookup`] impl lives here too, since its batch lookup is
+//! the view's.
 
 use crate::fingerprint::Fingerprint;
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
 use crate::stripes::VersionWords;
 use crate::table::{prefetch_pair, probe_optimistic, RawTable};
+
+/// The live table's [`Lookup`]: here, beside the view its batch goes
+/// through, rather than in `table.rs`, so that the view builds on the
+/// table and the table never imports the view (the files form layers).
+impl<F: Fingerprint> Lookup<F> for RawTable<F> {
+    #[inline(always)]
+    fn index(&self) -> IndexMap {
+        self.index
+    }
+    #[inline(always)]
+    fn prefetch(&self, loc: &Location<F>) {
+        RawTable::prefetch(self, loc)
+    }
+    #[inline(always)]
+    fn contains(&self, loc: &Location<F>) -> bool {
+        RawTable::contains(self, loc)
+    }
+    /// Through a [`LiveView`], which keeps the table's fields in
+    /// registers across the keys' acquire loads.
+    #[inline(always)]
+    fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        LiveView::of(self).contains_batch(hash_at, out);
+    }
+}
 
 /// The lookup state of one [`RawTable`] (module docs).
 pub(crate) struct LiveView<'a, F: Fingerprint> {

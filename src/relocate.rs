@@ -16,6 +16,13 @@
 //! Only blocks of the global allocator are offered: a table mapped on its
 //! own (`TableMemory::Mapped`, 4 MiB and more on Linux) is not, and
 //! neither is anything of a filter built under loom.
+//!
+//! This module holds only the contract, the tally and the helpers that
+//! offer one block, and imports nothing of the crate: each type that owns
+//! blocks offers them beside its own definition (`storage.rs`,
+//! `stripes.rs`, `table.rs`, `filter.rs`, `scalable/relocate.rs`), so the
+//! low layers that relocate their arrays never import the filter above
+//! them.
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
@@ -130,77 +137,6 @@ pub(crate) unsafe fn boxed<T>(ptr: &mut *mut T, mover: &mut dyn Relocate, tally:
         // By the contract `new` holds the value, aligned for `T`, and is
         // owned as the box was.
         *ptr = new.as_ptr().cast();
-    }
-}
-
-impl<F: crate::fingerprint::Fingerprint> crate::table::RawTable<F> {
-    /// Offers the table's blocks: its buckets, lock stripes and version
-    /// words.
-    pub(crate) fn relocate(&mut self, mover: &mut dyn Relocate, tally: &mut Relocated) {
-        self.buckets.relocate(mover, tally);
-        self.stripes.relocate(mover, tally);
-    }
-}
-
-impl crate::filter::Table {
-    /// [`RawTable::relocate`](crate::table::RawTable::relocate) of this
-    /// table, whatever its width.
-    pub(crate) fn relocate(&mut self, mover: &mut dyn Relocate, tally: &mut Relocated) {
-        use crate::filter::Table;
-        match self {
-            Table::F8(t) => t.relocate(mover, tally),
-            Table::F16(t) => t.relocate(mover, tally),
-            Table::F32(t) => t.relocate(mover, tally),
-        }
-    }
-}
-
-impl<S> crate::CuckooFilter<S> {
-    /// Moves the filter's memory to new addresses where `mover` gives
-    /// them: each block of the global allocator that the filter owns (its
-    /// table's buckets, lock stripes and version words) is offered to
-    /// [`Relocate::relocate`], which copies it to a new block and frees the
-    /// old one, or leaves it. The filter answers exactly as before, and its
-    /// encoding is the same bytes. For a host's active defragmentation (a
-    /// Redis module's `defrag` callback with `RedisModule_DefragAlloc`).
-    ///
-    /// `&mut self`: no thread is reading or writing the filter meanwhile,
-    /// so its blocks move as plain bytes. A table mapped on its own
-    /// ([`TableMemory::Mapped`](crate::TableMemory::Mapped), 4 MiB and
-    /// more on Linux) is not the allocator's and stays where it is.
-    /// Inline lookup views of the C ABI taken before are stale after it.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, Relocate};
-    /// use std::alloc::Layout;
-    /// use std::ptr::NonNull;
-    ///
-    /// /// Copies every block to a fresh allocation of the same layout.
-    /// struct Fresh;
-    /// // SAFETY: the new block is the global allocator's, for `layout`,
-    /// // holds the old block's bytes, and the old block is freed.
-    /// unsafe impl Relocate for Fresh {
-    ///     fn relocate(&mut self, block: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
-    ///         unsafe {
-    ///             let new = NonNull::new(std::alloc::alloc(layout))?;
-    ///             new.as_ptr().copy_from_nonoverlapping(block.as_ptr(), layout.size());
-    ///             std::alloc::dealloc(block.as_ptr(), layout);
-    ///             Some(new)
-    ///         }
-    ///     }
-    /// }
-    ///
-    /// let mut filter = CuckooFilter::with_capacity(1000);
-    /// filter.insert("k")?;
-    /// let moved = filter.relocate(&mut Fresh);
-    /// assert_eq!(moved.moved, moved.offered);
-    /// assert!(filter.contains("k"));
-    /// # Ok::<(), concurrent_cuckoo::InsertError>(())
-    /// ```
-    pub fn relocate(&mut self, mover: &mut dyn Relocate) -> Relocated {
-        let mut tally = Relocated::default();
-        self.table.relocate(mover, &mut tally);
-        tally
     }
 }
 

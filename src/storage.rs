@@ -527,7 +527,10 @@ mod tests {
         assert_eq!(word.load(core::sync::atomic::Ordering::Relaxed), 7);
     }
     use super::*;
-    use crate::sync::{AtomicU64, Ordering};
+    // core's atomics, which `crate::sync` re-exports outside loom: storage
+    // sits below `sync.rs` (whose lock implements `ZeroInit`), so it does
+    // not import it.
+    use core::sync::atomic::{AtomicU64, Ordering};
 
     #[test]
     fn small_and_huge_arrays_are_zeroed_and_line_aligned() {

@@ -142,10 +142,11 @@ impl Drop for RawLockGuard<'_> {
     }
 }
 
-/// One step of waiting for a lock, the `n`-th in a row.
+/// One step of waiting for a lock (or, in a growing filter, for a
+/// compaction's move), the `n`-th in a row.
 #[cfg(not(concurrent_cuckoo_loom))]
 #[inline]
-fn wait(n: u32) {
+pub(crate) fn wait(n: u32) {
     match n {
         0..64 => core::hint::spin_loop(),
         64..128 => std::thread::yield_now(),

@@ -773,7 +773,12 @@ impl<F: Fingerprint> RawTable<F> {
         // closed (`is_accepting`, acquire) then sees everything its closer
         // did before, such as a compaction's moves out of it (the lookup's
         // check of the move sequence relies on it: `src/scalable/moves.rs`).
+        #[cfg(not(concurrent_cuckoo_canary = "relaxed_close"))]
         self.accepting.store(false, Ordering::Release);
+        // The canary plants a relaxed store: a lookup that reads the level
+        // closed may not see the moves out of it.
+        #[cfg(concurrent_cuckoo_canary = "relaxed_close")]
+        self.accepting.store(false, Ordering::Relaxed);
         self.stripes.len() == 0 && self.buckets.discard()
     }
 
@@ -825,26 +830,17 @@ impl<F: Fingerprint> RawTable<F> {
     pub(crate) fn count_occupied(&self) -> usize {
         self.buckets.iter().map(|b| F::occupied(F::load(b))).sum()
     }
-}
 
-impl<F: Fingerprint> Lookup<F> for RawTable<F> {
-    #[inline(always)]
-    fn index(&self) -> IndexMap {
-        self.index
-    }
-    #[inline(always)]
-    fn prefetch(&self, loc: &Location<F>) {
-        RawTable::prefetch(self, loc)
-    }
-    #[inline(always)]
-    fn contains(&self, loc: &Location<F>) -> bool {
-        RawTable::contains(self, loc)
-    }
-    /// Through a [`LiveView`](crate::live_view::LiveView), which keeps the
-    /// table's fields in registers across the keys' acquire loads.
-    #[inline(always)]
-    fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        crate::live_view::LiveView::of(self).contains_batch(hash_at, out);
+    /// Offers the table's blocks to `mover` (`relocate.rs`): its buckets,
+    /// lock stripes and version words.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn relocate(
+        &mut self,
+        mover: &mut dyn crate::relocate::Relocate,
+        tally: &mut crate::relocate::Relocated,
+    ) {
+        self.buckets.relocate(mover, tally);
+        self.stripes.relocate(mover, tally);
     }
 }
 

@@ -89,6 +89,8 @@ impl<F: Fingerprint> RawTable<F> {
                         Ok(_) => true,
                         Err(InsertError::Full | InsertError::TooManyDuplicates) => false,
                     })?;
+                #[cfg(all(test, not(concurrent_cuckoo_loom)))]
+                crate::scalable::moves::tests::panic_if_armed();
                 // The copy read in bucket `i` (the primary of `loc`) is the
                 // one `remove` takes first; any copy in the pair stands
                 // for it.

@@ -275,3 +275,109 @@ fn a_snapshot_beside_compaction_holds_every_kept_key() {
     });
     assert!(snapshots.into_inner() > 0);
 }
+
+/// Issue 40: a remove racing compaction must not take the copy of another
+/// key. Growth 1 at a rate of 5%: slot 0 has 8-bit fingerprints, slots 1
+/// and 2 16-bit ones (one geometry). Slot 0 keeps its keys; slot 1 keeps
+/// a key `k` that collides in slot 0's geometry with one of slot 0's
+/// keys (a false positive there), and the few others that do (their
+/// removes are refused), then compaction moves `k` from slot 1
+/// into slot 2, the current level, while another thread removes `k` over
+/// and over. Every such remove sees two geometries match (slot 0, and
+/// `k`'s own copy in slot 1 or 2) and must be refused: `false`, nothing
+/// taken. Before the fix, a remove that looked at slot 2 before the
+/// move's insert and at slot 1 after its take saw slot 0 as the only
+/// holder and took the colliding key's copy, which was then a false
+/// negative. Exact expectations: every remove answers `false`, and
+/// afterwards every key is found and the filter's length is unchanged.
+/// The window is a few nanoseconds a round, so rounds run for 8 s: about
+/// 22,000 in a test build here, in which the code before the fix took
+/// another key's copy 24 times (this test failed on it at round 78).
+#[test]
+fn a_remove_racing_compaction_never_takes_a_key_colliding_in_another_geometry() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+    let (mut rounds, mut seed, mut races) = (0u64, 0u64, 0u64);
+    while std::time::Instant::now() < deadline {
+        seed += 1;
+        let filter = ScalableCuckooFilter::builder()
+            .initial_capacity(100)
+            .growth_factor(1)
+            .max_levels(3)
+            .false_positive_rate(0.05)
+            .seed(seed)
+            .build()
+            .unwrap();
+        // Slot 0 (8-bit) fills; the key it refuses opens slot 1.
+        let mut n = 0u64;
+        while filter.levels() == 1 {
+            filter.insert_hash(n).unwrap();
+            n += 1;
+        }
+        // Key `n - 1` opened slot 1 and lies there.
+        let slot0 = 0..n - 1;
+        // The first key of slot 1 to come that slot 0 already answers
+        // for: a fingerprint collision in slot 0's geometry (slot 1 holds
+        // one 16-bit key: its false positives are negligible).
+        let slot1_start = n - 1;
+        let mut colliding = None;
+        while filter.levels() == 2 {
+            if colliding.is_none() && filter.contains_hash(n) {
+                colliding = Some(n);
+            }
+            filter.insert_hash(n).unwrap();
+            n += 1;
+        }
+        // The key that opened slot 2 (16-bit, current) lies there; slot 1
+        // is full. Remove the others from slot 1: those that collide in
+        // slot 0 too (about 3%) are refused and stay, as `k` would.
+        let slot1_end = n - 1;
+        let Some(k) = colliding.filter(|&k| k < slot1_end) else {
+            continue;
+        };
+        let stayed: Vec<u64> = (slot1_start..slot1_end)
+            .filter(|&other| other == k || !filter.remove_hash(other))
+            .collect();
+        assert_eq!(
+            filter.level_fingerprint_bits(),
+            vec![8, 16, 16],
+            "seed {seed}: the geometries"
+        );
+        assert!(!filter.remove_hash(k), "seed {seed}: refused when still");
+        let len = filter.len();
+        let done = AtomicBool::new(false);
+        let wrong_take = std::thread::scope(|s| {
+            let remover = s.spawn(|| {
+                while !done.load(Ordering::Acquire) {
+                    if filter.remove_hash(k) {
+                        return true;
+                    }
+                }
+                false
+            });
+            let stats = filter.compact_concurrently();
+            done.store(true, Ordering::Release);
+            assert_eq!(
+                stats.fingerprints_moved,
+                stayed.len(),
+                "seed {seed}: slot 1 moved"
+            );
+            remover.join().unwrap()
+        });
+        rounds += 1;
+        races += u64::from(wrong_take);
+        let lost: Vec<u64> = slot0
+            .clone()
+            .chain(stayed.iter().copied())
+            .chain(slot1_end..n)
+            .filter(|&key| !filter.contains_hash(key))
+            .collect();
+        assert!(
+            !wrong_take && lost.is_empty(),
+            "seed {seed}, round {rounds}: a remove of a key whose copies match in levels of two \
+             geometries took a copy; keys lost: {lost:?}"
+        );
+        assert_eq!(filter.len(), len, "seed {seed}: nothing removed");
+    }
+    assert!(rounds >= 100, "only {rounds} rounds ran");
+    eprintln!("{rounds} rounds, {races} wrong takes");
+}

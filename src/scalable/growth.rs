@@ -9,22 +9,45 @@ use crate::index::HashScheme;
 use crate::sync::Ordering;
 use crate::table::Mode;
 
-impl<S> ScalableCuckooFilter<S> {
-    /// Moves inserts to another level unless another thread already did:
-    /// switches to a level in use with room, or opens a free slot (see
-    /// [`next_slot`](Self::next_slot)); `false` if neither is possible
-    /// (every level in use is full and `max_levels` are in use, or an
-    /// allocation failed). `seen` is the `current` word the caller loaded
-    /// before its insert was refused; `refused` is the mask of the slots
-    /// that refused the caller's key in this call, which it never switches
-    /// back to (see [`next_slot`](Self::next_slot)).
-    #[cold]
-    pub(super) fn grow(&self, seen: u64, refused: u64) -> bool {
-        let _growth = self.growth.guard();
-        self.grow_locked(seen, refused)
-    }
+/// What [`grow_and_insert`](ScalableCuckooFilter::grow_and_insert) did
+/// with a key the current level refused.
+pub(super) enum Grown {
+    /// The current level changed since the caller loaded it (another
+    /// thread grew or cleared the filter): insert there.
+    Retry,
+    /// The key went into another level, which now takes inserts (or, for
+    /// `Mode::Unique`, was found there and nothing changed).
+    Inserted(bool),
+    /// No level takes the key: the filter is unchanged. `Full`, or
+    /// `TooManyDuplicates` from a level with room that holds 8 copies of
+    /// the key's fingerprint in its pair.
+    Refused(InsertError),
+}
 
-    pub(super) fn grow_locked(&self, seen: u64, refused: u64) -> bool {
+impl<S> ScalableCuckooFilter<S> {
+    /// The insert of a key that the current level refused (`Full`), under
+    /// the growth lock, unless another thread changed the current level
+    /// first ([`Grown::Retry`]). Each candidate of
+    /// [`next_slot`](Self::next_slot) (another level in use with room, or
+    /// a free slot opened for it) is offered the key *before* it becomes
+    /// current, and becomes current only if it stores it. So an insert
+    /// that no level takes changes nothing (issue 40: it used to switch
+    /// the current level first and refuse after, and the Redis module,
+    /// which replicates only what succeeded, then left its replicas and
+    /// its AOF different from the primary). A candidate that is full is
+    /// added to `refused` and the next one is tried; one that holds 8
+    /// copies of the key's fingerprint in its pair refuses the key
+    /// (`TooManyDuplicates`), as before. `seen` is the
+    /// `current` word the caller loaded before its insert was refused.
+    #[cold]
+    pub(super) fn grow_and_insert(
+        &self,
+        seen: u64,
+        refused: &mut u64,
+        hash: u64,
+        mode: Mode,
+    ) -> Grown {
+        let _growth = self.growth.guard();
         #[cfg(all(test, not(concurrent_cuckoo_loom)))]
         super::tests::panic_if_armed();
         let word = self.current.load(Ordering::Acquire);
@@ -35,16 +58,56 @@ impl<S> ScalableCuckooFilter<S> {
         #[cfg(not(concurrent_cuckoo_canary = "clear_aba"))]
         let changed = word != seen;
         if changed {
-            return true; // the current level changed (grown or cleared): retry there
+            return Grown::Retry; // grown or cleared meanwhile: retry there
         }
         let current = index_of(word);
-        let Some(next) = self.next_slot(current, refused) else {
-            return false;
-        };
-        let opened = self.in_use() & bit(next) == 0;
-        if opened && !self.open_slot(next) {
-            return false;
+        loop {
+            let Some(next) = self.next_slot(current, *refused) else {
+                return Grown::Refused(InsertError::Full);
+            };
+            let opened = self.in_use() & bit(next) == 0;
+            if opened && !self.open_slot(next) {
+                return Grown::Refused(InsertError::Full);
+            }
+            let Some(level) = self.level(next) else {
+                // An open slot always has a level.
+                return Grown::Refused(InsertError::Full);
+            };
+            match with_table!(&level.table, t => t.insert(&t.locate(hash), mode)) {
+                Ok(true) => {
+                    self.publish_current(word, next, opened);
+                    return Grown::Inserted(true);
+                }
+                // `insert_unique`: a copy appeared there (a plain insert of
+                // the key raced it): present, nothing stored, no switch.
+                Ok(false) => {
+                    if opened {
+                        self.retire_locked(next);
+                    }
+                    return Grown::Inserted(false);
+                }
+                Err(e) => {
+                    // A slot opened for this key and left empty goes back
+                    // out of use: the filter is as it was.
+                    if opened {
+                        self.retire_locked(next);
+                    }
+                    // 8 copies of the key's fingerprint there: refused, as
+                    // the current level refuses a ninth copy (a hot key
+                    // does not grow the filter level after level).
+                    if e == InsertError::TooManyDuplicates {
+                        return Grown::Refused(e);
+                    }
+                    *refused |= bit(next);
+                }
+            }
         }
+    }
+
+    /// Makes slot `next` (in use, holding the key that made it current)
+    /// the current level after `word` (under the growth lock).
+    fn publish_current(&self, word: u64, next: usize, opened: bool) {
+        let current = index_of(word);
         self.current.store(next_word(word, next), Ordering::Release);
         // The canaries plant the steps of opening a slot after it is
         // published: lookups that load the new `current` may miss the
@@ -57,12 +120,16 @@ impl<S> ScalableCuckooFilter<S> {
         if let (true, Some(level)) = (opened, self.level(next)) {
             with_table!(&level.table, t => t.reopen());
         }
+        #[cfg(not(any(
+            concurrent_cuckoo_canary = "publish_before_mark",
+            concurrent_cuckoo_canary = "publish_before_reopen"
+        )))]
+        let _ = opened;
         // The level that stopped taking inserts may have been emptied by
         // removes that read the old `current`: retire it here then (see
         // `retire_order`).
         self.retire_order.fetch_add(1, Ordering::AcqRel);
         self.retire_locked(current);
-        true
     }
 
     /// The slot to take inserts after `current` refused one (under the
@@ -183,7 +250,7 @@ impl<S> ScalableCuckooFilter<S> {
     }
 
     /// `insert_hash` / `insert_unique_hash` into the current level, growing
-    /// as needed.
+    /// as needed. A refused insert changes nothing.
     pub(super) fn insert_prepared(&self, hash: u64, mode: Mode) -> Result<bool, InsertError> {
         // The slots that refused this key: each is tried at most once, so
         // the loop ends (see `next_slot`).
@@ -197,8 +264,10 @@ impl<S> ScalableCuckooFilter<S> {
             match result {
                 Err(InsertError::Full) => {
                     refused |= bit(index_of(word));
-                    if !self.grow(word, refused) {
-                        return Err(InsertError::Full);
+                    match self.grow_and_insert(word, &mut refused, hash, mode) {
+                        Grown::Retry => {}
+                        Grown::Inserted(added) => return Ok(added),
+                        Grown::Refused(e) => return Err(e),
                     }
                 }
                 done => return done,

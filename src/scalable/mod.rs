@@ -13,6 +13,7 @@ mod slots;
 
 pub use builder::ScalableBuilder;
 pub use compact::CompactStats;
+use growth::Grown;
 use moves::MoveSequence;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
@@ -652,7 +653,15 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // compaction moved a fingerprint meanwhile (see `moves.rs`).
         let mut since = self.moves.read();
         loop {
-            if self.live_levels().any(|(_, level)| level.contains(hash)) {
+            let mut levels = self.live_levels();
+            // The canary plants the sequence read after the level set: a
+            // level opened and filled by a move after the set was loaded
+            // is missed.
+            #[cfg(concurrent_cuckoo_canary = "sequence_after_levels")]
+            {
+                since = self.moves.read();
+            }
+            if levels.any(|(_, level)| level.contains(hash)) {
                 return true;
             }
             if self.moves.unmoved_since(&mut since) {
@@ -701,11 +710,12 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // it had already looked at: see `moves.rs`).
         let mut since = self.moves.read();
         loop {
-            match self.remove_once(hash) {
+            match self.remove_once(hash, &mut since) {
                 Removal::Taken => return true,
                 Removal::Ambiguous => return false,
                 // Another remove (or a move) took the copy chosen, after
-                // the scan: the key may still have one elsewhere.
+                // the scan, or a move began or ended during the scan: the
+                // key may have a copy elsewhere.
                 Removal::Raced => continue,
                 #[cfg(concurrent_cuckoo_canary = "remove_ignores_moves")]
                 Removal::NothingToTake => {
@@ -722,8 +732,9 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         }
     }
 
-    /// One attempt of [`remove_hash`](Self::remove_hash).
-    fn remove_once(&self, hash: u64) -> Removal {
+    /// One attempt of [`remove_hash`](Self::remove_hash). `since` is the
+    /// move sequence read before this attempt loaded the level set.
+    fn remove_once(&self, hash: u64, since: &mut u64) -> Removal {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let newest = self.current();
         let mut levels = self.live_levels().peekable();
@@ -773,6 +784,25 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 }
             }
         }
+        // The scan chose `level` from what it saw. A stored key matches in
+        // its own level, so the choice is sound only if the scan saw the
+        // key's copy where it lay; a compaction that moved a copy between
+        // levels during the scan may have hidden it (looked for in the
+        // target before the insert, in the source after the take), and
+        // then a level of another geometry where another key collides may
+        // look like the only holder (issue 40). So the take goes ahead only
+        // if no move began or ended since `since` (read before the level
+        // set). A move that begins after this check keeps every copy in
+        // levels of its source's geometry, so the key still has a copy in
+        // a level of the geometry chosen, and the copy taken stands for it
+        // (`docs/concurrency.md`, "Removes beside compaction"). One load of
+        // a word that only compaction writes.
+        #[cfg(not(concurrent_cuckoo_canary = "unvalidated_take"))]
+        if !self.moves.unmoved_since(since) {
+            return Removal::Raced;
+        }
+        #[cfg(concurrent_cuckoo_canary = "unvalidated_take")]
+        let _ = &since;
         // Retirement is checked only when this remove's own two stripes
         // count nothing: a level this remove emptied has every stripe at 0,
         // and the sum over all of them (`len`, up to 4096 cache lines) is
@@ -1028,8 +1058,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                         refused = 0; // a new key was refused
                     }
                     refused |= slots::bit(index_of(word));
-                    if !self.grow(word, refused) {
-                        return Err(BatchInsertError::new(done, InsertError::Full));
+                    match self.grow_and_insert(word, &mut refused, hash_at(done), Mode::Multi) {
+                        Grown::Retry => {}
+                        Grown::Inserted(_) => {
+                            done += 1;
+                            refused = 0;
+                        }
+                        Grown::Refused(e) => return Err(BatchInsertError::new(done, e)),
                     }
                 }
                 Err((inserted, e)) => return Err(BatchInsertError::new(done + inserted, e)),

@@ -36,7 +36,7 @@ pub(crate) const LEVEL_MAX_PATH: usize = if MAX_PATH_LIMIT < 4 {
 /// One level: a table sized for the level's share of the items.
 pub(crate) struct Level {
     pub(crate) table: Table,
-    /// A retired level this one took the slot of (see `grow_locked`): a
+    /// A retired level this one took the slot of (see `open_slot` in `growth.rs`): a
     /// lookup may still be reading it, so it lives until the filter is
     /// dropped or [`reclaim_retired`](ScalableCuckooFilter::reclaim_retired)
     /// runs. Null almost always: only a level decoded at a width the
