@@ -143,6 +143,11 @@ fn advance_to_skips_long_gaps_with_the_same_answers() {
         }
     }
     assert_eq!(f.advance_to(5), 100_000);
+    // Far targets stop at 2^63, where everything still works.
+    assert_eq!(f.advance_to(u64::MAX), 1 << 63);
+    f.insert("late").unwrap();
+    assert_eq!(f.advance(), (1 << 63) + 1);
+    assert!(f.contains("late") && f.len() == 1);
 }
 
 /// The operations of the model test.

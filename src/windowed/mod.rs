@@ -170,7 +170,7 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
     }
 
     /// `out[i] = contains(&keys[i])`, with the buckets of the keys
-    /// [`AHEAD`] positions further on prefetched while each is probed, so
+    /// 8 positions further on prefetched while each is probed, so
     /// their cache misses overlap. Each answer is exactly `contains`'s.
     /// Only the first `min(keys.len(), out.len())` are answered.
     ///
@@ -319,7 +319,7 @@ impl<S> WindowedCuckooFilter<S> {
     /// every earlier key has expired and every expired lane is cleared, so
     /// a multiple of `M` generations, which changes no lane's age, is
     /// skipped at once. Keys inserted during the call are tagged with some
-    /// generation of its span.
+    /// generation of its span. Targets beyond `2^63` stop there.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;

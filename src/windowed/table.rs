@@ -77,6 +77,9 @@ const PATH_ATTEMPTS: usize = 8;
 #[cfg(concurrent_cuckoo_loom)]
 const PATH_ATTEMPTS: usize = 1;
 
+/// The generation `advance_to` stops at.
+pub(crate) const MAX_GENERATION: u64 = 1 << 63;
+
 /// Where a hash lives: both buckets and the fingerprint (without tag).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Loc {
@@ -440,6 +443,9 @@ impl WindowTable {
     pub(crate) fn advance_to(&self, target: u64) -> u64 {
         let _advancing = self.advancing.guard();
         let l = self.layout;
+        // Far from overflowing any `cur + 1` (2^63 advances at one per
+        // nanosecond take 292 years).
+        let target = target.min(MAX_GENERATION);
         let mut cur = self.generation.load(Ordering::Relaxed);
         if target > cur + l.generations() + l.tags() {
             // Everything stored before this call expires...
