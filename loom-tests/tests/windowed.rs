@@ -12,7 +12,7 @@
 use concurrent_cuckoo::WindowedCuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, Identity};
+use loom_tests::{model, Identity, Keys};
 
 type Filter = WindowedCuckooFilter<Identity>;
 
@@ -27,34 +27,6 @@ fn tiny(buckets: usize, g: usize) -> Filter {
         .hasher(Identity)
         .build()
         .unwrap()
-}
-
-/// Keys of chosen buckets with fingerprints never used before.
-struct Keys {
-    used: Vec<u64>,
-    next_low: u32,
-}
-
-impl Keys {
-    fn new() -> Self {
-        Self {
-            used: Vec::new(),
-            next_low: 1,
-        }
-    }
-
-    fn with_buckets(&mut self, f: &Filter, primary: usize, alternate: usize) -> u64 {
-        loop {
-            let low = self.next_low;
-            self.next_low += 1;
-            let key = f.hash_for_bucket(primary, low);
-            let (fp, i1, i2) = f.signature_of_hash(key);
-            if i1 == primary && i2 == alternate && !self.used.contains(&fp) {
-                self.used.push(fp);
-                return key;
-            }
-        }
-    }
 }
 
 /// A key refreshed right after an advance stays visible to a reader that
