@@ -199,8 +199,10 @@ impl Layout {
         (!Self::occupied(word) & FLAGS) | self.expired(word, cur)
     }
 
-    /// Lanes tagged with `generation` (the `windowed_no_future` canary).
-    #[cfg_attr(not(concurrent_cuckoo_canary = "windowed_no_future"), allow(dead_code))]
+    /// Lanes tagged with `generation`, occupied or not (decoding refuses
+    /// lanes tagged after the saved generation; the `windowed_no_future`
+    /// canary).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn tagged(self, word: u64, generation: u64) -> u64 {
         let z = ((word >> self.fp_bits) & self.tag_mask) ^ (self.tag_of(generation) * ONES);
         (FLAGS - z) & FLAGS

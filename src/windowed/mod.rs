@@ -12,6 +12,8 @@
 mod builder;
 mod lanes;
 mod path;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod persist;
 mod table;
 
 pub use builder::WindowedBuilder;

@@ -493,6 +493,37 @@ impl WindowTable {
             .store(self.swept.load(Ordering::Relaxed) + n, Ordering::Relaxed);
     }
 
+    // ---- persistence ------------------------------------------------------
+
+    /// The generation and every bucket at one moment: under the advance
+    /// lock and every stripe lock (writers and `advance` wait; lookups do
+    /// not).
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn snapshot(&self) -> (u64, Vec<u64>) {
+        let _advancing = self.advancing.guard();
+        let _all = self.stripes.lock_all();
+        let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
+        (self.generation(), words.collect())
+    }
+
+    /// Sets the generation and the buckets (`words`, one per bucket, no
+    /// expired lane) of a table no other thread sees yet, and counts them.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn restore(&self, generation: u64, words: &[u64]) {
+        debug_assert_eq!(words.len(), self.buckets.len());
+        let _all = self.stripes.lock_all();
+        self.generation.store(generation, Ordering::Release);
+        for (bucket, &word) in words.iter().enumerate() {
+            self.store(bucket, word);
+            for slot in 0..4 {
+                let lane = lanes::get(word, slot);
+                if lane != 0 {
+                    self.count(bucket, self.layout.tag_of_lane(lane), 1);
+                }
+            }
+        }
+    }
+
     // ---- sizes and counters -----------------------------------------------
 
     /// Live lanes: the counts of the tags live at the current generation.
