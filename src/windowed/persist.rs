@@ -337,3 +337,33 @@ fn expired_lanes(l: super::lanes::Layout, word: u64, generation: u64) -> u64 {
     // Each flag is a lane's bit 15: spread it over the lane's 16 bits.
     (flags >> 15) * 0xFFFF
 }
+
+#[cfg(feature = "serde")]
+mod serde_impls {
+    //! As the plain filter's: [`to_bytes`](WindowedCuckooFilter::to_bytes)
+    //! as one byte string (or a sequence of `u8`), decoded with
+    //! [`decode`](WindowedCuckooFilter::decode).
+
+    use super::*;
+    use crate::persist::serde_impls::{DecodeBytes, Encoded};
+    use core::marker::PhantomData;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    impl<S: PersistentHasher> Serialize for WindowedCuckooFilter<S> {
+        fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    impl<S: PersistentHasher> DecodeBytes for WindowedCuckooFilter<S> {
+        fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+            WindowedCuckooFilter::decode(bytes)
+        }
+    }
+
+    impl<'de, S: PersistentHasher> Deserialize<'de> for WindowedCuckooFilter<S> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(Encoded(PhantomData))
+        }
+    }
+}
