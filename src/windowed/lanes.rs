@@ -68,6 +68,12 @@ impl Layout {
         }
     }
 
+    /// `2^f - 1` in every lane: a word's fingerprints without their tags.
+    #[inline(always)]
+    pub(crate) fn fp_mask(self) -> u64 {
+        self.fp_mask
+    }
+
     pub(crate) fn fp_bits(self) -> u32 {
         self.fp_bits
     }
@@ -96,7 +102,8 @@ impl Layout {
     /// The fingerprint of a (prepared) hash: its low `f` bits, 0 mapped to 1.
     #[inline(always)]
     pub(crate) fn fingerprint(self, hash: u64) -> u64 {
-        let fp = hash & ((1 << self.fp_bits) - 1);
+        // Lane 0 of the mask is `2^f - 1`.
+        let fp = hash & self.fp_mask & 0xFFFF;
         fp + u64::from(fp == 0)
     }
 
@@ -137,7 +144,7 @@ impl Layout {
     /// [`clock`](Self::clock)) is expired (flag per lane). Not masked by
     /// occupancy.
     #[inline(always)]
-    fn aged_out(self, word: u64, clock: u64) -> u64 {
+    pub(crate) fn aged_out(self, word: u64, clock: u64) -> u64 {
         let tags = (word >> self.fp_bits) & self.tag_mask;
         // Per lane `M + c1 - tag` is in [1, 2M - 1]: no borrow crosses
         // lanes, and masking leaves `age1 = (cur + 1 - tag) mod M`.
@@ -154,7 +161,7 @@ impl Layout {
 
     /// Lanes of `word` that hold the fingerprint spread in `fps` (any tag).
     #[inline(always)]
-    fn holds_fp(self, word: u64, fps: u64) -> u64 {
+    pub(crate) fn holds_fp(self, word: u64, fps: u64) -> u64 {
         let z = (word ^ fps) & self.fp_mask;
         // Per lane z < 2^15, so 0x8000 - z >= 1: no borrow crosses lanes,
         // and bit 15 is set exactly when z == 0.

@@ -170,6 +170,17 @@ impl WindowTable {
         self.buckets[bucket].load(Ordering::Relaxed)
     }
 
+    /// [`load`](Self::load) without the bounds check (a lookup's two).
+    ///
+    /// # Safety
+    /// `bucket` is below `self.buckets.len()`.
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, bucket: usize) -> u64 {
+        debug_assert!(bucket < self.buckets.len());
+        // SAFETY: in bounds, as the caller guarantees.
+        unsafe { self.buckets.get_unchecked(bucket) }.load(Ordering::Relaxed)
+    }
+
     /// Stores a bucket word: only under the bucket's stripe lock. Release,
     /// so a reader that loads it and then fences sees the writer's read of
     /// the generation (the lookup's miss rule relies on it).
@@ -231,12 +242,24 @@ impl WindowTable {
     /// hidden the key from it.
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Loc) -> Option<bool> {
+        let l = self.layout;
         let r = self.generation.load(Ordering::Acquire);
         let version = self.stripes.read_version(loc.i1, loc.i2);
-        let (w1, w2) = (self.load(loc.i1), self.load(loc.i2));
-        let (fps, clock) = (Layout::spread(loc.fp), self.layout.clock(r));
-        if self.hits(w1, fps, clock, r) | self.hits(w2, fps, clock, r) != 0 {
-            return Some(true);
+        // SAFETY: every `Loc` comes from `locate` (directly, or its fields
+        // passed on by `contains_contended`), whose buckets are below the
+        // index map's count, the array's length (`IndexMap::primary`,
+        // `IndexMap::alternate`); neither changes after `new`.
+        let (w1, w2) = unsafe { (self.load_unchecked(loc.i1), self.load_unchecked(loc.i2)) };
+        // The fingerprint first, with the plain table's SIMD compare of
+        // both buckets (tags masked off): a miss, the common case, rarely
+        // has a lane of its fingerprint, and then needs no age at all.
+        let fp_mask = l.fp_mask();
+        if crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16) {
+            let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
+            let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
+            if self.live(m1, w1, clock, r) | self.live(m2, w2, clock, r) != 0 {
+                return Some(true);
+            }
         }
         fence(Ordering::Acquire);
         let now = self.generation.load(Ordering::Relaxed);
@@ -251,11 +274,11 @@ impl WindowTable {
         (version.unchanged() && settled).then_some(false)
     }
 
-    /// A lookup's hits in `word` at generation `r` (whose
-    /// [`clock`](Layout::clock) is `clock`), `fps` the spread fingerprint.
+    /// The lanes of `matches` (lanes of `word` holding the fingerprint)
+    /// live at generation `r`, whose [`clock`](Layout::clock) is `clock`.
     #[inline(always)]
-    fn hits(&self, word: u64, fps: u64, clock: u64, r: u64) -> u64 {
-        let hits = self.layout.hits(word, fps, clock);
+    fn live(&self, matches: u64, word: u64, clock: u64, r: u64) -> u64 {
+        let hits = matches & !self.layout.aged_out(word, clock);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_no_future"))]
         let _ = r;
         // The planted bug: a lane tagged `r + 1` reads as expired.
