@@ -229,7 +229,7 @@ static void test_save_load(void) {
     CHECK(h == SENTINEL);
     /* A plain filter's file is not a windowed filter. */
     ccf_filter *plain = NULL;
-    CHECK_STATUS(ccf_new(100, &plain), CCF_OK);
+    CHECK_STATUS(ccf_new(100, 0.0, &plain), CCF_OK);
     CHECK_STATUS(ccf_save(plain, bad), CCF_OK);
     CHECK_STATUS(ccf_windowed_load(bad, &h), CCF_CORRUPT);
     CHECK(h == SENTINEL);
