@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter 14 times, each time with a
+#   scripts/loom.sh --canary   build the filter 17 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -35,7 +35,14 @@
 #                              "relaxed_move_end": a move's closing
 #                              increment is relaxed;
 #                              "relaxed_close": a level is closed with a
-#                              relaxed store).
+#                              relaxed store; "windowed_no_future": a
+#                              windowed lookup reads a lane tagged with the
+#                              next generation as expired;
+#                              "windowed_unvalidated_generation": its miss
+#                              stands however far the generation moved
+#                              during it; "windowed_unlocked_sweep": the
+#                              sweep clears an expired lane without the
+#                              bucket's lock, racing a refresh).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
 #                              publish_before_mark, unbracketed_move,
@@ -44,7 +51,8 @@
 #                              and publish_before_reopen, LEVEL NOT RETIRED
 #                              for relaxed_retire, REMOVE MISSED for
 #                              remove_ignores_moves, WRONG TAKE for
-#                              unvalidated_take. Exits non-zero
+#                              unvalidated_take, LOST FINGERPRINT for the
+#                              three windowed ones. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -75,7 +83,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -92,6 +100,9 @@ declare -A marker=(
     [sequence_after_levels]="LOST FINGERPRINT"
     [relaxed_move_end]="LOST FINGERPRINT"
     [relaxed_close]="LOST FINGERPRINT"
+    [windowed_no_future]="LOST FINGERPRINT"
+    [windowed_unvalidated_generation]="LOST FINGERPRINT"
+    [windowed_unlocked_sweep]="LOST FINGERPRINT"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"

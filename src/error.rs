@@ -239,6 +239,18 @@ pub enum BuildError {
     InvalidGrowthFactor(usize),
     /// A scalable filter may have 1 to 64 levels.
     InvalidMaxLevels(usize),
+    /// A windowed filter's window must be 1 to `max` generations, where
+    /// `max` depends on the false-positive rate: a slot is 16 bits of
+    /// fingerprint and age tag together, and the tag needs room for the
+    /// window plus two generations of sweep slack
+    /// ([`WindowedBuilder::generations`](crate::WindowedBuilder::generations)).
+    InvalidGenerations {
+        /// Generations asked for.
+        generations: usize,
+        /// The most this rate allows (0: the rate needs every bit for the
+        /// fingerprint).
+        max: usize,
+    },
     /// The system could not allocate the table.
     AllocationFailed(AllocationError),
 }
@@ -277,6 +289,10 @@ impl fmt::Display for BuildError {
                 write!(f, "invalid growth factor {n}: must be 1 to 4294967295")
             }
             Self::InvalidMaxLevels(n) => write!(f, "invalid max levels {n}: must be in 1..=64"),
+            Self::InvalidGenerations { generations, max } => write!(
+                f,
+                "invalid window of {generations} generations: must be 1 to {max} at this false-positive rate"
+            ),
             Self::AllocationFailed(e) => write!(f, "{e}"),
         }
     }

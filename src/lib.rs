@@ -59,6 +59,7 @@
 //! |---|---|
 //! | [`CuckooFilter`] | you know how many items it must hold: a fixed capacity, the fastest lookups. An insert into a full filter fails with [`InsertError::Full`]. |
 //! | [`ScalableCuckooFilter`] | your capacity estimate may be wrong: it adds a larger level whenever the newest one fills. A lookup that misses searches every level, so it costs more per level; removes across levels have a limit ([removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)); its stats are per level ([`level_stats`](ScalableCuckooFilter::level_stats)). |
+//! | [`WindowedCuckooFilter`] | keys that expire by age: a key lives `G` generations after its last insert ([`advance`](WindowedCuckooFilter::advance) starts the next); inserts are never refused with at most `capacity` keys live, a lookup reads two buckets whatever `G` is. No per-key remove; saved and loaded as the others (format version 4). |
 //! | [`FrozenFilter`] | a saved `CuckooFilter` queried in place, from bytes, a file read into memory ([`FrozenFilter::load`]) or a read-only mmapped file shared by processes (`unsafe` [`FrozenFilter::open`]): no decode, no locks, shared by any number of threads. Read-only; [`to_filter`](FrozenFilter::to_filter) thaws a writable copy. |
 //! | persistence | [`to_bytes`](CuckooFilter::to_bytes) / [`from_bytes`](CuckooFilter::from_bytes), streaming [`write_to`](CuckooFilter::write_to) / [`read_from`](CuckooFilter::read_from) ([`read_from_limited`](CuckooFilter::read_from_limited) for untrusted input), crash-safe [`write_to_path`](CuckooFilter::write_to_path); the same on `ScalableCuckooFilter` (but for `read_from_limited`). With the `serde` feature, both filters implement `Serialize` and `Deserialize`. |
 //! | C | the workspace member `ffi/` (crate `concurrent-cuckoo-ffi`): a C11 header and a static and a shared library; see [From C](#from-c). |
@@ -268,6 +269,7 @@ mod table_move;
 mod test_rng;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod view;
+mod windowed;
 
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
@@ -285,6 +287,7 @@ pub use storage::{set_table_memory, TableMemory};
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
 pub use view::LookupView;
+pub use windowed::{WindowedBuilder, WindowedCuckooFilter, WindowedStats};
 
 /// Lookups on the calling thread that had to retry because a move went
 /// through one of their buckets: `(failed optimistic attempts, lookups that

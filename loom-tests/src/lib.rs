@@ -2,6 +2,7 @@
 //! model chooses where its keys go, and the model runner.
 #![cfg(concurrent_cuckoo_loom)]
 
+use concurrent_cuckoo::{CuckooFilter, InsertError, WindowedCuckooFilter};
 use std::hash::{BuildHasher, Hasher};
 
 /// Hashes a `u64` key to itself, so tests choose bucket and fingerprint.
@@ -26,6 +27,115 @@ impl BuildHasher for Identity {
     type Hasher = IdentityHasher;
     fn build_hasher(&self) -> IdentityHasher {
         IdentityHasher(0)
+    }
+}
+
+/// A filter whose keys a model places in chosen buckets (through
+/// [`Identity`]).
+pub trait Placed {
+    /// A hash of primary bucket `bucket` whose fingerprint comes from `low`.
+    fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64;
+    /// `(fingerprint, primary, alternate)` of a hash.
+    fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize);
+    /// Inserts the key `key`.
+    fn insert_key(&self, key: u64) -> Result<(), InsertError>;
+}
+
+impl Placed for CuckooFilter<Identity> {
+    fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+        CuckooFilter::hash_for_bucket(self, bucket, low)
+    }
+    fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+        CuckooFilter::signature_of_hash(self, hash)
+    }
+    fn insert_key(&self, key: u64) -> Result<(), InsertError> {
+        self.insert(&key)
+    }
+}
+
+impl Placed for WindowedCuckooFilter<Identity> {
+    fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+        WindowedCuckooFilter::hash_for_bucket(self, bucket, low)
+    }
+    fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+        WindowedCuckooFilter::signature_of_hash(self, hash)
+    }
+    fn insert_key(&self, key: u64) -> Result<(), InsertError> {
+        self.insert(&key)
+    }
+}
+
+impl<T: Placed> Placed for loom::sync::Arc<T> {
+    fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+        (**self).hash_for_bucket(bucket, low)
+    }
+    fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+        (**self).signature_of_hash(hash)
+    }
+    fn insert_key(&self, key: u64) -> Result<(), InsertError> {
+        (**self).insert_key(key)
+    }
+}
+
+/// Hands out keys with chosen (primary, alternate) buckets and fingerprints
+/// never used before, so every key is distinguishable from every other.
+pub struct Keys {
+    used: Vec<u64>,
+    next_low: u32,
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Keys {
+    pub fn new() -> Self {
+        Self {
+            used: Vec::new(),
+            next_low: 1,
+        }
+    }
+
+    /// A generator that avoids the fingerprints of `taken` keys (keys made
+    /// by another generator, for example a setup function's).
+    pub fn avoiding<'a>(f: &impl Placed, taken: impl IntoIterator<Item = &'a u64>) -> Self {
+        let mut keys = Self::new();
+        keys.used
+            .extend(taken.into_iter().map(|&k| f.signature_of_hash(k).0));
+        keys
+    }
+
+    /// Inserts `n` new keys of bucket pair (`primary`, `alternate`) into `f`
+    /// and appends them to `stored`.
+    pub fn insert_n(
+        &mut self,
+        f: &impl Placed,
+        primary: usize,
+        alternate: usize,
+        n: usize,
+        stored: &mut Vec<u64>,
+    ) {
+        for _ in 0..n {
+            let k = self.with_buckets(f, primary, alternate);
+            f.insert_key(k).unwrap();
+            stored.push(k);
+        }
+    }
+
+    /// A key whose primary bucket is `primary` and alternate is `alternate`.
+    pub fn with_buckets(&mut self, f: &impl Placed, primary: usize, alternate: usize) -> u64 {
+        loop {
+            let low = self.next_low;
+            self.next_low += 1;
+            let key = f.hash_for_bucket(primary, low);
+            let (fp, i1, i2) = f.signature_of_hash(key);
+            if i1 == primary && i2 == alternate && !self.used.contains(&fp) {
+                self.used.push(fp);
+                return key;
+            }
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 use concurrent_cuckoo::{CuckooFilter, InsertError};
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, Identity};
+use loom_tests::{model, Identity, Keys};
 
 type Filter = CuckooFilter<Identity>;
 
@@ -33,62 +33,6 @@ fn tiny_bits(buckets: usize, max_path: usize, bits: u32) -> Filter {
         .hasher(Identity)
         .build()
         .unwrap()
-}
-
-/// Hands out keys with chosen (primary, alternate) buckets and fingerprints
-/// never used before, so every key is distinguishable from every other.
-struct Keys {
-    used: Vec<u64>,
-    next_low: u32,
-}
-
-impl Keys {
-    fn new() -> Self {
-        Self {
-            used: Vec::new(),
-            next_low: 1,
-        }
-    }
-
-    /// A generator that avoids the fingerprints of `taken` keys (keys made
-    /// by another generator, for example a setup function's).
-    fn avoiding<'a>(f: &Filter, taken: impl IntoIterator<Item = &'a u64>) -> Self {
-        let mut keys = Self::new();
-        keys.used
-            .extend(taken.into_iter().map(|&k| f.signature_of_hash(k).0));
-        keys
-    }
-
-    /// Inserts `n` new keys of bucket pair (`primary`, `alternate`) into `f`
-    /// and appends them to `stored`.
-    fn insert_n(
-        &mut self,
-        f: &Filter,
-        primary: usize,
-        alternate: usize,
-        n: usize,
-        stored: &mut Vec<u64>,
-    ) {
-        for _ in 0..n {
-            let k = self.with_buckets(f, primary, alternate);
-            f.insert(&k).unwrap();
-            stored.push(k);
-        }
-    }
-
-    /// A key whose primary bucket is `primary` and alternate is `alternate`.
-    fn with_buckets(&mut self, f: &Filter, primary: usize, alternate: usize) -> u64 {
-        loop {
-            let low = self.next_low;
-            self.next_low += 1;
-            let key = f.hash_for_bucket(primary, low);
-            let (fp, i1, i2) = f.signature_of_hash(key);
-            if i1 == primary && i2 == alternate && !self.used.contains(&fp) {
-                self.used.push(fp);
-                return key;
-            }
-        }
-    }
 }
 
 /// Bucket 0 holds `victim` (pair {0,3}) plus three keys of pair {0,1};

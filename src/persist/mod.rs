@@ -631,7 +631,7 @@ impl<F: Fingerprint> TableFill<F> {
 }
 
 #[cfg(feature = "serde")]
-mod serde_impls {
+pub(crate) mod serde_impls {
     //! `Serialize` writes [`CuckooFilter::to_bytes`] as one byte string;
     //! `Deserialize` accepts a byte string (or, for formats such as JSON
     //! that spell bytes as a sequence of numbers, a sequence of `u8`) and
@@ -651,21 +651,34 @@ mod serde_impls {
 
     impl<'de, S: PersistentHasher> Deserialize<'de> for CuckooFilter<S> {
         fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-            deserializer.deserialize_bytes(EncodedFilter(PhantomData))
+            deserializer.deserialize_bytes(Encoded(PhantomData))
         }
     }
 
-    struct EncodedFilter<S>(PhantomData<S>);
+    /// A filter type decoded from the bytes serde hands over.
+    pub(crate) trait DecodeBytes: Sized {
+        fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
+    }
 
-    impl<'de, S: PersistentHasher> Visitor<'de> for EncodedFilter<S> {
-        type Value = CuckooFilter<S>;
+    impl<S: PersistentHasher> DecodeBytes for CuckooFilter<S> {
+        fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+            CuckooFilter::decode(bytes)
+        }
+    }
+
+    /// The visitor of an encoded filter of type `T` (the plain filter's,
+    /// a windowed filter's).
+    pub(crate) struct Encoded<T>(pub(crate) PhantomData<T>);
+
+    impl<'de, T: DecodeBytes> Visitor<'de> for Encoded<T> {
+        type Value = T;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("the bytes of an encoded cuckoo filter")
         }
 
         fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-            CuckooFilter::decode(bytes).map_err(E::custom)
+            T::decode_bytes(bytes).map_err(E::custom)
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -674,7 +687,7 @@ mod serde_impls {
             while let Some(b) = seq.next_element::<u8>()? {
                 bytes.push(b);
             }
-            CuckooFilter::decode(&bytes).map_err(de::Error::custom)
+            T::decode_bytes(&bytes).map_err(de::Error::custom)
         }
     }
 }

@@ -1,0 +1,582 @@
+//! [`WindowedCuckooFilter`]: a concurrent cuckoo filter whose keys expire
+//! by age, counted in generations.
+//!
+//! Each lane of a bucket holds a fingerprint and the generation (mod `M`)
+//! the key was last inserted in; a lookup compares both in the same probe
+//! of the same two bucket words, so it costs what a plain lookup costs
+//! whatever the window. `advance` starts the next generation and clears
+//! the expired lanes of one slice of the table on the way; inserts take
+//! expired lanes as free. The protocol and its proof are in `table.rs`;
+//! the encoding in `lanes.rs`.
+
+mod builder;
+mod lanes;
+mod path;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod persist;
+mod table;
+
+pub use builder::WindowedBuilder;
+
+use crate::error::{BatchInsertError, InsertError};
+use crate::hashing::DefaultHashBuilder;
+use core::hash::{BuildHasher, Hash};
+use table::{Loc, WindowTable};
+
+/// Keys ahead whose buckets a batch prefetches.
+const AHEAD: usize = 8;
+
+/// A concurrent cuckoo filter of keys that expire: a key whose last
+/// [`insert`](Self::insert) ran in generation `t` is found until the
+/// generation passes `t + G - 1`, `G` the window
+/// ([`generations`](WindowedBuilder::generations)), and is gone (false
+/// positives aside) from generation `t + G` on. There is no per-key remove:
+/// two keys whose fingerprints collide share one lane, which a refresh of
+/// either keeps alive, so a remove could take the other key's only copy.
+///
+/// ```
+/// use concurrent_cuckoo::WindowedCuckooFilter;
+/// let f = WindowedCuckooFilter::builder()
+///     .capacity(1_000_000) // the most keys live at once
+///     .generations(4)      // the current generation and the 3 before it
+///     .false_positive_rate(1e-3)
+///     .seed(7)
+///     .build()?;
+/// f.insert("10.0.0.1")?;
+/// for _ in 0..3 {
+///     f.advance();
+///     assert!(f.contains("10.0.0.1"));
+/// }
+/// f.advance(); // generation 4: inserted in 0, so expired
+/// assert!(!f.contains("10.0.0.1"));
+/// assert_eq!((f.generation(), f.len()), (4, 0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Guarantees
+/// * **Exact window, for every thread**: found while `generation() <= t +
+///   G - 1` and gone from `t + G`, where `t` is the generation current at
+///   the moment the insert took effect (inside the call: never older than
+///   the generation when it was called). A lookup racing an `advance` may
+///   answer either way only for a key that expires in that advance.
+/// * **Never full at capacity**: with at most `capacity` keys live, inserts
+///   succeed for any number of generations. Expired lanes are free to any
+///   insert at once, and `advance` clears them in slices (below).
+/// * **False positives** below [`false_positive_bound`](Self::false_positive_bound)
+///   `= 8 / 2^f` at every moment: expired lanes never match.
+/// * **Fixed memory**, the plain filter's buckets for the capacity
+///   (16-bit slots) plus per-stripe tag counters: about 1.01x a
+///   [`CuckooFilter`](crate::CuckooFilter) of the same capacity and rate
+///   (`tests/windowed.rs` measures it).
+///
+/// # Cost of `advance`
+/// It visits `buckets / P` buckets, `P = M - 1 - G >= 2` (the generations
+/// an expired lane may wait before its tag would come round again), each
+/// under its stripe lock for a few nanoseconds, and never waits for
+/// lookups; lookups never wait for it.
+pub struct WindowedCuckooFilter<S = DefaultHashBuilder> {
+    table: WindowTable,
+    hasher: S,
+}
+
+impl WindowedCuckooFilter {
+    /// A builder; [`capacity`](WindowedBuilder::capacity) is required.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(1000).build()?;
+    /// assert_eq!(f.generations(), 4); // the default window
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    pub fn builder() -> WindowedBuilder {
+        WindowedBuilder::new()
+    }
+}
+
+impl<S: BuildHasher> WindowedCuckooFilter<S> {
+    /// Inserts `key` into the current generation; a key already present
+    /// (live or expired) is refreshed, not stored twice.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(2).build()?;
+    /// f.insert("k")?;
+    /// f.advance();
+    /// f.insert("k")?; // refreshed: now lives through generation 2
+    /// f.advance();
+    /// assert!(f.contains("k") && f.len() == 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`InsertError::Full`] only with more than `capacity` keys live
+    /// (or, rarely, near it, as the plain filter).
+    pub fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
+        self.insert_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`insert`](Self::insert) of a 64-bit hash (the filter's hasher's
+    /// output, or your own).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_hash(0xDEAD_BEEF)?;
+    /// assert!(f.contains_hash(0xDEAD_BEEF));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert`](Self::insert).
+    pub fn insert_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.table.insert(&self.table.locate(hash))
+    }
+
+    /// Whether `key` is live: inserted within the window (false positives
+    /// aside). Takes no lock in the common case.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// assert!(!f.contains("k"));
+    /// f.insert("k")?;
+    /// assert!(f.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hash(self.hasher.hash_one(key))
+    }
+
+    /// [`contains`](Self::contains) of a 64-bit hash.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_hash(7)?;
+    /// assert!(f.contains_hash(7));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn contains_hash(&self, hash: u64) -> bool {
+        let loc = self.table.locate(hash);
+        self.table.prefetch(&loc);
+        self.table.contains(&loc)
+    }
+
+    /// `out[i] = contains(&keys[i])`, with the buckets of the keys
+    /// 8 positions further on prefetched while each is probed, so
+    /// their cache misses overlap. Each answer is exactly `contains`'s.
+    /// Only the first `min(keys.len(), out.len())` are answered.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("a")?;
+    /// let mut out = [false; 2];
+    /// f.contains_batch(&["a", "b"], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
+        let n = keys.len().min(out.len());
+        self.batch(
+            n,
+            |i| self.hasher.hash_one(&keys[i]),
+            |i, loc| {
+                out[i] = self.table.contains(loc);
+            },
+        );
+    }
+
+    /// [`contains_batch`](Self::contains_batch) of 64-bit hashes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_hash(1)?;
+    /// let mut out = [false; 2];
+    /// f.contains_hash_batch(&[1, 2], &mut out);
+    /// assert!(out[0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
+        let n = hashes.len().min(out.len());
+        self.batch(n, |i| hashes[i], |i, loc| out[i] = self.table.contains(loc));
+    }
+
+    /// Inserts every key in order, prefetching ahead as
+    /// [`contains_batch`](Self::contains_batch); exactly the effects of one
+    /// `insert` per key.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_batch(&["a", "b", "a"])?;
+    /// assert_eq!(f.len(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first refused key's error and how many keys went in before it.
+    pub fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
+        self.insert_hash_batch_with(keys.len(), |i| self.hasher.hash_one(&keys[i]))
+    }
+
+    /// [`insert_batch`](Self::insert_batch) of 64-bit hashes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_hash_batch(&[1, 2, 3])?;
+    /// assert!(f.contains_hash(2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    pub fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
+        self.insert_hash_batch_with(hashes.len(), |i| hashes[i])
+    }
+
+    fn insert_hash_batch_with(
+        &self,
+        n: usize,
+        hash_at: impl Fn(usize) -> u64,
+    ) -> Result<(), BatchInsertError> {
+        let mut failed = None;
+        self.batch(n, hash_at, |i, loc| {
+            if failed.is_none() {
+                if let Err(e) = self.table.insert(loc) {
+                    failed = Some(BatchInsertError::new(i, e));
+                }
+            }
+        });
+        failed.map_or(Ok(()), Err)
+    }
+
+    /// Runs `op` on the location of each of `n` hashes in order, the
+    /// buckets of the hash [`AHEAD`] positions on prefetched first.
+    fn batch(&self, n: usize, hash_at: impl Fn(usize) -> u64, mut op: impl FnMut(usize, &Loc)) {
+        let mut ring = [Loc::default(); AHEAD];
+        for (i, slot) in ring.iter_mut().enumerate().take(n) {
+            *slot = self.table.locate(hash_at(i));
+            self.table.prefetch(slot);
+        }
+        for i in 0..n {
+            let loc = ring[i % AHEAD];
+            if i + AHEAD < n {
+                let ahead = self.table.locate(hash_at(i + AHEAD));
+                self.table.prefetch(&ahead);
+                ring[i % AHEAD] = ahead;
+            }
+            op(i, &loc);
+        }
+    }
+
+    /// The filter's hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// use std::hash::BuildHasher;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert_hash(f.hasher().hash_one("k"))?;
+    /// assert!(f.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn hasher(&self) -> &S {
+        &self.hasher
+    }
+}
+
+impl<S> WindowedCuckooFilter<S> {
+    /// Starts the next generation and returns it: keys last inserted `G`
+    /// generations ago expire. Sweeps one slice of the table on the way
+    /// (`buckets / (M - 1 - G)` buckets, each under its stripe lock);
+    /// calls from several threads run one after another.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(1).build()?;
+    /// f.insert("k")?;
+    /// assert_eq!(f.advance(), 1);
+    /// assert!(!f.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn advance(&self) -> u64 {
+        self.table.advance()
+    }
+
+    /// Advances until the generation is at least `generation` (a clock's:
+    /// `elapsed / window`), returning the generation. A jump of more than
+    /// `G + M` generations costs `G + M - 1` advances and one sweep of the
+    /// whole table, not one advance per generation: after `G` advances
+    /// every earlier key has expired and every expired lane is cleared, so
+    /// a multiple of `M` generations, which changes no lane's age, is
+    /// skipped at once. Keys inserted during the call are tagged with some
+    /// generation of its span. Targets beyond `2^63` stop there.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// use std::time::{Duration, Instant};
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(4).build()?;
+    /// let (start, window) = (Instant::now(), Duration::from_secs(15));
+    /// f.insert("k")?;
+    /// // Later, at `now`: catch up with the clock.
+    /// let now = start + Duration::from_secs(3600);
+    /// let target = (now - start).as_secs() / window.as_secs();
+    /// assert_eq!(f.advance_to(target), 240);
+    /// assert!(!f.contains("k"));
+    /// assert_eq!(f.advance_to(10), 240); // never backwards
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn advance_to(&self, generation: u64) -> u64 {
+        self.table.advance_to(generation)
+    }
+
+    /// The current generation (0 when built).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.advance();
+    /// assert_eq!(f.generation(), 1);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.table.generation()
+    }
+
+    /// `G`: generations a key lives after its last insert.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(3).build()?;
+    /// assert_eq!(f.generations(), 3);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn generations(&self) -> u64 {
+        self.table.layout.generations()
+    }
+
+    /// Live keys, each once (keys whose fingerprints collide in one bucket
+    /// pair count once). Exact when no thread writes.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("a")?;
+    /// f.insert("a")?;
+    /// assert_eq!(f.len(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no key is live.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// assert!(f.is_empty());
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Lanes in the table (4 per bucket): at least `capacity / 0.9`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(1000).build()?;
+    /// assert!(f.slots() >= 1000);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.table.buckets.len() * 4
+    }
+
+    /// Bytes held: buckets, stripe locks and versions, tag counters. Fixed
+    /// at build.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, WindowedCuckooFilter};
+    /// let w = WindowedCuckooFilter::builder().capacity(100_000).false_positive_rate(1e-3).build()?;
+    /// let plain = CuckooFilter::builder().capacity(100_000).false_positive_rate(1e-3).build()?;
+    /// assert!(w.memory_usage() as f64 <= 1.15 * plain.memory_usage() as f64);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn memory_usage(&self) -> usize {
+        self.table.memory_usage()
+    }
+
+    /// Fingerprint bits `f` (the rest of a 16-bit lane is the tag).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).false_positive_rate(1e-3).build()?;
+    /// assert_eq!((f.fingerprint_bits(), f.tag_bits()), (13, 3));
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn fingerprint_bits(&self) -> u32 {
+        self.table.layout.fp_bits()
+    }
+
+    /// Tag bits `t`: tags are generations mod `2^t`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(8).build()?;
+    /// assert_eq!(f.tag_bits(), 4);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn tag_bits(&self) -> u32 {
+        self.table.layout.tag_bits()
+    }
+
+    /// The false-positive bound `8 / 2^f`, at every moment (expired lanes
+    /// never match).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).false_positive_rate(1e-3).build()?;
+    /// assert!(f.false_positive_bound() <= 1e-3);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn false_positive_bound(&self) -> f64 {
+        8.0 / (1u64 << self.fingerprint_bits()) as f64
+    }
+
+    /// A snapshot of size and counters (relaxed reads: exact when no
+    /// thread writes).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(1).build()?;
+    /// f.insert("a")?;
+    /// f.insert("a")?;
+    /// f.advance();
+    /// let s = f.stats();
+    /// assert_eq!((s.inserts, s.refreshes, s.len, s.generation), (1, 1, 0, 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn stats(&self) -> WindowedStats {
+        let c = self.table.counters();
+        let (occupied, _) = self.table.scan_if_small();
+        WindowedStats {
+            len: self.len(),
+            slots: self.slots(),
+            occupied,
+            memory_usage: self.memory_usage(),
+            generation: self.generation(),
+            generations: self.generations(),
+            fingerprint_bits: self.fingerprint_bits(),
+            tag_bits: self.tag_bits(),
+            bucket_count: self.table.buckets.len(),
+            stripes: self.table.stripes.count(),
+            inserts: c.path_lengths.iter().sum(),
+            refreshes: c.removes,
+            relocations: c.moves,
+            swept: self.table.swept(),
+            failed_inserts: c.full,
+        }
+    }
+
+    /// `(fingerprint, primary bucket, alternate bucket)` of a hash. For
+    /// exact models in tests.
+    ///
+    /// **Unstable**: a hook for tests, hidden from the docs.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+        let loc = self.table.locate(hash);
+        (loc.fp, loc.i1, loc.i2)
+    }
+
+    /// A hash whose primary bucket is `bucket` and whose low 32 bits after
+    /// the finalizer (and so fingerprint) are `low`. For loom models.
+    ///
+    /// **Unstable**: a hook for tests, hidden from the docs.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+        self.table.index.hash_for(bucket, low)
+    }
+
+    /// `(occupied lanes, live lanes)` by scanning the table. For tests.
+    ///
+    /// **Unstable**: a hook for tests, hidden from the docs.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn scan_lanes(&self) -> (usize, usize) {
+        self.table.scan()
+    }
+}
+
+impl<S> core::fmt::Debug for WindowedCuckooFilter<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("WindowedCuckooFilter")
+            .field("generation", &self.generation())
+            .field("generations", &self.generations())
+            .field("len", &self.len())
+            .field("buckets", &self.table.buckets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`WindowedCuckooFilter::stats`] reports.
+///
+/// ```
+/// use concurrent_cuckoo::WindowedCuckooFilter;
+/// let s = WindowedCuckooFilter::builder().capacity(100).build()?.stats();
+/// assert_eq!((s.len, s.generation, s.tag_bits + s.fingerprint_bits), (0, 0, 16));
+/// # Ok::<(), concurrent_cuckoo::BuildError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WindowedStats {
+    /// Live keys, as [`len`](WindowedCuckooFilter::len).
+    pub len: usize,
+    /// Lanes, as [`slots`](WindowedCuckooFilter::slots).
+    pub slots: usize,
+    /// Occupied lanes, live or expired and not yet reclaimed (counted by a
+    /// scan for tables of at most 65,536 buckets, else 0).
+    pub occupied: usize,
+    /// Bytes held, as [`memory_usage`](WindowedCuckooFilter::memory_usage).
+    pub memory_usage: usize,
+    /// The current generation.
+    pub generation: u64,
+    /// The window `G`.
+    pub generations: u64,
+    /// Fingerprint bits.
+    pub fingerprint_bits: u32,
+    /// Tag bits.
+    pub tag_bits: u32,
+    /// Buckets.
+    pub bucket_count: usize,
+    /// Stripe locks.
+    pub stripes: usize,
+    /// Inserts that stored a new lane.
+    pub inserts: u64,
+    /// Inserts that refreshed a lane of their fingerprint (live or expired).
+    pub refreshes: u64,
+    /// Lanes moved by displacement paths.
+    pub relocations: u64,
+    /// Expired lanes cleared by `advance`'s sweep (inserts reuse others
+    /// in place).
+    pub swept: u64,
+    /// Inserts refused with [`InsertError::Full`].
+    pub failed_inserts: u64,
+}

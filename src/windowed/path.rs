@@ -1,0 +1,142 @@
+//! Breadth-first search for a cuckoo path in a windowed table, where a
+//! lane is free when it is empty *or expired* at the generation the search
+//! read. The search reads without locks; each hop is re-validated under
+//! its two stripe locks (`WindowTable::hop` in `table.rs`), as in the plain table
+//! (`src/path.rs`), whose search is written for its fingerprint types and
+//! is not reused so that its lookups and inserts stay as they are.
+
+use super::lanes::{self, Layout};
+use crate::index::IndexMap;
+use crate::sync::{AtomicU64, Ordering};
+use core::mem::MaybeUninit;
+
+/// Longest path (the plain table's: 5 moves; 2 under loom, whose models
+/// use one- and two-hop paths).
+#[cfg(not(concurrent_cuckoo_loom))]
+pub(crate) const MAX_PATH: usize = 5;
+#[cfg(concurrent_cuckoo_loom)]
+pub(crate) const MAX_PATH: usize = 2;
+
+/// Both roots and every node up to `MAX_PATH` moves deep.
+const QUEUE: usize = 2 * ((4usize.pow(MAX_PATH as u32 + 1) - 1) / 3);
+
+/// One move: the lane of `fp` in `from[slot]` goes to a free lane of `to`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hop {
+    pub(crate) from: usize,
+    pub(crate) slot: usize,
+    pub(crate) fp: u64,
+    pub(crate) to: usize,
+}
+
+/// Hops in execution order: the one into the free lane first.
+pub(crate) struct Path {
+    hops: [Hop; MAX_PATH],
+    len: usize,
+}
+
+impl Path {
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn hops(&self) -> impl Iterator<Item = &Hop> {
+        self.hops[..self.len].iter()
+    }
+}
+
+/// A bucket the search reached, and the move that reaches it.
+#[derive(Clone, Copy)]
+struct Node {
+    bucket: u32,
+    /// The fingerprint that would move here from the parent's `slot`.
+    fp: u16,
+    parent: u16,
+    slot: u8,
+    depth: u8,
+}
+
+/// What a search reads: a table's buckets, index map, encoding and
+/// longest path.
+pub(crate) struct Search<'a> {
+    pub(crate) buckets: &'a [AtomicU64],
+    pub(crate) index: IndexMap,
+    pub(crate) layout: Layout,
+    pub(crate) max_path: usize,
+}
+
+impl Search<'_> {
+    /// The shortest path (at most `max_path` moves) that frees a lane of
+    /// bucket `i1` or `i2` at generation `cur`, read without locks; `None`
+    /// if there is none. A path of no moves: a root has a free lane again.
+    pub(crate) fn run(&self, i1: usize, i2: usize, cur: u64) -> Option<Path> {
+        let l: Layout = self.layout;
+        // Not zeroed up front: 2730 entries (22 KiB), of which a search
+        // usually writes a few dozen.
+        let mut queue = [const { MaybeUninit::<Node>::uninit() }; QUEUE];
+        let mut len = 0;
+        for root in [i1, i2] {
+            queue[len].write(Node {
+                bucket: root as u32,
+                fp: 0,
+                parent: 0,
+                slot: 0,
+                depth: 0,
+            });
+            len += 1;
+        }
+        let mut head = 0;
+        while head < len {
+            // SAFETY: entries `0..len` were written above or below before
+            // `len` passed them, and `head < len`.
+            let node = unsafe { queue[head].assume_init() };
+            let bucket = node.bucket as usize;
+            let word = self.buckets[bucket].load(Ordering::Relaxed);
+            if l.free(word, cur) != 0 {
+                return Some(Self::path_to(&queue, len, head));
+            }
+            if usize::from(node.depth) < self.max_path {
+                for slot in 0..4 {
+                    let fp = l.fp_of_lane(lanes::get(word, slot));
+                    queue[len].write(Node {
+                        bucket: self.index.alternate(bucket, fp) as u32,
+                        fp: fp as u16,
+                        parent: head as u16,
+                        slot: slot as u8,
+                        depth: node.depth + 1,
+                    });
+                    len += 1;
+                }
+            }
+            head += 1;
+        }
+        None
+    }
+
+    /// The hops from a root to node `at` of `queue` (whose first `len`
+    /// entries are written), in execution order.
+    fn path_to(queue: &[MaybeUninit<Node>], len: usize, mut at: usize) -> Path {
+        let mut path = Path {
+            hops: [Hop::default(); MAX_PATH],
+            len: 0,
+        };
+        loop {
+            assert!(at < len);
+            // SAFETY: entries below `len` are written (`search`).
+            let node = unsafe { queue[at].assume_init() };
+            if node.depth == 0 {
+                return path;
+            }
+            // SAFETY: a parent precedes its child in the queue.
+            let parent = unsafe { queue[usize::from(node.parent)].assume_init() };
+            path.hops[path.len] = Hop {
+                from: parent.bucket as usize,
+                slot: usize::from(node.slot),
+                fp: u64::from(node.fp),
+                to: node.bucket as usize,
+            };
+            path.len += 1;
+            at = usize::from(node.parent);
+        }
+    }
+}

@@ -1,0 +1,393 @@
+//! Saving and loading a windowed filter: format version 4 (`docs/format.md`,
+//! "Version 4: a windowed filter"), the plain format's magic, header size,
+//! body order and checksum, with the window's fields in the header.
+
+use super::table::WindowTable;
+use super::{WindowedBuilder, WindowedCuckooFilter};
+use crate::error::{BuildError, DecodeError};
+use crate::hashing::{DefaultHashBuilder, PersistentHasher};
+use crate::persist::format::{MAGIC, MAX_HEADER_LEN};
+use std::io::{self, Read, Write};
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+
+/// The format version of a windowed filter.
+pub(crate) const V4_WINDOWED: u16 = 4;
+/// Header bytes (the plain version 2's: the body starts 64-byte aligned).
+const HEADER: usize = MAX_HEADER_LEN;
+
+/// What a version-4 header records.
+struct Header {
+    max_path: u8,
+    tag_bits: u8,
+    generations: u8,
+    buckets: u64,
+    generation: u64,
+    hasher_id: u32,
+    seed: u64,
+}
+
+impl Header {
+    fn encode(&self) -> [u8; HEADER] {
+        let mut h = [0u8; HEADER];
+        h[..8].copy_from_slice(&MAGIC);
+        h[8..10].copy_from_slice(&V4_WINDOWED.to_le_bytes());
+        h[10] = 16; // lane bits
+        h[11] = 4; // slots per bucket
+        h[12] = self.max_path;
+        h[13] = self.tag_bits;
+        h[14] = self.generations;
+        h[16..24].copy_from_slice(&self.buckets.to_le_bytes());
+        h[24..32].copy_from_slice(&self.generation.to_le_bytes());
+        h[32..36].copy_from_slice(&self.hasher_id.to_le_bytes());
+        h[40..48].copy_from_slice(&self.seed.to_le_bytes());
+        h
+    }
+
+    /// Parses and checks every field but the hasher's (`b` holds at least
+    /// [`HEADER`] bytes).
+    fn parse(b: &[u8]) -> Result<Self, DecodeError> {
+        let m = b.len().min(8);
+        if b[..m] != MAGIC[..m] {
+            return Err(DecodeError::BadMagic);
+        }
+        if b.len() < HEADER {
+            return Err(DecodeError::Truncated);
+        }
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let version = u16::from_le_bytes([b[8], b[9]]);
+        if version != V4_WINDOWED {
+            return Err(DecodeError::UnsupportedVersion(version));
+        }
+        let h = Self {
+            max_path: b[12],
+            tag_bits: b[13],
+            generations: b[14],
+            buckets: u64_at(16),
+            generation: u64_at(24),
+            hasher_id: u32::from_le_bytes(b[32..36].try_into().expect("4 bytes")),
+            seed: u64_at(40),
+        };
+        let invalid = DecodeError::InvalidHeader;
+        if b[10] != 16 || b[11] != 4 {
+            return Err(invalid("lane bits must be 16 and slots per bucket 4"));
+        }
+        if b[15] != 0 || b[36..40] != [0; 4] || b[48..64] != [0; 16] {
+            return Err(invalid("reserved bytes must be zero"));
+        }
+        if !(1..=5).contains(&h.max_path) {
+            return Err(invalid("maximum path length must be 1 to 5"));
+        }
+        if !(2..=5).contains(&h.tag_bits)
+            || h.generations == 0
+            || u32::from(h.generations) + 3 > 1 << h.tag_bits
+        {
+            return Err(invalid(
+                "tag bits must be 2 to 5 and the window 1 to 2^tag_bits - 3",
+            ));
+        }
+        if h.buckets < 2 || !h.buckets.is_multiple_of(2) || h.buckets > 1 << 32 {
+            return Err(invalid("bucket count must be even and in [2, 2^32]"));
+        }
+        if h.generation > super::table::MAX_GENERATION {
+            return Err(invalid("generation beyond 2^63"));
+        }
+        Ok(h)
+    }
+
+    /// Body and checksum bytes after the header.
+    fn rest_len(&self) -> u64 {
+        self.buckets * 8 + 8
+    }
+}
+
+impl<S: PersistentHasher> WindowedCuckooFilter<S> {
+    /// The filter in the versioned, checksummed format of `docs/format.md`
+    /// (version 4): its generation, window, buckets and hasher seed.
+    /// Taken under every stripe lock and the advance lock, so it is one
+    /// moment of the filter; writers and `advance` wait for it, lookups
+    /// do not.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).seed(1).build()?;
+    /// f.insert("k")?;
+    /// f.advance();
+    /// let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!(copy.contains("k") && copy.generation() == 1);
+    /// copy.advance_to(4);
+    /// assert!(!copy.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let t = &self.table;
+        let (generation, words) = t.snapshot();
+        let header = Header {
+            max_path: t.max_path as u8,
+            tag_bits: t.layout.tag_bits() as u8,
+            generations: t.layout.generations() as u8,
+            buckets: words.len() as u64,
+            generation,
+            hasher_id: S::ID,
+            seed: self.hasher.seed(),
+        };
+        let mut out = Vec::with_capacity(HEADER + words.len() * 8 + 8);
+        out.extend_from_slice(&header.encode());
+        for w in words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        let sum = xxh3_64(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// let mut file = Vec::new();
+    /// f.write_to(&mut file)?;
+    /// assert_eq!(file, f.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Any error of `writer`.
+    pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
+        writer.write_all(&self.to_bytes())
+    }
+
+    /// Saves the filter to the file at `path`, replacing it crash-safely as
+    /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path)
+    /// does: written to a temporary file beside it, synced, then renamed
+    /// over it, so a crash leaves the old file or the new one, never part
+    /// of either. Read it back with [`read_from`](WindowedCuckooFilter::read_from).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let path = std::env::temp_dir().join(format!("windowed-doc-{}.ccf", std::process::id()));
+    /// f.write_to_path(&path)?;
+    /// let copy = WindowedCuckooFilter::read_from(std::fs::File::open(&path)?)?;
+    /// assert!(copy.contains("k"));
+    /// std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Any error of creating, writing, syncing or renaming the file.
+    pub fn write_to_path<P: AsRef<std::path::Path>>(&self, path: P) -> io::Result<()> {
+        crate::persist::write_atomically(path.as_ref(), |file| self.write_to(file))
+    }
+
+    /// Decodes a filter written by [`to_bytes`](Self::to_bytes), with the
+    /// hasher `S` rebuilt from the saved seed ([`from_bytes`](WindowedCuckooFilter::from_bytes) is this for
+    /// the default hasher). Refuses,
+    /// never panics on, any damaged input: wrong magic or version, a field
+    /// out of range, another hasher, a wrong length, a failed checksum.
+    /// Lanes already expired at the saved generation are dropped (they are
+    /// free space), so the sweep's schedule holds from the first advance.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DecodeError, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// let mut bytes = f.to_bytes();
+    /// bytes[70] ^= 1;
+    /// assert!(matches!(
+    ///     WindowedCuckooFilter::<concurrent_cuckoo::DefaultHashBuilder>::decode(&bytes),
+    ///     Err(DecodeError::ChecksumMismatch)
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A [`DecodeError`] naming what is wrong.
+    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+        let header = Header::parse(bytes)?;
+        let rest = &bytes[HEADER..];
+        if (rest.len() as u64) < header.rest_len() {
+            return Err(DecodeError::Truncated);
+        }
+        if rest.len() as u64 > header.rest_len() {
+            return Err(DecodeError::TrailingBytes);
+        }
+        Self::decode_parts(header, &bytes[..HEADER], rest)
+    }
+
+    /// Reads one filter from `reader` (exactly its bytes), with the hasher
+    /// `S` ([`read_from`](WindowedCuckooFilter::read_from) is this for the default hasher).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let bytes = f.to_bytes();
+    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::decode_from(&bytes[..])?;
+    /// assert!(copy.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](Self::decode), and [`DecodeError::Io`].
+    pub fn decode_from<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
+        let eof = |e: io::Error| match e.kind() {
+            io::ErrorKind::UnexpectedEof => DecodeError::Truncated,
+            _ => DecodeError::Io(e),
+        };
+        let mut head = [0u8; HEADER];
+        reader.read_exact(&mut head).map_err(eof)?;
+        let header = Header::parse(&head)?;
+        // Grows as the bytes arrive: a header that claims more than the
+        // stream holds costs no more memory than the stream.
+        let mut rest = Vec::new();
+        let want = header.rest_len();
+        reader
+            .take(want)
+            .read_to_end(&mut rest)
+            .map_err(DecodeError::Io)?;
+        if (rest.len() as u64) < want {
+            return Err(DecodeError::Truncated);
+        }
+        Self::decode_parts(header, &head, &rest)
+    }
+
+    /// A filter of `header` filled from `body` (buckets, then checksum).
+    fn decode_parts(header: Header, head: &[u8], rest: &[u8]) -> Result<Self, DecodeError> {
+        if header.hasher_id != S::ID {
+            return Err(DecodeError::HasherMismatch {
+                expected: S::ID,
+                found: header.hasher_id,
+            });
+        }
+        let (body, sum) = rest.split_at(rest.len() - 8);
+        let mut hasher = Xxh3::new();
+        hasher.update(head);
+        hasher.update(body);
+        if hasher.digest().to_le_bytes() != sum {
+            return Err(DecodeError::ChecksumMismatch);
+        }
+        let filter = WindowedBuilder::new()
+            .hasher(S::from_seed(header.seed))
+            .bucket_count(header.buckets as usize)
+            .tag_bits(u32::from(header.tag_bits))
+            .generations(usize::from(header.generations))
+            .max_path_len(usize::from(header.max_path))
+            .build()
+            .map_err(|e| match e {
+                BuildError::AllocationFailed(e) => DecodeError::AllocationFailed(e),
+                _ => DecodeError::InvalidHeader("inconsistent window"),
+            })?;
+        let words = body
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        restore(&filter.table, header.generation, words)?;
+        Ok(filter)
+    }
+}
+
+impl WindowedCuckooFilter {
+    /// [`decode`](WindowedCuckooFilter::decode) with the default hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).seed(1).build()?;
+    /// f.insert("k")?;
+    /// f.advance();
+    /// let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes())?;
+    /// assert!(copy.contains("k") && copy.generation() == 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode`](WindowedCuckooFilter::decode).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+        WindowedCuckooFilter::<DefaultHashBuilder>::decode(bytes)
+    }
+
+    /// [`decode_from`](WindowedCuckooFilter::decode_from) with the default
+    /// hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let bytes = f.to_bytes();
+    /// assert!(WindowedCuckooFilter::read_from(&bytes[..])?.contains("k"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`decode_from`](WindowedCuckooFilter::decode_from).
+    pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        WindowedCuckooFilter::<DefaultHashBuilder>::decode_from(reader)
+    }
+}
+
+/// Fills a new table (no other thread sees it yet) with `words` at
+/// `generation`, dropping expired lanes; refuses a lane without a
+/// fingerprint or tagged after `generation` (no snapshot holds one).
+fn restore(
+    table: &WindowTable,
+    generation: u64,
+    words: impl Iterator<Item = u64>,
+) -> Result<(), DecodeError> {
+    let l = table.layout;
+    let mut kept = Vec::with_capacity(table.buckets.len());
+    for word in words {
+        for slot in 0..4 {
+            let lane = super::lanes::get(word, slot);
+            if lane != 0 && l.fp_of_lane(lane) == 0 {
+                return Err(DecodeError::InvalidHeader(
+                    "body: a lane without fingerprint",
+                ));
+            }
+        }
+        if l.tagged(word, generation + 1) & super::lanes::Layout::occupied(word) != 0 {
+            return Err(DecodeError::InvalidHeader(
+                "body: a lane tagged after the saved generation",
+            ));
+        }
+        kept.push(word & !expired_lanes(l, word, generation));
+    }
+    table.restore(generation, &kept);
+    Ok(())
+}
+
+/// The 16 bits of every lane of `word` expired at `generation`.
+fn expired_lanes(l: super::lanes::Layout, word: u64, generation: u64) -> u64 {
+    let flags = l.expired(word, generation);
+    // Each flag is a lane's bit 15: spread it over the lane's 16 bits.
+    (flags >> 15) * 0xFFFF
+}
+
+#[cfg(feature = "serde")]
+mod serde_impls {
+    //! As the plain filter's: [`to_bytes`](WindowedCuckooFilter::to_bytes)
+    //! as one byte string (or a sequence of `u8`), decoded with
+    //! [`decode`](WindowedCuckooFilter::decode).
+
+    use super::*;
+    use crate::persist::serde_impls::{DecodeBytes, Encoded};
+    use core::marker::PhantomData;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    impl<S: PersistentHasher> Serialize for WindowedCuckooFilter<S> {
+        fn serialize<Ser: Serializer>(&self, serializer: Ser) -> Result<Ser::Ok, Ser::Error> {
+            serializer.serialize_bytes(&self.to_bytes())
+        }
+    }
+
+    impl<S: PersistentHasher> DecodeBytes for WindowedCuckooFilter<S> {
+        fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
+            WindowedCuckooFilter::decode(bytes)
+        }
+    }
+
+    impl<'de, S: PersistentHasher> Deserialize<'de> for WindowedCuckooFilter<S> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_bytes(Encoded(PhantomData))
+        }
+    }
+}

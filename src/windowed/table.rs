@@ -1,0 +1,605 @@
+//! The concurrent table of a windowed filter: tagged lanes (`lanes.rs`),
+//! the plain table's stripe locks and move versions (`stripes.rs`), a
+//! generation counter, and the incremental sweep that frees expired lanes.
+//!
+//! # What every write keeps true
+//! * **INV-1, moves** (the plain table's invariant, `src/table.rs`): a lane
+//!   may stop holding a *live* fingerprint `f` while `f` stays present in
+//!   the pair only if the pair's version is bumped after the copy that
+//!   stays became visible and before the lane is cleared. Path moves do
+//!   exactly that. A refresh rewrites a lane's tag in place (the lane never
+//!   stops holding `f`); the sweep and an insert overwrite only lanes that
+//!   are *expired* under the locks, whose key no reader must find.
+//! * **INV-2, one lane per fingerprint and pair**: an insert refreshes the
+//!   lane of its fingerprint in either bucket (live or expired) before it
+//!   takes a free one, under both buckets' locks; a move checks that its
+//!   destination does not hold the fingerprint. So a refresh can never
+//!   leave an older copy behind that would expire later and mislead `len`.
+//! * **INV-3, no lane is older than `M - 2`**: at every moment, every
+//!   occupied lane's tag is the generation (mod `M`) of a generation `t`
+//!   with `cur - t <= M - 2`, so `(cur - tag) mod M` is its true age (and a
+//!   lane tagged after a reader read `cur` shows age `M - 1`, read as
+//!   live). Proof: (a) writers read `cur` *under the bucket's stripe lock*
+//!   and store either a new lane tagged `cur` or a moved lane live at
+//!   `cur`, so a lane arrives in a bucket with `t + G > c`, `c` the
+//!   writer's read; (b) `advance` from generation `x` first sweeps slice
+//!   `x mod P` (`P = M - 1 - G`, the slack) *under each bucket's lock*,
+//!   clearing every lane expired at `x`, and only then stores `x + 1`;
+//!   so bucket `b` is swept at every `x ≡ k_b (mod P)`. A visit at `x > c`
+//!   took the lock after the writer released it (had it come before, the
+//!   writer would have read `cur >= x`), so it sees the lane. The window
+//!   `[t + G, t + M - 2]` holds `P` consecutive generations, all `> c`, so
+//!   one visit in it clears the lane before `cur` reaches `t + M - 1`.
+//!   Moves never carry an expired lane into a bucket already swept: a hop
+//!   whose source lane is expired under the locks clears it instead.
+//!   A writer that stalls while holding a lock holds up the sweep of that
+//!   bucket, so `cur` cannot run more than `P` generations past its read:
+//!   its lane's age is at most `G - 1 + P = M - 2` when it lands.
+//!
+//! # Lookups
+//! Read `cur` (acquire) as `r`, the pair's version, both buckets; a lane
+//! that holds `f` and is live at `r` is a hit (it was live at some moment
+//! of the lookup: INV-3 bounds what a stale `r` can see). A miss fences
+//! (acquire), re-reads the version and `cur`: it stands if the version did
+//! not change and `cur <= r + 1`. Then every lane it saw has a tag of at
+//! most `r + 1` (a writer reads `cur` before its release store, and the
+//! lookup's fence orders its re-read after the loads), and a key live for
+//! the whole lookup has tag `>= r - G + 1`, so its age is in `[-1, G)`: it
+//! would have been a hit. Otherwise the lookup retries, and after
+//! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks.
+//!
+//! # Cost of the sweep
+//! `advance` visits `n / P` buckets (one stripe lock each, a load, and a
+//! store only where a lane expired), whatever `G` is: with the default
+//! `M = 8, G = 4`, a third of the table per advance (`n` buckets of 8
+//! bytes). Lookups never wait for it; a writer waits at most for the one
+//! bucket the sweep holds.
+
+use super::lanes::{self, Layout, FLAGS};
+use super::path::{Hop, Path, Search};
+use crate::error::InsertError;
+use crate::index::{FinalizedHashes, HashScheme, IndexMap};
+use crate::storage::{prefetch, AllocationError, ZeroedArray};
+use crate::stripes::{Counters, StripeGuard, Stripes};
+use crate::sync::{fence, spin_hint, AtomicU64, Ordering, RawLock};
+use crossbeam_utils::CachePadded;
+
+/// Optimistic lookup attempts before the locked read (one under loom, so
+/// that the models reach the locked read).
+#[cfg(not(concurrent_cuckoo_loom))]
+const OPTIMISTIC_ATTEMPTS: u32 = 4;
+#[cfg(concurrent_cuckoo_loom)]
+const OPTIMISTIC_ATTEMPTS: u32 = 1;
+
+/// Path searches an insert runs before it searches under every lock.
+#[cfg(not(concurrent_cuckoo_loom))]
+const PATH_ATTEMPTS: usize = 8;
+#[cfg(concurrent_cuckoo_loom)]
+const PATH_ATTEMPTS: usize = 1;
+
+/// The generation `advance_to` stops at.
+pub(crate) const MAX_GENERATION: u64 = 1 << 63;
+
+/// Where a hash lives: both buckets and the fingerprint (without tag).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Loc {
+    pub(crate) i1: usize,
+    pub(crate) i2: usize,
+    pub(crate) fp: u64,
+}
+
+pub(crate) struct WindowTable {
+    pub(super) buckets: ZeroedArray<AtomicU64>,
+    pub(super) index: IndexMap,
+    pub(super) stripes: Stripes,
+    pub(super) layout: Layout,
+    /// Per stripe, a row of `row` counters, the first `M` of which count
+    /// the stripe's lanes by tag (two's complement in a `u64`; written only
+    /// under the stripe's lock).
+    counts: ZeroedArray<AtomicU64>,
+    row: usize,
+    /// The current generation: read by every lookup, written only by
+    /// `advance` (under `advancing`), so it has a line of its own.
+    generation: CachePadded<AtomicU64>,
+    /// Serialises `advance` calls (each sweeps its slice, then stores).
+    advancing: RawLock,
+    /// Expired lanes the sweep cleared (written under `advancing`).
+    swept: AtomicU64,
+    pub(super) max_path: usize,
+}
+
+impl WindowTable {
+    pub(crate) fn new(
+        buckets: usize,
+        stripes: Option<usize>,
+        layout: Layout,
+        max_path: usize,
+    ) -> Result<Self, AllocationError> {
+        let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
+        let versions = Stripes::default_versions(buckets, stripes);
+        let stripes = Stripes::new(stripes, versions)?;
+        // A row fills whole cache lines: stripes' writers do not share one.
+        let row = (layout.tags() as usize).max(8);
+        #[cfg(not(concurrent_cuckoo_loom))]
+        let (counts, array) = (
+            ZeroedArray::zeroed(stripes.count() * row)?,
+            ZeroedArray::zeroed(buckets)?,
+        );
+        #[cfg(concurrent_cuckoo_loom)]
+        let (counts, array) = (
+            ZeroedArray::from_fn(stripes.count() * row, || AtomicU64::new(0))?,
+            ZeroedArray::from_fn(buckets, || AtomicU64::new(0))?,
+        );
+        Ok(Self {
+            buckets: array,
+            index: IndexMap::new(buckets, HashScheme::Finalized),
+            stripes,
+            layout,
+            counts,
+            row,
+            generation: CachePadded::new(AtomicU64::new(0)),
+            advancing: RawLock::default(),
+            swept: AtomicU64::new(0),
+            max_path,
+        })
+    }
+
+    /// Both buckets and the fingerprint of a 64-bit hash (the plain
+    /// filter's map, `docs/format.md`, with an `f`-bit fingerprint).
+    #[inline(always)]
+    pub(crate) fn locate(&self, hash: u64) -> Loc {
+        let prepared = self.index.prepare_as::<FinalizedHashes>(hash);
+        let fp = self.layout.fingerprint(prepared);
+        let i1 = self.index.primary(prepared);
+        Loc {
+            i1,
+            i2: self.index.alternate(i1, fp),
+            fp,
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, loc: &Loc) {
+        let base = self.buckets.as_ptr();
+        prefetch(base.wrapping_add(loc.i1));
+        prefetch(base.wrapping_add(loc.i2));
+    }
+
+    #[inline(always)]
+    fn load(&self, bucket: usize) -> u64 {
+        self.buckets[bucket].load(Ordering::Relaxed)
+    }
+
+    /// [`load`](Self::load) without the bounds check (a lookup's two).
+    ///
+    /// # Safety
+    /// `bucket` is below `self.buckets.len()`.
+    #[inline(always)]
+    unsafe fn load_unchecked(&self, bucket: usize) -> u64 {
+        debug_assert!(bucket < self.buckets.len());
+        // SAFETY: in bounds, as the caller guarantees.
+        unsafe { self.buckets.get_unchecked(bucket) }.load(Ordering::Relaxed)
+    }
+
+    /// Stores a bucket word: only under the bucket's stripe lock. Release,
+    /// so a reader that loads it and then fences sees the writer's read of
+    /// the generation (the lookup's miss rule relies on it).
+    #[inline(always)]
+    fn store(&self, bucket: usize, word: u64) {
+        self.buckets[bucket].store(word, Ordering::Release);
+    }
+
+    /// The current generation.
+    #[inline(always)]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Adds `delta` to the count of tag `tag` in `bucket`'s stripe. Only
+    /// under that stripe's lock.
+    #[inline]
+    fn count(&self, bucket: usize, tag: u64, delta: i64) {
+        let counter = &self.counts[self.stripes.stripe_of(bucket) * self.row + tag as usize];
+        #[cfg(not(concurrent_cuckoo_loom))]
+        counter.store(
+            counter.load(Ordering::Relaxed).wrapping_add(delta as u64),
+            Ordering::Relaxed,
+        );
+        #[cfg(concurrent_cuckoo_loom)]
+        counter.fetch_add(delta as u64, Ordering::Relaxed);
+    }
+
+    // ---- lookups ----------------------------------------------------------
+
+    /// Exact lookup (module docs): one optimistic attempt inline; a lookup
+    /// that raced a move or two advances continues out of line.
+    #[inline(always)]
+    pub(crate) fn contains(&self, loc: &Loc) -> bool {
+        match self.contains_optimistic(loc) {
+            Some(answer) => answer,
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
+        }
+    }
+
+    /// The rest of a lookup whose first attempt raced a writer: more
+    /// optimistic attempts, then a read under the pair's locks.
+    #[cold]
+    #[inline(never)]
+    fn contains_contended(&self, i1: usize, i2: usize, fp: u64) -> bool {
+        let loc = Loc { i1, i2, fp };
+        for _ in 1..OPTIMISTIC_ATTEMPTS {
+            crate::table::diagnostics::note_retry();
+            spin_hint();
+            if let Some(answer) = self.contains_optimistic(&loc) {
+                return answer;
+            }
+        }
+        crate::table::diagnostics::note_retry();
+        self.contains_locked(&loc)
+    }
+
+    /// One attempt: `None` when a move or more than one advance may have
+    /// hidden the key from it.
+    #[inline(always)]
+    fn contains_optimistic(&self, loc: &Loc) -> Option<bool> {
+        let l = self.layout;
+        let r = self.generation.load(Ordering::Acquire);
+        let version = self.stripes.read_version(loc.i1, loc.i2);
+        // SAFETY: every `Loc` comes from `locate` (directly, or its fields
+        // passed on by `contains_contended`), whose buckets are below the
+        // index map's count, the array's length (`IndexMap::primary`,
+        // `IndexMap::alternate`); neither changes after `new`.
+        let (w1, w2) = unsafe { (self.load_unchecked(loc.i1), self.load_unchecked(loc.i2)) };
+        // The fingerprint first, with the plain table's SIMD compare of
+        // both buckets (tags masked off): a miss, the common case, rarely
+        // has a lane of its fingerprint, and then needs no age at all.
+        let fp_mask = l.fp_mask();
+        if crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16) {
+            let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
+            let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
+            if self.live(m1, w1, clock, r) | self.live(m2, w2, clock, r) != 0 {
+                return Some(true);
+            }
+        }
+        fence(Ordering::Acquire);
+        let now = self.generation.load(Ordering::Relaxed);
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_unvalidated_generation"))]
+        let settled = now <= r + 1;
+        // The planted bug: a miss stands however far the generation moved.
+        #[cfg(concurrent_cuckoo_canary = "windowed_unvalidated_generation")]
+        let settled = {
+            let _ = now;
+            true
+        };
+        (version.unchanged() && settled).then_some(false)
+    }
+
+    /// The lanes of `matches` (lanes of `word` holding the fingerprint)
+    /// live at generation `r`, whose [`clock`](Layout::clock) is `clock`.
+    #[inline(always)]
+    fn live(&self, matches: u64, word: u64, clock: u64, r: u64) -> u64 {
+        let hits = matches & !self.layout.aged_out(word, clock);
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_no_future"))]
+        let _ = r;
+        // The planted bug: a lane tagged `r + 1` reads as expired.
+        #[cfg(concurrent_cuckoo_canary = "windowed_no_future")]
+        let hits = hits & !self.layout.tagged(word, r + 1);
+        hits
+    }
+
+    /// The lookup under both stripe locks, where nothing in the pair
+    /// changes: exact at the generation read under them.
+    #[cold]
+    #[inline(never)]
+    fn contains_locked(&self, loc: &Loc) -> bool {
+        crate::table::diagnostics::note_locked_read();
+        let _guard = self.stripes.lock_pair(loc.i1, loc.i2);
+        let r = self.generation();
+        let (w1, w2) = (self.load(loc.i1), self.load(loc.i2));
+        self.layout.live_matches(w1, loc.fp, r) | self.layout.live_matches(w2, loc.fp, r) != 0
+    }
+
+    // ---- inserts ----------------------------------------------------------
+
+    /// Inserts or refreshes `loc`, tagged with the generation read under
+    /// its locks. `Full` only if no slot is free or expired within a path
+    /// found under every lock.
+    pub(crate) fn insert(&self, loc: &Loc) -> Result<(), InsertError> {
+        self.prefetch(loc);
+        for _ in 0..PATH_ATTEMPTS {
+            if self.place(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0) {
+                return Ok(());
+            }
+            let Some(path) = self.search(loc) else {
+                break;
+            };
+            let done = path
+                .hops()
+                .take_while(|hop| self.hop(hop, &self.stripes.lock_pair(hop.from, hop.to)))
+                .count();
+            if done == path.len() {
+                let guard = self.stripes.lock_pair(loc.i1, loc.i2);
+                if self.place(loc, &guard, path.len()) {
+                    return Ok(());
+                }
+            }
+        }
+        // Every stripe, ascending (as `clear`): nobody else writes now, so
+        // a path the search does not find does not exist.
+        let all = self.stripes.lock_all();
+        if self.place(loc, &all, 0) {
+            return Ok(());
+        }
+        if let Some(path) = self.search(loc) {
+            if path.hops().all(|hop| self.hop(hop, &all)) && self.place(loc, &all, path.len()) {
+                return Ok(());
+            }
+        }
+        all.record_full(loc.i1);
+        Err(InsertError::Full)
+    }
+
+    /// Under `guard` (both buckets' stripes): refreshes the lane of
+    /// `loc.fp` (live or expired) to the current generation, or stores it
+    /// in the first empty or expired lane. `false` if neither bucket has
+    /// one.
+    fn place(&self, loc: &Loc, guard: &StripeGuard<'_>, path_len: usize) -> bool {
+        let l = self.layout;
+        // Read under the locks: a lane is never tagged older than the
+        // generation its bucket's last sweep saw (INV-3 (a)).
+        let cur = self.generation();
+        let lane = l.lane(loc.fp, cur);
+        let words = [(loc.i1, self.load(loc.i1)), (loc.i2, self.load(loc.i2))];
+        for (bucket, word) in words {
+            if let Some(slot) = lanes::first(l.any_matches(word, loc.fp)) {
+                let old = lanes::get(word, slot);
+                if old != lane {
+                    self.store(bucket, lanes::set(word, slot, lane));
+                    self.count(bucket, l.tag_of_lane(old), -1);
+                    self.count(bucket, l.tag_of(cur), 1);
+                }
+                // For a windowed table the stripes' remove counters count
+                // refreshes (see `stats`).
+                guard.record_remove(loc.i1);
+                return true;
+            }
+        }
+        for (bucket, word) in words {
+            if let Some(slot) = lanes::first(l.free(word, cur)) {
+                let old = lanes::get(word, slot);
+                if old != 0 {
+                    self.count(bucket, l.tag_of_lane(old), -1);
+                }
+                self.store(bucket, lanes::set(word, slot, lane));
+                self.count(bucket, l.tag_of(cur), 1);
+                guard.record_insert(loc.i1, path_len);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A path that frees a lane for `loc`, searched without locks at the
+    /// current generation.
+    fn search(&self, loc: &Loc) -> Option<Path> {
+        let search = Search {
+            buckets: &self.buckets,
+            index: self.index,
+            layout: self.layout,
+            max_path: self.max_path,
+        };
+        search.run(loc.i1, loc.i2, self.generation())
+    }
+
+    /// One hop of a path, under `guard` (both buckets' stripes): moves the
+    /// live lane of `hop.fp` in `hop.from[hop.slot]` to a free lane of
+    /// `hop.to` (copy, version bump, clear: INV-1), or, if that lane has
+    /// expired, clears it (it must not reach a bucket the sweep already
+    /// passed: INV-3). `false` if the table changed since the search.
+    fn hop(&self, hop: &Hop, guard: &StripeGuard<'_>) -> bool {
+        let l = self.layout;
+        let cur = self.generation();
+        let (from, to) = (hop.from, hop.to);
+        let (wf, wt) = (self.load(from), self.load(to));
+        let lane = lanes::get(wf, hop.slot);
+        if lane == 0 || l.fp_of_lane(lane) != hop.fp {
+            return false;
+        }
+        let flag = 1u64 << (16 * hop.slot + 15);
+        if l.expired(wf, cur) & flag != 0 {
+            self.store(from, lanes::set(wf, hop.slot, 0));
+            self.count(from, l.tag_of_lane(lane), -1);
+            return true;
+        }
+        let Some(slot) = lanes::first(l.free(wt, cur)) else {
+            return false;
+        };
+        if l.any_matches(wt, hop.fp) != 0 {
+            return false; // never two lanes of one fingerprint in a pair
+        }
+        let old = lanes::get(wt, slot);
+        if old != 0 {
+            self.count(to, l.tag_of_lane(old), -1);
+        }
+        self.store(to, lanes::set(wt, slot, lane));
+        self.count(to, l.tag_of_lane(lane), 1);
+        guard.bump_version(from, to);
+        self.store(from, lanes::set(wf, hop.slot, 0));
+        self.count(from, l.tag_of_lane(lane), -1);
+        guard.record_move(from);
+        true
+    }
+
+    // ---- generations and the sweep ----------------------------------------
+
+    /// Buckets `[lo, hi)` swept while the generation is `generation`.
+    fn slice(&self, generation: u64) -> (usize, usize) {
+        let (n, p) = (self.buckets.len() as u64, self.layout.slack());
+        let k = generation % p;
+        ((k * n / p) as usize, ((k + 1) * n / p) as usize)
+    }
+
+    /// Starts the next generation: sweeps this generation's slice, then
+    /// publishes the new generation. Returns it.
+    pub(crate) fn advance(&self) -> u64 {
+        let _advancing = self.advancing.guard();
+        self.advance_locked()
+    }
+
+    /// [`advance`](Self::advance), holding `advancing`.
+    fn advance_locked(&self) -> u64 {
+        // Only advancers store it, and we hold their lock: it stays `cur`
+        // while we sweep, so each bucket's expiry is decided at the
+        // generation current under its stripe lock.
+        let cur = self.generation.load(Ordering::Relaxed);
+        let (lo, hi) = self.slice(cur);
+        for bucket in lo..hi {
+            self.sweep(bucket, cur);
+        }
+        self.generation.store(cur + 1, Ordering::Release);
+        cur + 1
+    }
+
+    /// Advances until the generation is at least `target`; returns the
+    /// generation. A jump of more than `G + M` generations costs `G + M`
+    /// advances and one pass (module docs of `windowed/mod.rs`).
+    pub(crate) fn advance_to(&self, target: u64) -> u64 {
+        let _advancing = self.advancing.guard();
+        let l = self.layout;
+        // Far from overflowing any `cur + 1` (2^63 advances at one per
+        // nanosecond take 292 years).
+        let target = target.min(MAX_GENERATION);
+        let mut cur = self.generation.load(Ordering::Relaxed);
+        if target > cur + l.generations() + l.tags() {
+            // Everything stored before this call expires...
+            for _ in 0..l.generations() {
+                cur = self.advance_locked();
+            }
+            // ...and every expired lane is cleared at `cur`...
+            for bucket in 0..self.buckets.len() {
+                self.sweep(bucket, cur);
+            }
+            // ...so skipping a multiple of `M`, which leaves every tag's
+            // age as it was, only makes the lanes stored during this call
+            // (all live) look stored later within the call's span.
+            let skip = (target - cur) / l.tags() * l.tags();
+            cur += skip;
+            self.generation.store(cur, Ordering::Release);
+        }
+        while cur < target {
+            cur = self.advance_locked();
+        }
+        cur
+    }
+
+    /// Clears `bucket`'s lanes expired at `cur`, under its stripe lock.
+    fn sweep(&self, bucket: usize, cur: u64) {
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_unlocked_sweep"))]
+        let _guard = self.stripes.lock_pair(bucket, bucket);
+        // The planted bug: decide and clear without the lock, racing a
+        // refresh of the same lane.
+        let word = self.load(bucket);
+        let mut expired = self.layout.expired(word, cur);
+        if expired == 0 {
+            return;
+        }
+        let mut cleared = word;
+        let mut n = 0;
+        while let Some(slot) = lanes::first(expired) {
+            self.count(bucket, self.layout.tag_of_lane(lanes::get(word, slot)), -1);
+            cleared = lanes::set(cleared, slot, 0);
+            expired &= !(FLAGS & (0xFFFF << (16 * slot)));
+            n += 1;
+        }
+        self.store(bucket, cleared);
+        self.swept
+            .store(self.swept.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+    }
+
+    // ---- persistence ------------------------------------------------------
+
+    /// The generation and every bucket at one moment: under the advance
+    /// lock and every stripe lock (writers and `advance` wait; lookups do
+    /// not).
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn snapshot(&self) -> (u64, Vec<u64>) {
+        let _advancing = self.advancing.guard();
+        let _all = self.stripes.lock_all();
+        let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
+        (self.generation(), words.collect())
+    }
+
+    /// Sets the generation and the buckets (`words`, one per bucket, no
+    /// expired lane) of a table no other thread sees yet, and counts them.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn restore(&self, generation: u64, words: &[u64]) {
+        debug_assert_eq!(words.len(), self.buckets.len());
+        let _all = self.stripes.lock_all();
+        self.generation.store(generation, Ordering::Release);
+        for (bucket, &word) in words.iter().enumerate() {
+            self.store(bucket, word);
+            for slot in 0..4 {
+                let lane = lanes::get(word, slot);
+                if lane != 0 {
+                    self.count(bucket, self.layout.tag_of_lane(lane), 1);
+                }
+            }
+        }
+    }
+
+    // ---- sizes and counters -----------------------------------------------
+
+    /// Live lanes: the counts of the tags live at the current generation.
+    /// Exact when no thread writes.
+    pub(crate) fn len(&self) -> usize {
+        let l = self.layout;
+        let cur = self.generation();
+        let mut sum = 0i64;
+        for stripe in 0..self.stripes.count() {
+            let row = &self.counts[stripe * self.row..][..self.row];
+            for age in 0..l.generations() {
+                sum += row[l.tag_of(cur.wrapping_sub(age)) as usize].load(Ordering::Relaxed) as i64;
+            }
+        }
+        sum.max(0) as usize
+    }
+
+    pub(crate) fn counters(&self) -> Counters {
+        self.stripes.counters()
+    }
+
+    pub(crate) fn swept(&self) -> u64 {
+        self.swept.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        core::mem::size_of_val(&*self.buckets)
+            + self.stripes.memory_usage()
+            + core::mem::size_of_val(&*self.counts)
+    }
+
+    /// [`scan`](Self::scan) for tables of at most 65,536 buckets (512 KiB),
+    /// `(0, 0)` for larger ones.
+    pub(crate) fn scan_if_small(&self) -> (usize, usize) {
+        if self.buckets.len() <= 1 << 16 {
+            self.scan()
+        } else {
+            (0, 0)
+        }
+    }
+
+    /// Occupied lanes and lanes live at the current generation, by
+    /// scanning (tests).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn scan(&self) -> (usize, usize) {
+        let cur = self.generation();
+        self.buckets.iter().fold((0, 0), |(o, l), b| {
+            let w = b.load(Ordering::Relaxed);
+            let ones = |m: u64| m.count_ones() as usize;
+            (
+                o + ones(Layout::occupied(w)),
+                l + ones(self.layout.live(w, cur)),
+            )
+        })
+    }
+}

@@ -1,0 +1,308 @@
+//! `WindowedCuckooFilter`: the window's exact semantics against a model
+//! (proptest), refresh, build errors, memory against `CuckooFilter`, and a
+//! soak of 10,000 generations at capacity with the most churn.
+
+use concurrent_cuckoo::{BuildError, CuckooFilter, WindowedCuckooFilter};
+use proptest::prelude::*;
+use std::collections::HashMap;
+use std::time::Instant;
+
+fn filter(capacity: usize, generations: usize) -> WindowedCuckooFilter {
+    WindowedCuckooFilter::builder()
+        .capacity(capacity)
+        .generations(generations)
+        .seed(41)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_key_lives_exactly_g_generations_after_its_last_insert() {
+    for g in 1..=5u64 {
+        let f = filter(1000, g as usize);
+        f.insert("k").unwrap();
+        for _ in 1..g {
+            f.advance();
+            assert!(f.contains("k"), "G = {g}, generation {}", f.generation());
+        }
+        // Refreshed in generation G - 1: lives through 2G - 2.
+        f.insert("k").unwrap();
+        for _ in 0..g - 1 {
+            f.advance();
+            assert!(f.contains("k"));
+        }
+        f.advance();
+        assert!(!f.contains("k"), "G = {g}: gone at {}", f.generation());
+        assert_eq!(f.len(), 0);
+        let s = f.stats();
+        assert_eq!((s.inserts, s.refreshes), (1, 1));
+    }
+}
+
+#[test]
+fn build_errors_are_typed() {
+    let b = || WindowedCuckooFilter::builder().capacity(100);
+    assert_eq!(
+        b().generations(0).build().unwrap_err(),
+        BuildError::InvalidGenerations {
+            generations: 0,
+            max: 29
+        }
+    );
+    assert_eq!(
+        b().generations(30).build().unwrap_err(),
+        BuildError::InvalidGenerations {
+            generations: 30,
+            max: 29
+        }
+    );
+    assert_eq!(
+        b().generations(6)
+            .false_positive_rate(1e-3)
+            .build()
+            .unwrap_err(),
+        BuildError::InvalidGenerations {
+            generations: 6,
+            max: 5
+        }
+    );
+    for rate in [0.0, 1.0, -1.0, f64::NAN] {
+        assert!(matches!(
+            b().false_positive_rate(rate).build().unwrap_err(),
+            BuildError::InvalidFalsePositiveRate(_)
+        ));
+    }
+    assert!(matches!(
+        WindowedCuckooFilter::builder()
+            .capacity(usize::MAX)
+            .build()
+            .unwrap_err(),
+        BuildError::CapacityOverflow { .. }
+    ));
+    assert_eq!(
+        WindowedCuckooFilter::builder().build().unwrap_err(),
+        BuildError::MissingCapacity
+    );
+    // Every valid window gets the fewest tag bits that hold it, and the
+    // rate's bound holds.
+    for (g, rate, tag_bits) in [(5, 1e-3, 3), (13, 2e-3, 4), (29, 4e-3, 5), (1, 0.5, 3)] {
+        let f = b()
+            .generations(g)
+            .false_positive_rate(rate)
+            .build()
+            .unwrap();
+        assert_eq!(f.tag_bits(), tag_bits, "G = {g}");
+        assert!(f.false_positive_bound() <= rate);
+    }
+}
+
+#[test]
+fn memory_is_within_115_percent_of_the_plain_filter() {
+    for capacity in [1_000usize, 100_000, 1_000_000, 10_000_000] {
+        let plain = CuckooFilter::builder()
+            .capacity(capacity)
+            .false_positive_rate(1e-3)
+            .build()
+            .unwrap();
+        let w = WindowedCuckooFilter::builder()
+            .capacity(capacity)
+            .false_positive_rate(1e-3)
+            .build()
+            .unwrap();
+        let ratio = w.memory_usage() as f64 / plain.memory_usage() as f64;
+        println!(
+            "capacity {capacity}: windowed {} bytes, plain {} bytes, ratio {ratio:.4}",
+            w.memory_usage(),
+            plain.memory_usage()
+        );
+        assert!(ratio <= 1.15, "{capacity}: {ratio}");
+    }
+}
+
+#[test]
+fn advance_to_skips_long_gaps_with_the_same_answers() {
+    let f = filter(1000, 4);
+    let slow = filter(1000, 4);
+    for (i, target) in [3u64, 5, 40, 41, 1000, 1003, 100_000]
+        .into_iter()
+        .enumerate()
+    {
+        for k in 0..50u64 {
+            f.insert(&(i as u64, k)).unwrap();
+            slow.insert(&(i as u64, k)).unwrap();
+        }
+        assert_eq!(f.advance_to(target), target);
+        while slow.generation() < target {
+            slow.advance();
+        }
+        assert_eq!(f.len(), slow.len(), "at {target}");
+        for j in 0..=i as u64 {
+            for k in 0..50u64 {
+                assert_eq!(f.contains(&(j, k)), slow.contains(&(j, k)));
+            }
+        }
+    }
+    assert_eq!(f.advance_to(5), 100_000);
+    // Far targets stop at 2^63, where everything still works.
+    assert_eq!(f.advance_to(u64::MAX), 1 << 63);
+    f.insert("late").unwrap();
+    assert_eq!(f.advance(), (1 << 63) + 1);
+    assert!(f.contains("late") && f.len() == 1);
+}
+
+/// The operations of the model test.
+#[derive(Clone, Debug)]
+enum Op {
+    Insert(u64),
+    Advance,
+    AdvanceTo(u64),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0..48u64).prop_map(Op::Insert),
+        3 => Just(Op::Advance),
+        1 => (0..40u64).prop_map(Op::AdvanceTo),
+    ]
+}
+
+/// Checks `f` against the model `last` (key -> generation of its last
+/// insert) exactly: live keys are found; a key found that is not live
+/// shares fingerprint and bucket pair with a live one (the only false
+/// positives); `len` counts the live signatures.
+fn check(f: &WindowedCuckooFilter, last: &HashMap<u64, u64>) {
+    let cur = f.generation();
+    let g = f.generations();
+    let live = |k: &u64| last.get(k).is_some_and(|&t| cur < t + g);
+    let sig = |k: &u64| f.signature_of_hash(f.hasher().hash_one(k));
+    let live_sigs: std::collections::HashSet<_> =
+        last.keys().filter(|k| live(k)).map(sig).collect();
+    for k in 0..48u64 {
+        let found = f.contains(&k);
+        if live(&k) {
+            assert!(
+                found,
+                "live key {k} (last inserted {:?}) lost at {cur}",
+                last.get(&k)
+            );
+        } else if found {
+            assert!(
+                live_sigs.contains(&sig(&k)),
+                "expired key {k} found at {cur}"
+            );
+        }
+    }
+    assert_eq!(f.len(), live_sigs.len(), "len at {cur}");
+    // No lane's true age reached M - 1 (it would read as live, tagged
+    // "next generation", and the scan would count it; `len` does not).
+    assert_eq!(
+        f.scan_lanes().1,
+        f.len(),
+        "an expired lane came back at {cur}"
+    );
+}
+
+use std::hash::BuildHasher;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn the_window_matches_a_model(
+        g in 1..=5usize,
+        ops in proptest::collection::vec(op(), 1..300),
+    ) {
+        // 48 keys, capacity 48: never more live than the capacity.
+        let f = WindowedCuckooFilter::builder()
+            .capacity(48)
+            .generations(g)
+            .seed(7)
+            .build()
+            .unwrap();
+        let mut last = HashMap::new();
+        for op in ops {
+            match op {
+                Op::Insert(k) => {
+                    prop_assert_eq!(f.insert(&k), Ok(()));
+                    last.insert(k, f.generation());
+                }
+                Op::Advance => {
+                    f.advance();
+                }
+                Op::AdvanceTo(jump) => {
+                    f.advance_to(f.generation() + jump);
+                }
+            }
+            check(&f, &last);
+        }
+    }
+}
+
+/// 10,000 generations at capacity with the most churn: every generation
+/// inserts `capacity / G` new keys, so every key is live exactly `G`
+/// generations and then replaced, and `capacity` keys are live at every
+/// advance. No insert is refused, memory never changes, the keys of the
+/// oldest live generation are all found, and expired keys are found no
+/// more often than the false-positive bound allows.
+#[test]
+fn soak_10000_generations_at_capacity() {
+    let (capacity, g) = (4096usize, 4usize);
+    let f = WindowedCuckooFilter::builder()
+        .capacity(capacity)
+        .generations(g)
+        .false_positive_rate(1e-3)
+        .seed(3)
+        .build()
+        .unwrap();
+    let memory = f.memory_usage();
+    let per_gen = (capacity / g) as u64;
+    let key = |gen: u64, i: u64| gen << 32 | i;
+    let start = Instant::now();
+    for gen in 0..10_000u64 {
+        assert_eq!(f.generation(), gen);
+        for i in 0..per_gen {
+            if let Err(e) = f.insert(&key(gen, i)) {
+                panic!(
+                    "generation {gen}: insert {i} refused: {e:?} at {} live",
+                    f.len()
+                );
+            }
+        }
+        if gen % 16 == 0 && gen >= g as u64 - 1 {
+            let oldest = gen + 1 - g as u64;
+            assert!(
+                (0..per_gen).all(|i| f.contains(&key(oldest, i))),
+                "generation {gen}"
+            );
+            let len = f.len();
+            assert!(len <= capacity && len + 8 >= capacity, "len {len} at {gen}");
+            assert_eq!(f.scan_lanes().1, len, "an expired lane came back at {gen}");
+        }
+        f.advance();
+        assert_eq!(f.memory_usage(), memory);
+    }
+    let s = f.stats();
+    assert_eq!(s.failed_inserts, 0);
+    let soak = start.elapsed();
+    // Expired keys: from generations long gone (each lookup is a fresh
+    // chance of a false positive against a full table).
+    let queries = 1_000_000u64;
+    let found = (0..queries)
+        .filter(|&x| f.contains(&key(x / per_gen, x % per_gen)))
+        .count();
+    let rate = found as f64 / queries as f64;
+    println!(
+        "soak: 10,000 generations, {} inserts, {} moves, {} lanes swept in {soak:?}; \
+         expired keys found {rate:.2e} (bound {:.2e}); memory {memory} bytes",
+        s.inserts,
+        s.relocations,
+        s.swept,
+        f.false_positive_bound()
+    );
+    assert!(rate <= f.false_positive_bound(), "{rate}");
+    // G more generations: every key has expired.
+    for _ in 0..g {
+        f.advance();
+    }
+    assert_eq!(f.len(), 0);
+}

@@ -1,0 +1,165 @@
+//! Saving and loading a `WindowedCuckooFilter` (format version 4): the
+//! copy answers as the original at its generation and after, and damaged
+//! input is refused, never decoded into a filter that answers wrong.
+
+use concurrent_cuckoo::{CuckooFilter, DecodeError, WindowedCuckooFilter};
+use xxhash_rust::xxh3::xxh3_64;
+
+fn filled() -> WindowedCuckooFilter {
+    let f = WindowedCuckooFilter::builder()
+        .capacity(2000)
+        .generations(3)
+        .false_positive_rate(1e-3)
+        .seed(5)
+        .build()
+        .unwrap();
+    for gen in 0..6u64 {
+        for i in 0..600u64 {
+            f.insert(&(gen, i)).unwrap();
+        }
+        f.advance();
+    }
+    f
+}
+
+/// Rewrites the checksum after an edit, so that only the field checks can
+/// refuse it.
+fn resum(bytes: &mut [u8]) {
+    let n = bytes.len() - 8;
+    let sum = xxh3_64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+#[test]
+fn a_copy_answers_as_the_original_now_and_after_each_advance() {
+    let f = filled();
+    let bytes = f.to_bytes();
+    let mut streamed = Vec::new();
+    f.write_to(&mut streamed).unwrap();
+    assert_eq!(streamed, bytes);
+    let copies = [
+        WindowedCuckooFilter::from_bytes(&bytes).unwrap(),
+        WindowedCuckooFilter::read_from(&bytes[..]).unwrap(),
+    ];
+    for copy in &copies {
+        assert_eq!(
+            (copy.generation(), copy.len(), copy.memory_usage()),
+            (f.generation(), f.len(), f.memory_usage())
+        );
+        assert_eq!(copy.to_bytes().len(), bytes.len());
+    }
+    let copy = &copies[0];
+    for step in 0..4 {
+        for gen in 0..6u64 {
+            for i in 0..600u64 {
+                assert_eq!(
+                    copy.contains(&(gen, i)),
+                    f.contains(&(gen, i)),
+                    "step {step}"
+                );
+            }
+        }
+        assert_eq!(copy.len(), f.len());
+        copy.advance();
+        f.advance();
+    }
+}
+
+#[test]
+fn damaged_input_is_refused() {
+    let f = filled();
+    let bytes = f.to_bytes();
+    // Every truncation.
+    for n in 0..bytes.len() {
+        assert!(
+            WindowedCuckooFilter::from_bytes(&bytes[..n]).is_err(),
+            "{n} bytes"
+        );
+    }
+    assert!(matches!(
+        WindowedCuckooFilter::read_from(&bytes[..bytes.len() - 1]),
+        Err(DecodeError::Truncated)
+    ));
+    let mut long = bytes.clone();
+    long.push(0);
+    assert!(matches!(
+        WindowedCuckooFilter::from_bytes(&long),
+        Err(DecodeError::TrailingBytes)
+    ));
+    // Every single flipped bit of the header, and a sample of the body's.
+    for i in (0..bytes.len()).filter(|&i| i < 64 || i % 7 == 0) {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[i] ^= 1 << bit;
+            assert!(
+                WindowedCuckooFilter::from_bytes(&bad).is_err(),
+                "byte {i} bit {bit}"
+            );
+        }
+    }
+    // With a correct checksum, the field checks refuse what is out of range.
+    let edit = |at: usize, value: u8| {
+        let mut bad = bytes.clone();
+        bad[at] = value;
+        resum(&mut bad);
+        WindowedCuckooFilter::from_bytes(&bad)
+    };
+    assert!(matches!(edit(13, 6), Err(DecodeError::InvalidHeader(_)))); // tag bits
+    assert!(matches!(edit(14, 6), Err(DecodeError::InvalidHeader(_)))); // window > 2^3 - 3
+    assert!(matches!(edit(14, 0), Err(DecodeError::InvalidHeader(_))));
+    assert!(matches!(edit(12, 9), Err(DecodeError::InvalidHeader(_)))); // path
+    assert!(matches!(edit(63, 1), Err(DecodeError::InvalidHeader(_)))); // reserved
+    assert!(matches!(
+        edit(32, 0x55),
+        Err(DecodeError::HasherMismatch { .. })
+    ));
+    // A lane tagged after the saved generation: no snapshot holds one.
+    let mut future = bytes.clone();
+    let generation = f.generation();
+    let lane: u16 = (((generation + 1) % 8) << 13 | 77) as u16;
+    future[64..66].copy_from_slice(&lane.to_le_bytes());
+    resum(&mut future);
+    assert!(matches!(
+        WindowedCuckooFilter::from_bytes(&future),
+        Err(DecodeError::InvalidHeader(_))
+    ));
+    // The plain filter's decoder refuses version 4, and this one refuses
+    // the plain format.
+    assert!(matches!(
+        CuckooFilter::from_bytes(&bytes),
+        Err(DecodeError::UnsupportedVersion(4))
+    ));
+    let plain = CuckooFilter::with_capacity(100).to_bytes();
+    assert!(matches!(
+        WindowedCuckooFilter::from_bytes(&plain),
+        Err(DecodeError::UnsupportedVersion(2))
+    ));
+}
+
+#[test]
+fn expired_lanes_are_not_saved_back() {
+    let f = filled();
+    let (occupied, live) = f.scan_lanes();
+    assert!(
+        occupied > live,
+        "the model needs expired lanes: {occupied} {live}"
+    );
+    let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(copy.scan_lanes(), (live, live));
+}
+
+#[cfg(feature = "serde")]
+#[test]
+fn serde_round_trips_through_json() {
+    let f = filled();
+    let json = serde_json::to_string(&f).unwrap();
+    let back: WindowedCuckooFilter = serde_json::from_str(&json).unwrap();
+    // Decoding drops expired lanes: compare with a decoded copy.
+    let decoded = WindowedCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert!(back.to_bytes() == decoded.to_bytes());
+    let mut damaged = json.into_bytes();
+    let at = damaged.len() / 2;
+    damaged[at] = if damaged[at] == b'1' { b'2' } else { b'1' };
+    let damaged = String::from_utf8(damaged).unwrap();
+    assert!(serde_json::from_str::<WindowedCuckooFilter>(&damaged).is_err());
+}
