@@ -7,6 +7,7 @@
 #   scripts/ab-lookups.sh OLD_COMMIT [ROUNDS] [BITS MIB]...
 #   scripts/ab-lookups.sh 818fd9c 7 16 1 16 256     # in cache, and 256 MiB
 #   scripts/ab-lookups.sh 818fd9c 7 mix 64           # two threads, 90/5/5, 64 MiB
+#   scripts/ab-lookups.sh 68dce41 9 sremove 1        # growing filter: insert+remove
 #
 # A configuration `mix MIB` runs the two-thread 90/5/5 mix (see main.rs)
 # instead of the one-thread lookups: each round is one run of each side of
@@ -77,6 +78,14 @@ if sys.argv[3] == "mix":
     for i, name in enumerate(["wall clock", "sum of per-thread CPU-time rates"]):
         ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
         print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
+    sys.exit(0)
+if sys.argv[3] == "sremove":
+    old, new = ([float(re.search(r'pair ([\d.]+)', l).group(1)) for l in open(p)] for p in sys.argv[1:3])
+    ratio = statistics.median(n / o for o, n in zip(old, new))
+    print(f"\nA growing filter of two 16-bit levels (growth 1), {sys.argv[4]} MiB at 90%, one thread, ns per insert_hash + remove_hash pair (median of {len(old)} rounds)\n")
+    print("| operation | old | new | new / old (median of paired rounds) |")
+    print("|---|---:|---:|---:|")
+    print(f"| insert + remove | {statistics.median(old):.1f} | {statistics.median(new):.1f} | {ratio:.2f} |")
     sys.exit(0)
 def rows(path):
     pat = r'contains ([\d.]+) contains_hash ([\d.]+) batch32 ([\d.]+) hash_batch32 ([\d.]+)'

@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter thirteen times, each time with a
+#   scripts/loom.sh --canary   build the filter 17 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -26,9 +26,18 @@
 #                              "unbracketed_move": compaction moves a
 #                              fingerprint without the move sequence;
 #                              "remove_ignores_moves": a remove trusts its
-#                              first "nothing to take"; "windowed_no_future":
-#                              a windowed lookup reads a lane tagged with
-#                              the next generation as expired;
+#                              first "nothing to take";
+#                              "unvalidated_take": a remove takes the copy
+#                              its scan chose without checking the move
+#                              sequence (issue 40);
+#                              "sequence_after_levels": a lookup reads the
+#                              move sequence after its level set;
+#                              "relaxed_move_end": a move's closing
+#                              increment is relaxed;
+#                              "relaxed_close": a level is closed with a
+#                              relaxed store; "windowed_no_future": a
+#                              windowed lookup reads a lane tagged with the
+#                              next generation as expired;
 #                              "windowed_unvalidated_generation": its miss
 #                              stands however far the generation moved
 #                              during it; "windowed_unlocked_sweep": the
@@ -36,12 +45,14 @@
 #                              bucket's lock, racing a refresh).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
-#                              publish_before_mark and unbracketed_move,
-#                              FULL WITH ROOM for clear_aba and
-#                              publish_before_reopen, LEVEL NOT RETIRED for
-#                              relaxed_retire, REMOVE MISSED for
-#                              remove_ignores_moves, LOST FINGERPRINT for
-#                              the three windowed ones. Exits non-zero
+#                              publish_before_mark, unbracketed_move,
+#                              sequence_after_levels, relaxed_move_end and
+#                              relaxed_close, FULL WITH ROOM for clear_aba
+#                              and publish_before_reopen, LEVEL NOT RETIRED
+#                              for relaxed_retire, REMOVE MISSED for
+#                              remove_ignores_moves, WRONG TAKE for
+#                              unvalidated_take, LOST FINGERPRINT for the
+#                              three windowed ones. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -52,11 +63,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-10}"
 
+# Every model file runs even when an earlier one fails (--no-fail-fast): a
+# planted bug that breaks one file's set-up must not hide the marker
+# another file's model prints (newest_match_remove did).
 run_models() { # $1 = extra rustc flags, $2 = target dir, $3 = log file, then libtest args
     local flags="$1" dir="$2" log="$3"
     shift 3
     RUSTFLAGS="--cfg concurrent_cuckoo_loom $flags" \
-        cargo test --release -p loom-tests --target-dir "$dir" -- --test-threads=2 --nocapture "$@" 2>&1 | tee "$log"
+        cargo test --release -p loom-tests --target-dir "$dir" --no-fail-fast -- --test-threads=2 --nocapture "$@" 2>&1 | tee "$log"
     return "${PIPESTATUS[0]}"
 }
 
@@ -69,7 +83,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -82,6 +96,10 @@ declare -A marker=(
     [publish_before_reopen]="FULL WITH ROOM"
     [unbracketed_move]="LOST FINGERPRINT"
     [remove_ignores_moves]="REMOVE MISSED"
+    [unvalidated_take]="WRONG TAKE"
+    [sequence_after_levels]="LOST FINGERPRINT"
+    [relaxed_move_end]="LOST FINGERPRINT"
+    [relaxed_close]="LOST FINGERPRINT"
     [windowed_no_future]="LOST FINGERPRINT"
     [windowed_unvalidated_generation]="LOST FINGERPRINT"
     [windowed_unlocked_sweep]="LOST FINGERPRINT"

@@ -93,6 +93,11 @@ for kind in static shared; do
     "$interop" check "$out/tmp/$kind/from-c.ccf"
 done
 
+step "ffi/tests/test_windowed.c: windowed filters (window, capacity, batches, bad arguments, files, threads)"
+gcc "${cflags[@]}" ffi/tests/test_windowed.c "${static_libs[@]}" -lm -pthread -o "$out/test_windowed"
+mkdir -p "$out/tmp/windowed"
+"$out/test_windowed" "$out/tmp/windowed"
+
 step "ffi/tests/test_view.c: the inline lookup (concurrent_cuckoo_inline.h) agrees with the library, under writers too"
 gcc "${cflags[@]}" ffi/tests/test_view.c "${static_libs[@]}" -lm -pthread -o "$out/test_view"
 "$out/test_view" tests/data

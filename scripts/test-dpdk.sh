@@ -53,6 +53,20 @@ if [[ $status -ne 3 ]]; then
 fi
 echo "test-dpdk: the canary run exited 3 as it must"
 
+step "dataplane, 3 s, --window 400: flows aged by ccf_windowed (no false negative)"
+timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000
+
+step "dataplane, 3 s, --window 400 --canary: the window's false-negative check must fire (exit 3)"
+set +e
+timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000 --canary
+status=$?
+set -e
+if [[ $status -ne 3 ]]; then
+    echo "test-dpdk: the window canary run exited $status, not 3: the check did not fire" >&2
+    exit 1
+fi
+echo "test-dpdk: the window canary run exited 3 as it must"
+
 step "member_bench --smoke"
 timeout 60 "$bin/member_bench" --smoke
 

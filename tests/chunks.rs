@@ -279,3 +279,60 @@ fn an_encoder_reports_the_memory_it_holds() {
     let several = ChunkEncoder::scalable(&levels).memory_usage();
     assert!(several > fresh + levels.levels() * 40, "{several} {fresh}");
 }
+
+/// `seek` lands on any byte of the encoding, forwards or back, of a single
+/// filter (1, 2 and 4-byte fingerprints) and a growing one: the bytes from
+/// there are `to_bytes`'s, checksums included, whether the encoder knows
+/// the checksums of the tables it skipped into (from a whole pass, or
+/// `adopt_digests`) or computes them.
+#[test]
+fn a_seek_lands_on_any_byte_with_the_same_bytes_after_it() {
+    type Next<'a> =
+        Box<dyn Fn(&mut ChunkEncoder, usize, &mut Vec<u8>) -> std::io::Result<usize> + 'a>;
+    let singles: Vec<CuckooFilter> = [8, 16, 32].iter().map(|&b| single(b, 300, 7)).collect();
+    let scalable = growing(9);
+    let mut cases: Vec<(Vec<u8>, ChunkEncoder, Next)> = singles
+        .iter()
+        .map(|f| {
+            let next: Next = Box::new(move |e, max, out| e.next_chunk(f, max, out));
+            (f.to_bytes(), ChunkEncoder::new(f), next)
+        })
+        .collect();
+    let next: Next = Box::new(|e, max, out| e.next_chunk_scalable(&scalable, max, out));
+    cases.push((scalable.to_bytes(), ChunkEncoder::scalable(&scalable), next));
+    let mut rng = Rng(11);
+    for (bytes, fresh, next) in &cases {
+        let total = bytes.len() as u64;
+        assert_eq!(fresh.total_len(), total);
+        // A whole pass learns every checksum.
+        let mut whole = fresh.clone();
+        let mut out = Vec::new();
+        while !whole.is_done() {
+            next(&mut whole, 4096, &mut out).unwrap();
+        }
+        assert_eq!(&out, bytes);
+        let mut positions: Vec<u64> = (0..64).chain(total - 64..=total).collect();
+        positions.extend((0..200).map(|_| rng.below(total as usize + 1) as u64));
+        for &p in &positions {
+            for learned in [false, true] {
+                let mut e = fresh.clone();
+                if learned {
+                    e.adopt_digests(&whole);
+                }
+                // Somewhere else first: a seek goes back as well as forwards.
+                e.seek(rng.below(total as usize + 1) as u64).unwrap();
+                e.seek(p).unwrap();
+                assert_eq!(e.position(), p);
+                let mut out = Vec::new();
+                while !e.is_done() {
+                    let max = 1 + rng.below(700);
+                    next(&mut e, max, &mut out).unwrap();
+                }
+                assert_eq!(&out[..], &bytes[p as usize..], "position {p} of {total}");
+            }
+        }
+        let mut e = fresh.clone();
+        assert!(e.seek(total + 1).is_err());
+        assert_eq!(e.position(), 0);
+    }
+}

@@ -5,8 +5,8 @@
  *
  * Link with libconcurrent_cuckoo_ffi (static or shared): see the "From C"
  * section of the project's README. Every function except ccf_free,
- * ccf_frozen_free and ccf_scalable_free may be called from any number of
- * threads at once on the same filter.
+ * ccf_frozen_free, ccf_scalable_free and ccf_windowed_free may be called
+ * from any number of threads at once on the same filter.
  */
 
 #ifndef CONCURRENT_CUCKOO_H
@@ -207,6 +207,39 @@ typedef struct ccf_frozen ccf_frozen;
  * that were inserted.
  */
 typedef struct ccf_scalable ccf_scalable;
+
+/**
+ * A concurrent cuckoo filter whose keys expire by age, counted in
+ * generations: a key last inserted in generation `t` is found while the
+ * filter's generation is at most `t + G - 1` (`G`, the window, set at
+ * creation) and is gone, false positives aside, from `t + G` on. The
+ * caller starts each generation with `ccf_windowed_advance` (or
+ * `ccf_windowed_advance_to`, to catch up with a clock).
+ *
+ * Opaque: create one with `ccf_windowed_new` or `ccf_windowed_load`,
+ * release it with `ccf_windowed_free`.
+ *
+ * Inserting a key that is present (live or expired) refreshes it: it is
+ * stored once, never duplicated, and counts once in `ccf_windowed_len`.
+ * There is no remove: two keys whose fingerprints collide share one
+ * slot, which a refresh of either keeps alive, so a remove could take the
+ * other key's only copy.
+ *
+ * Capacity: with at most `capacity` keys live (inserted or refreshed
+ * within the window), inserts never fail, however many generations pass:
+ * expired slots are free to inserts at once, and each advance clears the
+ * expired slots of a slice of the table. Memory is fixed at creation.
+ *
+ * Thread safety: every function except `ccf_windowed_free` may be called
+ * from any number of threads at once on the same filter, with no locking
+ * by the caller; lookups take no lock and never wait for an advance.
+ * `ccf_windowed_free` must be the last call on a filter.
+ *
+ * Keys: as for `ccf_filter`: `(key, len)` hashes exactly as the Rust call
+ * on a `&[u8]` of the same bytes, and `len` 0 is the empty key (`key` may
+ * then be NULL).
+ */
+typedef struct ccf_windowed ccf_windowed;
 
 /**
  * What `ccf_stats` reports: size, memory, and what inserts and removes
@@ -1468,6 +1501,262 @@ struct ccf_view ccf_view_v2(const struct ccf_filter *f);
  * `f` is NULL or a live filter.
  */
 void ccf_prefetch_hash(const struct ccf_filter *f, uint64_t hash);
+
+/**
+ * Creates a filter for at most `capacity` live keys, a window of
+ * `generations` generations (0 = the default, 4), a false-positive bound
+ * of `false_positive_rate` (0 = the default, 0.001; otherwise strictly
+ * between 0 and 1), and the hash seed at `seed` (NULL = a fresh random
+ * seed). It starts at generation 0.
+ *
+ * Returns `CCF_OK` and stores the new filter in `*out`, to be released
+ * with `ccf_windowed_free`. On any error `*out` is left unchanged:
+ * `CCF_INVALID_ARGUMENT` for a NULL `out`, a capacity too large to
+ * address, a window the slots' age tags cannot count, or a rate outside
+ * [0, 1) or NaN; `CCF_ALLOCATION_FAILED` if the table's memory cannot be
+ * had.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer; `seed` is NULL or
+ * points to a readable `uint64_t`.
+ */
+enum ccf_status ccf_windowed_new(size_t capacity,
+                                 size_t generations,
+                                 double false_positive_rate,
+                                 const uint64_t *seed,
+                                 struct ccf_windowed **out);
+
+/**
+ * Releases a filter. NULL is a no-op. Not thread-safe: no other call may
+ * be using `f`, and `f` must not be used (or freed) again afterwards.
+ *
+ * # Safety
+ * `f` is NULL or a filter from `ccf_windowed_new` or `ccf_windowed_load`
+ * that has not been freed, and no other thread uses it.
+ */
+void ccf_windowed_free(struct ccf_windowed *f);
+
+/**
+ * Inserts the key (the `len` bytes at `key`) into the current
+ * generation, or refreshes it if present.
+ *
+ * Returns `CCF_OK`; `CCF_FULL` only when more than `capacity` keys are
+ * live and no displacement path frees a slot; `CCF_INVALID_ARGUMENT` for
+ * a NULL `f`, or a NULL `key` with `len > 0`. On an error the filter is
+ * unchanged.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+enum ccf_status ccf_windowed_insert(const struct ccf_windowed *f, const void *key, size_t len);
+
+/**
+ * `ccf_windowed_insert` for a precomputed, well-mixed 64-bit hash (as
+ * `ccf_insert_hash`).
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+enum ccf_status ccf_windowed_insert_hash(const struct ccf_windowed *f, uint64_t hash);
+
+/**
+ * Is the key live (probably)? True for a key inserted or refreshed within
+ * the window; a false positive with probability below
+ * `ccf_windowed_false_positive_bound(f)`. Returns false for a NULL `f`,
+ * or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_windowed_contains(const struct ccf_windowed *f, const void *key, size_t len);
+
+/**
+ * `ccf_windowed_contains` for a precomputed hash; false for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+bool ccf_windowed_contains_hash(const struct ccf_windowed *f, uint64_t hash);
+
+/**
+ * Looks up a burst of precomputed hashes: `out[i] =
+ * ccf_windowed_contains_hash(f, hashes[i])` for `i < n`, with the
+ * buckets of keys ahead prefetched. Every `out[i]` is false for a NULL
+ * `f` or `hashes`; nothing is written for a NULL `out`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `hashes` is NULL or points to
+ * `n` readable `uint64_t`s; `out` is NULL or points to `n` writable
+ * bools that no other thread reads or writes during the call.
+ */
+void ccf_windowed_contains_hash_batch(const struct ccf_windowed *f,
+                                      const uint64_t *hashes,
+                                      size_t n,
+                                      bool *out);
+
+/**
+ * Looks up a burst of byte keys: `out[i] = ccf_windowed_contains(f,
+ * keys[i], lens[i])` for `i < n`. Every `out[i]` is false for a NULL
+ * `f`, `keys` or `lens`; nothing is written for a NULL `out`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `keys` and `lens` are NULL or
+ * point to `n` readable elements, each `keys[i]` NULL or pointing to
+ * `lens[i]` readable bytes; `out` as for
+ * `ccf_windowed_contains_hash_batch`.
+ */
+void ccf_windowed_contains_batch(const struct ccf_windowed *f,
+                                 const void *const *keys,
+                                 const size_t *lens,
+                                 size_t n,
+                                 bool *out);
+
+/**
+ * Inserts (or refreshes) a burst of byte keys in order, stopping at the
+ * first key refused, as `ccf_insert_batch` does: `*inserted` (unless
+ * NULL) is set to the number of keys, from the start, that went in.
+ * Returns `CCF_OK`, the status of the first key refused, or
+ * `CCF_INVALID_ARGUMENT` (nothing inserted) for a NULL `f`, NULL arrays
+ * with `n > 0`, or any invalid key.
+ *
+ * # Safety
+ * As `ccf_windowed_contains_batch` for `f`, `keys` and `lens`;
+ * `inserted` is NULL or valid for writing one `size_t`.
+ */
+enum ccf_status ccf_windowed_insert_batch(const struct ccf_windowed *f,
+                                          const void *const *keys,
+                                          const size_t *lens,
+                                          size_t n,
+                                          size_t *inserted);
+
+/**
+ * `ccf_windowed_insert_batch` for precomputed hashes.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `hashes` is NULL or points to
+ * `n` readable `uint64_t`s; `inserted` is NULL or valid for writing one
+ * `size_t`.
+ */
+enum ccf_status ccf_windowed_insert_hash_batch(const struct ccf_windowed *f,
+                                               const uint64_t *hashes,
+                                               size_t n,
+                                               size_t *inserted);
+
+/**
+ * Starts the next generation and returns it: keys last inserted `G`
+ * generations ago expire. Clears the expired slots of one slice of the
+ * table on the way (each bucket under its lock for a few nanoseconds;
+ * lookups never wait). Calls from several threads run one after another.
+ * Returns 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+uint64_t ccf_windowed_advance(const struct ccf_windowed *f);
+
+/**
+ * Advances until the generation is at least `generation` (for a clock:
+ * `elapsed / (window / G)`), never backwards, and returns the generation
+ * then. A jump of more than a window costs a bounded number of advances
+ * and one pass over the table, not one advance per generation. Returns 0
+ * for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+uint64_t ccf_windowed_advance_to(const struct ccf_windowed *f, uint64_t generation);
+
+/**
+ * The current generation (0 at creation); 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+uint64_t ccf_windowed_generation(const struct ccf_windowed *f);
+
+/**
+ * `G`, the window: generations a key lives after its last insert; 0 for
+ * a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+uint64_t ccf_windowed_generations(const struct ccf_windowed *f);
+
+/**
+ * Live keys, each once; exact when no thread writes. 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+size_t ccf_windowed_len(const struct ccf_windowed *f);
+
+/**
+ * Fingerprint slots of the table (at least `capacity / 0.9`); 0 for a
+ * NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+size_t ccf_windowed_slots(const struct ccf_windowed *f);
+
+/**
+ * Bytes the filter holds, fixed at creation; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+size_t ccf_windowed_memory_usage(const struct ccf_windowed *f);
+
+/**
+ * The bound on the false-positive rate, at every moment (expired slots
+ * never match); 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter.
+ */
+double ccf_windowed_false_positive_bound(const struct ccf_windowed *f);
+
+/**
+ * Saves the filter (its generation, window, slots and hash seed) to the
+ * file at `path`, replacing it crash-safely as `ccf_save` does, in the
+ * format Rust's `WindowedCuckooFilter::write_to_path` writes (format
+ * version 4), which `ccf_windowed_load` reads. One moment of the filter:
+ * writers and advances wait while it is taken, lookups go on.
+ *
+ * Returns `CCF_OK`; `CCF_IO_ERROR` if creating, writing, syncing or
+ * renaming fails; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL or empty
+ * `path`, or (outside Unix) a path that is not UTF-8.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `path` is NULL or a
+ * NUL-terminated string.
+ */
+enum ccf_status ccf_windowed_save(const struct ccf_windowed *f, const char *path);
+
+/**
+ * Loads a filter saved by `ccf_windowed_save` (or by Rust's
+ * `WindowedCuckooFilter::write_to_path`, `write_to` or `to_bytes` with
+ * the default hasher): the same generation, window, live keys and hash
+ * seed. It does not advance by itself: call `ccf_windowed_advance_to`
+ * with the clock's generation after loading.
+ *
+ * Returns `CCF_OK` and stores the filter in `*out` (release it with
+ * `ccf_windowed_free`); on any error `*out` is left unchanged:
+ * `CCF_IO_ERROR` if the file cannot be opened or read; `CCF_CORRUPT` if it
+ * is not one intact saved windowed filter (a file of `ccf_save` or
+ * `ccf_scalable_save` is `CCF_CORRUPT` here); `CCF_ALLOCATION_FAILED` if
+ * the table's memory cannot be had; `CCF_INVALID_ARGUMENT` for a NULL
+ * `out`, a NULL or empty `path`, or (outside Unix) a path that is not
+ * UTF-8.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one pointer.
+ */
+enum ccf_status ccf_windowed_load(const char *path, struct ccf_windowed **out);
 
 #ifdef __cplusplus
 }  // extern "C"

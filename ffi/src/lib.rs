@@ -13,18 +13,21 @@
 //!   [`std::panic::catch_unwind`] (the private `guard` function) and a
 //!   panic, which would be a bug in this library, becomes
 //!   `CCF_INTERNAL_ERROR` or the documented `false`/`0` return;
-//! * only `ccf_free`, `ccf_frozen_free` and `ccf_scalable_free` need
-//!   exclusive access to their handle: every other function takes it by
-//!   shared reference (`&CuckooFilter`, `&FrozenFilter`,
-//!   `&ScalableCuckooFilter`), which is what makes concurrent calls from
-//!   many C threads sound (all three are `Sync`).
+//! * only `ccf_free`, `ccf_frozen_free`, `ccf_scalable_free` and
+//!   `ccf_windowed_free` need exclusive access to their handle: every other
+//!   function takes it by shared reference (`&CuckooFilter`,
+//!   `&FrozenFilter`, `&ScalableCuckooFilter`, `&WindowedCuckooFilter`),
+//!   which is what makes concurrent calls from many C threads sound (all
+//!   four are `Sync`).
 //!
 //! The modules: [`status`] (the status enum and the mapping from the
 //! library's errors), [`filter`] (construction and the filter operations),
 //! [`stats`] (the counters snapshot), [`persist`] (saving and loading
 //! files), [`frozen`] (saved filters queried in place from a read-only
-//! mapping), [`scalable`] (growing filters). The batch calls of every
-//! handle share the chunking helpers below.
+//! mapping), [`scalable`] (growing filters), [`windowed`] (filters whose
+//! keys expire by age). The batch calls of every handle share the
+//! chunking helpers below; `ops` holds the key and batch calls generic
+//! over a handle, which the windowed filter's entry points call.
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
@@ -32,11 +35,13 @@
 
 pub mod filter;
 pub mod frozen;
+mod ops;
 pub mod persist;
 pub mod scalable;
 pub mod stats;
 pub mod status;
 pub mod view;
+pub mod windowed;
 
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter};
 use core::ffi::{c_char, c_void};

@@ -18,6 +18,7 @@
 
 mod bands;
 mod compare;
+mod expiry;
 mod filters;
 mod frozen;
 mod keys;
@@ -156,7 +157,7 @@ fn main() {
                 }
             }
             "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen"
-            | "scaling" | "window" => mode = arg,
+            | "scaling" | "window" | "expiry" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -168,6 +169,7 @@ fn main() {
         "bands" => bands::run(&opts),
         "levels" => levels::run(&opts),
         "window" => window::run(&opts),
+        "expiry" => expiry::run(&opts),
         "frozen" => frozen::run(&opts),
         "scaling" => scaling::run(&opts),
         _ => compare::run(&opts),

@@ -12,7 +12,8 @@
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
-use crate::value::{self, complete_if_done, random_seed, Body, CfValue, Dump, Filter, Meta};
+use crate::dumps::Found;
+use crate::value::{self, complete_if_done, random_seed, Body, CfValue, Filter, Meta};
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -696,7 +697,10 @@ pub(crate) fn stats(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// at once for a filter with no items (RedisBloom's answer: nothing to
 /// restore). A write to the filter between two calls ends the dump (an
 /// error: start again from 0), so the chunks always make one state of the
-/// filter.
+/// filter: a chunk is cut short (by at most a few hundred bytes) where it
+/// would end where a chunk of an earlier state ended, so that an iterator
+/// names one state whoever continues it (`dumps.rs`). Any iterator costs
+/// one chunk: the encoder moves to it without the bytes before it.
 pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
@@ -706,109 +710,93 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let key = ctx.open_key(&args[1]);
     let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
     let filter = value.filter()?;
-    let generation = value.generation;
+    let version = value.version;
     let end = || {
         Ok(RedisValue::Array(vec![
             RedisValue::Integer(0),
             RedisValue::Null,
         ]))
     };
-    // The dump this iterator continues (its encoder is where the last
-    // call at this place left it), or a new one.
     let client = client_id(ctx);
     let place = dump_place(ctx, &args[1]);
-    if iterator == 0 {
-        value::DUMPERS.began(client, place, value.uid);
-    } else if value::DUMPERS.replaced(client, place, value.uid) {
-        return Err(RedisError::Str(
-            "ERR the filter was replaced during CF.SCANDUMP: start again from iterator 0",
-        ));
-    }
-    let (offset, resumed) = match iterator {
-        0 => (0, None),
-        _ => (iterator - 1, value.take_dump(iterator - 1)),
-    };
-    let mut dump = match resumed {
-        // Nothing to dump: no dump begins (RedisBloom's answer for a
-        // filter with no items; a dump that began before the filter
-        // emptied is stale, below: never a torn dump).
-        None if filter.len() == 0 => return end(),
-        None if iterator == 0 => {
-            value.client_current(client, true);
-            Dump {
-                generation,
-                encoder: filter.encoder(),
+    let offset =
+        match iterator {
+            // Nothing to dump: no dump begins (RedisBloom's answer for a
+            // filter with no items).
+            0 if filter.len() == 0 => return end(),
+            0 => {
+                crate::dumps::DUMPERS.began(client, place, value.uid);
+                0
             }
-        }
-        // Every chunk went out: the closing call ends the dump, even if
-        // the filter changed since its last chunk (the dump was whole).
-        Some(dump) if dump.encoder.is_done() => {
-            value.end_dump(dump.generation);
-            return end();
-        }
-        Some(dump) if dump.generation == generation && value.client_current(client, false) => dump,
-        Some(_) => {
-            return Err(RedisError::Str(
-                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
-            ))
-        }
-        None if offset >= filter.encoder().total_len() => return end(),
-        // A client whose dump began before a write: never a torn dump.
-        None if !value.client_current(client, false) => {
-            return Err(RedisError::Str(
-                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
-            ))
-        }
-        // Any other position inside the encoding (RedisBloom serves any
-        // iterator: a state freed when a dump ended, evicted, or never
-        // made): the current filter's bytes from there, by encoding up to
-        // it from the nearest state before it. A client that mixed these
-        // with another state's bytes would fail the encoding's checksums
-        // on restore, never restore a wrong filter.
-        None => Dump {
-            generation,
-            encoder: encoder_at(filter, value.dump_before(offset), offset)?,
-        },
-    };
-    let max = match dump.encoder.position() {
-        0 => usize::try_from(dump.encoder.header_len())
-            .unwrap_or(DUMP_CHUNK)
-            .clamp(1, DUMP_CHUNK),
-        _ => DUMP_CHUNK,
-    };
-    let mut chunk = Vec::with_capacity(max);
-    filter
-        .next_chunk(&mut dump.encoder, max, &mut chunk)
-        .map_err(|e| RedisError::String(format!("ERR {e}")))?;
-    let next = offset + chunk.len() as u64 + 1;
-    // Kept done too: the closing call finds it (see above).
-    value.keep_dump(dump);
+            _ if crate::dumps::DUMPERS.replaced(client, place, value.uid) => {
+                return Err(RedisError::Str(
+                    "ERR the filter was replaced during CF.SCANDUMP: start again from iterator 0",
+                ))
+            }
+            _ => {
+                let offset = iterator - 1;
+                let found = value.dumps.borrow().find(offset, version);
+                match found {
+                    // Every chunk of one state went out: the closing call ends
+                    // the dump, even if the filter changed since (it was whole).
+                    Found::End(ended) => {
+                        value.dumps.borrow_mut().ended(ended, version);
+                        crate::dumps::DUMPERS.ended(client, place);
+                        value.account_memory();
+                        return end();
+                    }
+                    Found::Stale => return Err(RedisError::Str(
+                        "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
+                    )),
+                    // Nothing to dump now (a dump that began before the filter
+                    // emptied is stale, above: never a torn dump).
+                    Found::Unknown if filter.len() == 0 => return end(),
+                    Found::Current | Found::Unknown => offset,
+                }
+            }
+        };
+    let reply = next_chunk(value, filter, offset);
+    // What the dumps hold changed: `INFO`'s totals follow `MEMORY USAGE`.
+    value.account_memory();
+    let (next, chunk) = reply?;
+    if next == 0 {
+        return end();
+    }
     Ok(RedisValue::Array(vec![
         RedisValue::Integer(to_i64(next)),
         RedisValue::StringBuffer(chunk),
     ]))
 }
 
-/// An encoder of `filter` at `position`, from `from` (an encoder of the
-/// filter as it is now, before `position`) or the start, the bytes between
-/// encoded and dropped a chunk at a time (time in proportion to them).
-fn encoder_at(
-    filter: &Filter,
-    from: Option<concurrent_cuckoo::ChunkEncoder>,
-    position: u64,
-) -> Result<concurrent_cuckoo::ChunkEncoder, RedisError> {
-    let mut encoder = from.unwrap_or_else(|| filter.encoder());
-    let mut scratch = Vec::new();
-    while encoder.position() < position {
-        scratch.clear();
-        let want = usize::try_from(position - encoder.position())
-            .unwrap_or(DUMP_CHUNK)
-            .min(DUMP_CHUNK);
-        filter
-            .next_chunk(&mut encoder, want, &mut scratch)
-            .map_err(|e| RedisError::String(format!("ERR {e}")))?;
+/// The chunk of `value`'s encoding from `offset` and the iterator after it
+/// (0 past the end), its end marked where the next call finds it.
+fn next_chunk(value: &CfValue, filter: &Filter, offset: u64) -> Result<(u64, Vec<u8>), RedisError> {
+    let version = value.version;
+    let mut dumps = value.dumps.borrow_mut();
+    let total = dumps.total_len(|| filter.encoder());
+    if offset >= total {
+        return Ok((0, Vec::new()));
     }
-    Ok(encoder)
+    let failed = |e: std::io::Error| RedisError::String(format!("ERR {e}"));
+    let mut encoder = dumps
+        .encoder_at(offset, || filter.encoder())
+        .map_err(failed)?;
+    let max = match offset {
+        0 => encoder.header_len().clamp(1, DUMP_CHUNK as u64),
+        _ => DUMP_CHUNK as u64,
+    };
+    let stop = dumps.chunk_end(offset, max, total, version);
+    // `stop - offset` is at most `DUMP_CHUNK`.
+    let want = (stop - offset) as usize;
+    let mut chunk = Vec::new();
+    chunk
+        .try_reserve_exact(want)
+        .map_err(|_| RedisError::Str("ERR out of memory for a CF.SCANDUMP chunk"))?;
+    filter
+        .next_chunk(&mut encoder, want, &mut chunk)
+        .map_err(failed)?;
+    dumps.handed_out(encoder, version);
+    Ok((offset + chunk.len() as u64 + 1, chunk))
 }
 
 /// The database and key of a dump, digested (see `value::Dumpers`).
@@ -844,10 +832,13 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let Some(offset) = offset else {
         // RedisBloom's answers for chunks that cannot be where they say
         // (a negative iterator included): its header chunk is at iterator
-        // 1 (here a first chunk is at one more than its length), and
-        // bytes for a live filter are refused. Nothing changes.
+        // 1 (here a first chunk is at one more than its length), a data
+        // chunk for a missing key is `ERR not found` (RedisBloom looks the
+        // filter up before it reads the position), and bytes for a live
+        // filter are refused. Nothing changes.
         return Err(RedisError::Str(match value::write(&key, &CF_TYPE)? {
             None if iterator == 1 => "Couldn't create filter!",
+            None => "ERR not found",
             Some(v) if matches!(v.body, Body::Live(_)) => "Couldn't load chunk!",
             _ => "Invalid position",
         }));
@@ -894,6 +885,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         fed.map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         let mut value = CfValue::new(given, Body::Loading(decoder));
         value.restore_held = admitted.held;
+        // What the decoder holds counts in the `INFO` totals from the
+        // header on (`CfValue::new` counted the struct alone).
+        value.account();
         complete_if_done(&mut value).map_err(|_| RedisError::Str("Couldn't create filter!"))?;
         if admission::loading() {
             admission::note_loaded(args[1].as_slice(), value.memory_usage());

@@ -552,6 +552,9 @@ unsafe extern "C" fn copy(
             let mut copy = CfValue::new(value.meta, body);
             if matches!(copy.body, Body::Loading(_)) {
                 copy.restore_held = seen.held;
+                // `CfValue::new` counted the struct alone in the `INFO`
+                // totals: the decoder's bytes count from here.
+                copy.account();
             }
             Box::into_raw(Box::new(copy)).cast()
         }

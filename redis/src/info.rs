@@ -8,6 +8,7 @@
 //! value remembers what it last added to them ([`Accounted`]) and takes it
 //! back when it changes or is freed (on whichever thread frees it: atomics).
 
+use core::cell::Cell;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use redis_module::raw;
 
@@ -18,10 +19,15 @@ static REFUSED_INSERTS: AtomicU64 = AtomicU64::new(0);
 static REFUSED_REMOVES: AtomicU64 = AtomicU64::new(0);
 
 /// What one value counts in the totals now; freed with the value.
+///
+/// In cells: `CF.SCANDUMP` changes what a value holds (the state of its
+/// dumps) through a shared reference (it opens the key for reading), and
+/// must bring the totals up to date too. A value is used by one thread at
+/// a time (it is `Send`, not `Sync`).
 #[derive(Debug)]
 pub(crate) struct Accounted {
-    items: i64,
-    memory: i64,
+    items: Cell<i64>,
+    memory: Cell<i64>,
 }
 
 impl Accounted {
@@ -29,39 +35,43 @@ impl Accounted {
     pub(crate) fn new() -> Self {
         FILTERS.fetch_add(1, Ordering::Relaxed);
         Self {
-            items: 0,
-            memory: 0,
+            items: Cell::new(0),
+            memory: Cell::new(0),
         }
     }
 
     /// The value now holds `items` items in `memory` bytes.
-    pub(crate) fn update(&mut self, items: usize, memory: usize) {
+    pub(crate) fn update(&self, items: usize, memory: usize) {
         let (items, memory) = (clamp(items), clamp(memory));
-        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
-        MEMORY.fetch_add(memory - self.memory, Ordering::Relaxed);
-        (self.items, self.memory) = (items, memory);
+        ITEMS.fetch_add(items - self.items.replace(items), Ordering::Relaxed);
+        self.set_memory(memory);
+    }
+
+    /// The value now holds `memory` bytes; its items are unchanged.
+    pub(crate) fn update_memory(&self, memory: usize) {
+        self.set_memory(clamp(memory));
+    }
+
+    fn set_memory(&self, memory: i64) {
+        MEMORY.fetch_add(memory - self.memory.replace(memory), Ordering::Relaxed);
     }
 }
 
 impl Accounted {
     /// The value gained `items` items (negative: lost) and now holds
     /// `memory` bytes.
-    pub(crate) fn update_by(&mut self, items: i64, memory: usize) {
-        let items = self.items.saturating_add(items).max(0);
-        let memory = clamp(memory);
-        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
-        MEMORY.fetch_add(memory - self.memory, Ordering::Relaxed);
-        (self.items, self.memory) = (items, memory);
+    pub(crate) fn update_by(&self, items: i64, memory: usize) {
+        self.add_items(items);
+        self.set_memory(clamp(memory));
     }
 }
 
 impl Accounted {
     /// The value gained `items` items (negative: lost); its memory is
     /// unchanged.
-    pub(crate) fn add_items(&mut self, items: i64) {
-        let items = self.items.saturating_add(items).max(0);
-        ITEMS.fetch_add(items - self.items, Ordering::Relaxed);
-        self.items = items;
+    pub(crate) fn add_items(&self, items: i64) {
+        let items = self.items.get().saturating_add(items).max(0);
+        ITEMS.fetch_add(items - self.items.replace(items), Ordering::Relaxed);
     }
 }
 

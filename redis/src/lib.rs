@@ -33,6 +33,7 @@ mod configs;
 mod datatype;
 mod defrag;
 mod dispatch;
+mod dumps;
 mod info;
 mod keyspecs;
 mod value;

@@ -11,7 +11,6 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
-use std::sync::Mutex;
 
 /// Most filters (levels) a growing filter may have by default:
 /// RedisBloom's default `cf-max-expansions` (the config sets it).
@@ -309,50 +308,6 @@ impl From<DecodedFilter> for Filter {
     }
 }
 
-/// A dump in progress (`CF.SCANDUMP`): where it is, and the filter's
-/// generation when it began.
-#[derive(Clone)]
-pub(crate) struct Dump {
-    pub(crate) generation: u64,
-    pub(crate) encoder: ChunkEncoder,
-}
-
-/// Dumps of generations before the current one kept at once, the newest,
-/// to tell their clients why they cannot go on (or that a dump which
-/// already handed out its last chunk is complete).
-const MAX_STALE_DUMPS: usize = 64;
-
-/// States kept per value at most, stale or current (each a whole encoder):
-/// what unfinished dumps hold is bounded.
-const MAX_DUMP_STATES: usize = 128;
-
-/// Clients whose generation is remembered (see [`Dumps`]).
-const MAX_DUMP_CLIENTS: usize = 1024;
-
-/// The dumps in progress of one key.
-///
-/// A dump's state is kept by where it is (generation and position), not
-/// by who asked: every client at the same place of the same state of the
-/// filter continues from the same encoder, so any number of clients
-/// dumping one key in turns never evict each other's progress (the states
-/// of the current generation are at most one per chunk of the filter,
-/// plus the end). A state is cloned when a client continues from it, so a
-/// call repeated with the same iterator hands out the same chunk again.
-/// A write makes every state stale; the newest [`MAX_STALE_DUMPS`] are
-/// kept to tell their clients to start again.
-///
-/// Two clients at the same offset of two different states of the filter
-/// cannot be told apart by the iterator (RedisBloom's: one more than the
-/// offset), so each client's generation is remembered (the last
-/// [`MAX_DUMP_CLIENTS`] clients): a client whose dump began before a write
-/// learns that it changed, even where another client's current dump is at
-/// the same offset.
-#[derive(Default)]
-pub(crate) struct Dumps {
-    states: Vec<Dump>,
-    clients: Vec<(u64, u64)>,
-}
-
 /// A live filter, or one being restored by `CF.LOADCHUNK`.
 // The live variant is the common one: boxing it would add a pointer chase
 // to every command.
@@ -372,16 +327,17 @@ pub(crate) struct CfValue {
     /// its first chunk ([`Meta::UNSET`] where none was).
     pub(crate) meta: Meta,
     pub(crate) body: Body,
-    /// Counts changes to the filter: a dump that began before a change
-    /// cannot go on (its pieces would mix two states).
-    pub(crate) generation: u64,
+    /// This state of the filter, unique for the module's life
+    /// (`dumps::next_version`, taken anew at every change): a dump of an
+    /// earlier one cannot go on (its pieces would mix two states).
+    pub(crate) version: u64,
     /// Dumps in progress. `CF.SCANDUMP` reads the key: it opens it for
     /// reading (closing a key opened for writing counts as a change to it,
     /// which aborts transactions that `WATCH` it), so it keeps its dumps
     /// through a shared reference. Redis runs commands on its main thread
     /// only; a `RefCell` makes the value `!Sync`, so nothing can share one
     /// between threads unnoticed.
-    pub(crate) dumps: RefCell<Dumps>,
+    pub(crate) dumps: RefCell<crate::dumps::Dumps>,
     /// Bytes a restore in progress holds besides this struct: all its
     /// decoder allocated and still holds (tables, admitted as their headers
     /// arrived, lock stripes, version words, buffers: measured by the
@@ -393,46 +349,12 @@ pub(crate) struct CfValue {
     /// This value's identity, unique for the module's life: a dump that
     /// began on another value of the same key (replaced by `DEL` and a
     /// new filter, `RESTORE REPLACE`, `RENAME`, `SWAPDB`) cannot go on
-    /// ([`Dumpers`]).
+    /// (`dumps::Dumpers`).
     pub(crate) uid: u64,
 }
 
 /// The next [`CfValue::uid`].
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
-
-/// Clients remembered by [`Dumpers`].
-const MAX_DUMPERS: usize = 1024;
-
-/// Which value each client began dumping at each place (a database and
-/// key, digested), the last [`MAX_DUMPERS`]: a client continuing a dump
-/// at a place now holding another value learns that its filter was
-/// replaced, rather than being handed `[0, nil]` (or another filter's
-/// chunks) as if its dump were complete. The dumps of a value are kept in
-/// the value; this is the one thing that must outlive it.
-pub(crate) struct Dumpers(Mutex<Vec<(u64, u64, u64)>>);
-
-/// The module's [`Dumpers`].
-pub(crate) static DUMPERS: Dumpers = Dumpers(Mutex::new(Vec::new()));
-
-impl Dumpers {
-    /// Records that `client` begins dumping `uid` at `place`.
-    pub(crate) fn began(&self, client: u64, place: u64, uid: u64) {
-        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        all.retain(|&(c, p, _)| (c, p) != (client, place));
-        if all.len() == MAX_DUMPERS {
-            all.remove(0);
-        }
-        all.push((client, place, uid));
-    }
-
-    /// Whether the dump `client` began at `place` was of another value
-    /// than `uid` (false where none is remembered).
-    pub(crate) fn replaced(&self, client: u64, place: u64, uid: u64) -> bool {
-        let all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        all.iter()
-            .any(|&(c, p, u)| (c, p) == (client, place) && u != uid)
-    }
-}
 
 // Redis may free a value on a background thread (`FLUSHALL ASYNC` frees
 // the whole keyspace there): a value must be `Send`. It need not be
@@ -452,8 +374,8 @@ impl CfValue {
         let mut value = Self {
             meta,
             body,
-            generation: 0,
-            dumps: RefCell::new(Dumps::default()),
+            version: crate::dumps::next_version(),
+            dumps: RefCell::new(crate::dumps::Dumps::default()),
             restore_held: 0,
             accounted: crate::info::Accounted::new(),
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
@@ -473,6 +395,13 @@ impl CfValue {
         };
         let memory = self.memory_usage();
         self.accounted.update(items, memory);
+    }
+
+    /// Brings the `INFO` memory total up to date with what this value holds
+    /// now, through a shared reference: what `CF.SCANDUMP` changes (the
+    /// state of its dumps) besides the filter.
+    pub(crate) fn account_memory(&self) {
+        self.accounted.update_memory(self.memory_usage());
     }
 
     /// Brings the `INFO` totals up to date after a write that added (or,
@@ -508,84 +437,15 @@ impl CfValue {
         }
     }
 
-    /// Records a change: a dump in progress can no longer go on (the
-    /// newest [`MAX_STALE_DUMPS`] are kept to tell their clients why).
+    /// Records a change: a dump in progress can no longer go on (its
+    /// chunks' marks stay, to tell it why).
     pub(crate) fn changed(&mut self) {
-        self.generation += 1;
-        let states = &mut self.dumps.get_mut().states;
-        if states.len() > MAX_STALE_DUMPS {
-            states.drain(..states.len() - MAX_STALE_DUMPS);
+        self.version = crate::dumps::next_version();
+        if self.dumps.get_mut().changed() {
+            // The encoders freed leave the `INFO` total too (a write that
+            // allocated nothing does not measure the value again).
+            self.account_memory();
         }
-    }
-
-    /// Whether `client`'s dump, if it has one, began at the filter's
-    /// current generation; `restart` records that it begins now.
-    pub(crate) fn client_current(&self, client: u64, restart: bool) -> bool {
-        let clients = &mut self.dumps.borrow_mut().clients;
-        let at = clients.iter().position(|&(c, _)| c == client);
-        if restart {
-            if let Some(at) = at {
-                clients.remove(at);
-            } else if clients.len() == MAX_DUMP_CLIENTS {
-                clients.remove(0);
-            }
-            clients.push((client, self.generation));
-            return true;
-        }
-        at.is_none_or(|at| clients[at].1 == self.generation)
-    }
-
-    /// The state of a dump that stopped at `position`: a copy of one of
-    /// the filter's current generation if there is one, else a stale one
-    /// (the newest), whose client then learns why it cannot go on, or
-    /// that it is complete.
-    pub(crate) fn take_dump(&self, position: u64) -> Option<Dump> {
-        let dumps = self.dumps.borrow();
-        let at = |current: bool| {
-            dumps.states.iter().rposition(|d| {
-                d.encoder.position() == position && (!current || d.generation == self.generation)
-            })
-        };
-        let at = at(true).or_else(|| at(false))?;
-        Some(dumps.states[at].clone())
-    }
-
-    /// Frees the states of a dump of `generation` whose closing call came
-    /// (it handed out its last chunk). Another client still dumping that
-    /// generation, or this one repeating a call, continues from a state
-    /// made again (`CF.SCANDUMP` serves any position).
-    pub(crate) fn end_dump(&self, generation: u64) {
-        let states = &mut self.dumps.borrow_mut().states;
-        states.retain(|d| d.generation != generation);
-        // A state is a whole encoder (hundreds of bytes): the room of
-        // those freed is given back too.
-        states.shrink_to_fit();
-    }
-
-    /// A copy of the encoder of the current generation furthest along
-    /// before `position` (where to make a state at `position` from).
-    pub(crate) fn dump_before(&self, position: u64) -> Option<ChunkEncoder> {
-        let dumps = self.dumps.borrow();
-        dumps
-            .states
-            .iter()
-            .filter(|d| d.generation == self.generation && d.encoder.position() <= position)
-            .max_by_key(|d| d.encoder.position())
-            .map(|d| d.encoder.clone())
-    }
-
-    /// Keeps the state of a dump (one per generation and position: every
-    /// client there continues from it).
-    pub(crate) fn keep_dump(&self, dump: Dump) {
-        let states = &mut self.dumps.borrow_mut().states;
-        let position = dump.encoder.position();
-        states.retain(|d| d.generation != dump.generation || d.encoder.position() != position);
-        if states.len() >= MAX_DUMP_STATES {
-            // The oldest goes: a client continuing from it has its state
-            // made again (`CF.SCANDUMP` serves any position).
-            states.remove(0);
-        }
-        states.push(dump);
     }
 
     /// Frees the tables of levels a delete emptied and retired, so that
@@ -608,20 +468,10 @@ impl CfValue {
     }
 
     /// Bytes held, for `MEMORY USAGE`: the filter (or the restore in
-    /// progress) and the state of its dumps.
+    /// progress) and what its dumps left (`dumps.rs`).
     pub(crate) fn memory_usage(&self) -> usize {
-        let dumps = self.dumps.borrow();
-        // Each state's buffers besides its slot in `states` (at most
-        // `MAX_DUMP_STATES` of them to sum).
-        let buffers: usize = dumps
-            .states
-            .iter()
-            .map(|d| d.encoder.memory_usage() - core::mem::size_of::<ChunkEncoder>())
-            .sum();
         core::mem::size_of::<Self>()
-            + crate::alloc::vec_bytes(&dumps.states)
-            + buffers
-            + crate::alloc::vec_bytes(&dumps.clients)
+            + self.dumps.borrow().memory_usage()
             + match &self.body {
                 Body::Live(f) => f.memory_usage(),
                 // All the decoder allocated (the bytes taken in are in

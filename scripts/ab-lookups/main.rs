@@ -15,7 +15,13 @@
 //! `remove` of keys inserted at the start (so the load stays at 80%);
 //! prints the median over rounds of M operations/s by the wall clock and
 //! by the threads' CPU time (the sum of each thread's own rate).
-use concurrent_cuckoo::CuckooFilter;
+//!
+//! `ab-lookups sremove MIB [ROUNDS]`: a growing filter of two levels of
+//! one geometry (growth 1, 16-bit) holding MIB MiB of keys at 90%, then
+//! ROUNDS rounds of 1M pairs of `insert_hash` and `remove_hash` of a fresh
+//! key on one thread (the remove scans both levels: issue 40's
+//! validation); prints the median ns per pair (thread CPU time).
+use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
@@ -156,8 +162,39 @@ fn mix(mib: u64, rounds: usize) {
     );
 }
 
+fn scalable_remove(mib: u64, rounds: usize) {
+    let n = mib * 1024 * 1024 * 8 / 16 * 9 / 10;
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity((n / 2) as usize)
+        .growth_factor(1)
+        .seed(3)
+        .build()
+        .unwrap();
+    for i in 0..n {
+        f.insert_hash(key(i)).unwrap();
+    }
+    let q = 1_000_000usize;
+    let fresh: Vec<u64> = (0..q as u64).map(|i| key(n + 1 + i * 7)).collect();
+    let mut pairs: Vec<f64> = (0..rounds)
+        .map(|_| {
+            time(q, || {
+                fresh
+                    .iter()
+                    .filter(|&&h| f.insert_hash(h).is_ok() && f.remove_hash(h))
+                    .count()
+            })
+        })
+        .collect();
+    pairs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    println!("sremove {mib} MiB: pair {:.2} ns", pairs[pairs.len() / 2]);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args[1] == "sremove" {
+        let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
+        return scalable_remove(args[2].parse().unwrap(), rounds);
+    }
     if args[1] == "mix" {
         let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
         return mix(args[2].parse().unwrap(), rounds);

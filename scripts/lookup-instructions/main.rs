@@ -10,8 +10,12 @@
 //! Usage: lookup-instructions BITS MIB KIND N
 //! KIND: contains_hash_miss, contains_hash_hit, contains_miss, contains_hit,
 //! hash_batch_miss, batch_miss (bursts of 32), insert_remove (N pairs of
-//! `insert_hash` then `remove_hash` of a fresh key, at 90% load).
-use concurrent_cuckoo::CuckooFilter;
+//! `insert_hash` then `remove_hash` of a fresh key, at 90% load),
+//! scalable_insert_remove (the same on a growing filter of one level, the
+//! Redis module's type: issue 40's remove validation),
+//! scalable2_insert_remove (the same on a growing filter of two levels of
+//! one geometry, growth 1: the remove scans both).
+use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
 use std::hint::black_box;
 
 fn key(i: u64) -> u64 {
@@ -68,6 +72,39 @@ pub fn op_insert_remove(f: &CuckooFilter, keys: &[u64]) -> usize {
     c
 }
 
+#[inline(never)]
+#[no_mangle]
+pub fn op_scalable_insert_remove(f: &ScalableCuckooFilter, keys: &[u64]) -> usize {
+    let mut c = 0;
+    for &h in keys {
+        c += f.insert_hash(h).is_ok() as usize;
+        c += f.remove_hash(h) as usize;
+    }
+    c
+}
+
+/// [`op_scalable_insert_remove`] under its own name, which callgrind
+/// collects alone for the two-level kind.
+#[inline(never)]
+#[no_mangle]
+pub fn op_scalable2_insert_remove(f: &ScalableCuckooFilter, keys: &[u64]) -> usize {
+    op_scalable_insert_remove(f, keys)
+}
+
+/// A growing filter holding `n` keys in `levels` levels of one geometry.
+fn scalable(n: u64, levels: u64) -> ScalableCuckooFilter {
+    let f = ScalableCuckooFilter::builder()
+        .initial_capacity((n / levels) as usize)
+        .growth_factor(1)
+        .seed(3)
+        .build()
+        .unwrap();
+    for i in 0..n {
+        f.insert_hash(key(i)).unwrap();
+    }
+    f
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let bits: u32 = args[1].parse().unwrap();
@@ -103,6 +140,8 @@ fn main() {
         "hash_batch_miss" => op_hash_batch(&f, &absent, &mut out),
         "batch_miss" => op_batch(&f, &absent, &mut out),
         "insert_remove" => op_insert_remove(&f, &absent),
+        "scalable_insert_remove" => op_scalable_insert_remove(&scalable(n, 1), &absent),
+        "scalable2_insert_remove" => op_scalable2_insert_remove(&scalable(n, 2), &absent),
         _ => panic!("unknown kind {kind}"),
     };
     println!("{kind}: {}", black_box(r));

@@ -108,6 +108,15 @@ pub struct ChunkEncoder {
     bucket: Vec<u8>,
     /// Whether this encodes a growing filter.
     scalable: bool,
+    /// Whether `sum` and `occupied` cover the part being encoded from its
+    /// first byte: false after a [`seek`](Self::seek) into its buckets or
+    /// checksum, where its checksum comes from `digests` or a pass over
+    /// its table.
+    hashed: bool,
+    /// Each part's checksum, where known: learned as parts are handed out
+    /// whole or hashed for a seek, kept by clones, taken from another
+    /// encoder by [`adopt_digests`](Self::adopt_digests).
+    digests: Vec<Option<u64>>,
 }
 
 impl fmt::Debug for ChunkEncoder {
@@ -151,6 +160,7 @@ impl ChunkEncoder {
 
     fn of(prefix: Vec<u8>, parts: Vec<Part>, scalable: bool) -> Self {
         let total = prefix.len() as u64 + parts.iter().map(Part::encoded_len).sum::<u64>();
+        let digests = vec![None; parts.len()];
         Self {
             prefix,
             prefix_at: 0,
@@ -163,7 +173,110 @@ impl ChunkEncoder {
             occupied: 0,
             bucket: Vec::with_capacity(16),
             scalable,
+            hashed: true,
+            digests,
         }
+    }
+
+    /// Moves this encoder to byte `position` of its encoding (at most
+    /// [`total_len`](Self::total_len)), forwards or back, without
+    /// producing or reading the bytes before it: O(levels), whatever the
+    /// position. What a host that serves any offset of a dump at the cost
+    /// of the bytes it hands out needs (the Redis module's `CF.SCANDUMP`
+    /// at an iterator no dump of its reached).
+    ///
+    /// The checksum at the end of the table it lands in covers the bytes
+    /// it skipped: when reached, it is the one this encoder already knows
+    /// (see [`adopt_digests`](Self::adopt_digests)), or one pass over that
+    /// table's buckets computes it then (the cost of the table, once: the
+    /// encoder and its clones keep it). A seek inside a table's header
+    /// hashes the skipped header bytes and loses nothing.
+    ///
+    /// # Errors
+    /// `InvalidInput` for a position past the end of the encoding; the
+    /// encoder is unchanged.
+    pub fn seek(&mut self, position: u64) -> io::Result<()> {
+        if position > self.total {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a position past the end of the encoding",
+            ));
+        }
+        self.pos = position;
+        self.prefix_at = usize::try_from(position)
+            .unwrap_or(usize::MAX)
+            .min(self.prefix.len());
+        self.sum = Xxh3Default::new();
+        self.occupied = 0;
+        self.hashed = true;
+        let mut rest = position - self.prefix_at as u64;
+        self.part = self.parts.len();
+        self.stage = Stage::Header(0);
+        for (i, part) in self.parts.iter().enumerate() {
+            let len = part.encoded_len();
+            if rest >= len && i + 1 < self.parts.len() {
+                rest -= len;
+                continue;
+            }
+            if rest >= len {
+                // The very end: nothing left to hand out.
+                break;
+            }
+            self.part = i;
+            let header = part.header.len() as u64;
+            let body = (part.buckets * part.bucket_bytes) as u64;
+            // `rest < len`: each offset below fits the part's sizes.
+            self.stage = if rest < header {
+                let at = rest as usize;
+                self.sum.update(&part.header[..at]);
+                Stage::Header(at)
+            } else if rest < header + body {
+                self.hashed = false;
+                let into = (rest - header) as usize;
+                Stage::Body(into / part.bucket_bytes, into % part.bucket_bytes)
+            } else {
+                self.hashed = false;
+                Stage::Checksum((rest - header - body) as usize)
+            };
+            break;
+        }
+        Ok(())
+    }
+
+    /// Takes the checksums `other` knows and this encoder does not (see
+    /// [`seek`](Self::seek)). `other` must encode the same state of the
+    /// same filter (a clone of this encoder, or of one made from the
+    /// filter unchanged since); one of another encoding (another number
+    /// of tables) gives nothing.
+    pub fn adopt_digests(&mut self, other: &ChunkEncoder) {
+        if other.digests.len() != self.digests.len() || other.total != self.total {
+            return;
+        }
+        for (mine, theirs) in self.digests.iter_mut().zip(&other.digests) {
+            if mine.is_none() {
+                *mine = *theirs;
+            }
+        }
+    }
+
+    /// The checksum of the part being encoded, for an encoder that did not
+    /// hash it from its first byte: known, or one pass over its table
+    /// (which also checks its occupied slots against its header).
+    fn part_digest<'t>(
+        &mut self,
+        table_of: &impl Fn(usize) -> Option<&'t Table>,
+    ) -> io::Result<u64> {
+        if let Some(digest) = self.digests[self.part] {
+            return Ok(digest);
+        }
+        let part = &self.parts[self.part];
+        let table = table_of(part.level).ok_or_else(|| changed("a level is gone"))?;
+        let (sum, occupied) = with_table!(table, t => hash_part(part, t))?;
+        if occupied != part.len {
+            return Err(changed("occupied slots"));
+        }
+        self.digests[self.part] = Some(sum);
+        Ok(sum)
     }
 
     /// Bytes of the whole encoding.
@@ -210,6 +323,7 @@ impl ChunkEncoder {
                 .map(|p| p.header.capacity())
                 .sum::<usize>()
             + self.bucket.capacity()
+            + self.digests.capacity() * core::mem::size_of::<Option<u64>>()
     }
 
     /// Appends the next at most `max` bytes (`max > 0`; fewer only at the
@@ -285,7 +399,7 @@ impl ChunkEncoder {
                     };
                 }
                 Stage::Body(bucket, _) if bucket == part.buckets => {
-                    if self.occupied != part.len {
+                    if self.hashed && self.occupied != part.len {
                         return Err(changed("occupied slots"));
                     }
                     self.stage = Stage::Checksum(0);
@@ -295,11 +409,20 @@ impl ChunkEncoder {
                     let before = out.len();
                     let (next, taken) =
                         with_table!(table, t => self.body(t, bucket, taken, left, out))?;
-                    self.sum.update(&out[before..]);
+                    if self.hashed {
+                        self.sum.update(&out[before..]);
+                    }
                     self.stage = Stage::Body(next, taken);
                 }
                 Stage::Checksum(at) => {
-                    let digest = self.sum.digest().to_le_bytes();
+                    let digest = if self.hashed {
+                        let digest = self.sum.digest();
+                        self.digests[self.part] = Some(digest);
+                        digest
+                    } else {
+                        self.part_digest(&table_of)?
+                    };
+                    let digest = digest.to_le_bytes();
                     let n = left.min(CHECKSUM_LEN - at);
                     out.extend_from_slice(&digest[at..at + n]);
                     if at + n == CHECKSUM_LEN {
@@ -307,6 +430,7 @@ impl ChunkEncoder {
                         self.stage = Stage::Header(0);
                         self.sum = Xxh3Default::new();
                         self.occupied = 0;
+                        self.hashed = true;
                     } else {
                         self.stage = Stage::Checksum(at + n);
                     }
@@ -358,6 +482,33 @@ impl ChunkEncoder {
         Ok((bucket, taken))
     }
 }
+
+/// The checksum of a part (its header and its table's buckets, as
+/// encoded) and the table's occupied slots: one pass over the table.
+fn hash_part<F: Fingerprint>(part: &Part, t: &RawTable<F>) -> io::Result<(u64, u64)> {
+    if t.bucket_count() != part.buckets || F::BUCKET_BYTES != part.bucket_bytes {
+        return Err(changed("the table's size"));
+    }
+    let mut sum = Xxh3Default::new();
+    sum.update(&part.header);
+    let mut occupied = 0u64;
+    // Hashed a few KiB at a time: XXH3 streams, the bytes are the same.
+    let mut buffer = Vec::with_capacity(HASH_BUFFER + F::BUCKET_BYTES);
+    for i in 0..part.buckets {
+        let word = F::load(&t.buckets[i]);
+        word.put_le(&mut buffer);
+        occupied += F::occupied(word) as u64;
+        if buffer.len() >= HASH_BUFFER {
+            sum.update(&buffer);
+            buffer.clear();
+        }
+    }
+    sum.update(&buffer);
+    Ok((sum.digest(), occupied))
+}
+
+/// Bytes [`hash_part`] hands XXH3 at a time.
+const HASH_BUFFER: usize = 16 << 10;
 
 /// What a [`ChunkDecoder`] decoded: a single filter or a growing one,
 /// whichever the encoding holds.

@@ -88,12 +88,19 @@ impl<S> ScalableCuckooFilter<S> {
     /// retired.
     ///
     /// Beside other threads (the protocol is `src/scalable/moves.rs`; loom
-    /// models a reader and a remover against it):
+    /// models readers, batch readers, counts, removers, `clear`, growth and
+    /// a second compaction against it: `docs/concurrency.md`):
     /// * each move (insert into the target, take from the source) is
     ///   bracketed by a sequence word that a lookup, remove or count which
-    ///   found nothing checks before answering: no thread misses an item
-    ///   that was inserted and not removed, and a remove of a key whose
-    ///   copy is moving takes exactly one copy;
+    ///   found nothing checks before answering, and that a remove checks
+    ///   again before it takes a copy: no thread misses an item that was
+    ///   inserted and not removed, a remove of a key whose copy is moving
+    ///   takes exactly one copy, and a remove never takes the copy of a
+    ///   key that collides with its own in a level of another geometry
+    ///   (issue 40);
+    /// * while a move is in flight, a search that found nothing waits for
+    ///   it (spinning, then yielding, then sleeping, as lock waiters do);
+    ///   the bracket ends even if the move panics;
     /// * a fingerprint that a remove took first is put back nowhere (the
     ///   move's insert is undone);
     /// * moves hold the growth lock (a bucket's moves at a time): no level
@@ -164,11 +171,8 @@ impl<S> ScalableCuckooFilter<S> {
             }
             let (moved, finished) = self.drain(s, source);
             stats.fingerprints_moved += moved;
-            if finished && source.len() == 0 {
-                self.retire_if_empty(s);
-                if self.in_use() & bit(s) == 0 {
-                    stats.levels_retired += 1;
-                }
+            if finished && source.len() == 0 && self.retire_if_empty(s) {
+                stats.levels_retired += 1;
             }
         }
         stats.bytes_freed = before.saturating_sub(self.memory_usage());

@@ -85,8 +85,16 @@ const KEY_LOCKS: usize = 256;
 ///    level is reopened, not reallocated;
 /// 3. else answers `Full`.
 ///
-/// Every other thread that hit `Full` waits for the lock, sees the new
-/// current level and retries there. Readers never wait. Used as a sliding
+/// The level chosen in 1 or 2 is offered the key first and becomes
+/// current only if it stores it; one that refuses it (full) is skipped
+/// for the next, and one that holds 8 copies of its fingerprint refuses
+/// the insert (`TooManyDuplicates`). So a refused insert changes nothing:
+/// the same levels, the same current level, the same bytes
+/// (`tests/refused_insert.rs`; the Redis module replicates only writes
+/// that succeeded, so its copies depend on it). Every other thread that
+/// hit `Full` waits for the lock, sees the new current level and retries
+/// there. Readers never wait for growth (beside a running compaction, a
+/// search that finds nothing may wait for one move). Used as a sliding
 /// window (insert new keys, remove the oldest), the filter runs forever:
 /// when a level is opened every other level in use is more than 3/4 full,
 /// so with `L` items stored and `c` the capacity of the smallest slot at
@@ -106,8 +114,12 @@ const KEY_LOCKS: usize = 256;
 /// fingerprints (keys are not stored, and a key's buckets depend on the
 /// bucket count); they are reused by taking inserts again instead. Copies
 /// given the same operations, `compact` included, stay byte-identical
-/// (`tests/compact.rs`). Compaction beside concurrent readers and writers
-/// is not implemented.
+/// (`tests/compact.rs`). [`compact_concurrently`](Self::compact_concurrently)
+/// does the same through `&self` beside readers and writers: each move
+/// is bracketed by a sequence word that every search which found nothing,
+/// and every remove before it takes a copy, checks (`moves.rs`, issue 40).
+/// While a move is in flight such searches wait for it (spin, yield,
+/// sleep); lookups that hit never do.
 ///
 /// # Memory after deletes
 /// When a remove empties a level that no longer takes inserts, the level is
@@ -181,8 +193,12 @@ const KEY_LOCKS: usize = 256;
 ///   growth factor 2 or more): such a key is removed only while its
 ///   remaining copies share one geometry.
 ///
-/// Removes therefore never hide another key, whatever the number of
-/// levels: an item inserted and not removed is always found, provided
+/// The scan is checked against compaction's moves before the take: a
+/// move that hid the key's copy from the scan (it looked at the target
+/// before the insert and at the source after the take) could otherwise
+/// make a level of another geometry look like the only holder (issue
+/// 40). Removes therefore never hide another key, whatever the number of
+/// levels and whether or not a compaction runs: an item inserted and not removed is always found, provided
 /// only keys that were inserted are removed (the paper's condition) and a
 /// remove does not race an insert of the same key. The price is the rare
 /// refused remove, whose key lingers as a false positive and keeps its

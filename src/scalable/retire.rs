@@ -112,34 +112,40 @@ impl<S> ScalableCuckooFilter<S> {
 
     /// Retires level `i` if it is empty and not the current one: closes it
     /// to inserts, gives its table's memory back, and frees its slot for a
-    /// later growth (the level is kept, to be reopened there).
+    /// later growth (the level is kept, to be reopened there). Whether
+    /// this call retired it (of two compactions that empty one level, one
+    /// retires it and counts it).
     #[cold]
-    pub(super) fn retire_if_empty(&self, i: usize) {
+    pub(super) fn retire_if_empty(&self, i: usize) -> bool {
         let _growth = self.growth.guard();
-        self.retire_locked(i);
+        self.retire_locked(i)
     }
 
     /// [`retire_if_empty`](Self::retire_if_empty) under the growth lock.
-    pub(super) fn retire_locked(&self, i: usize) {
+    pub(super) fn retire_locked(&self, i: usize) -> bool {
         if i == self.current() {
-            return;
+            return false;
         }
-        if let Some(level) = self.level(i) {
-            with_table!(&level.table, t => {
-                if t.is_accepting() && t.len() == 0 {
-                    let all = t.stripes.lock_all();
-                    if t.len() == 0 {
-                        t.close(&all);
-                        // Before the bit is cleared: `memory_usage` that
-                        // sees the bit cleared sees the flag (and walks
-                        // every slot, the retired one included).
-                        self.retired_since_reclaim.store(true, Ordering::Release);
-                        // After it closed: a lookup that still sees the
-                        // bit reads an empty level.
-                        self.in_use.fetch_and(!bit(i), Ordering::AcqRel);
-                    }
-                }
-            });
-        }
+        let Some(level) = self.level(i) else {
+            return false;
+        };
+        with_table!(&level.table, t => {
+            if !(t.is_accepting() && t.len() == 0) {
+                return false;
+            }
+            let all = t.stripes.lock_all();
+            if t.len() != 0 {
+                return false;
+            }
+            t.close(&all);
+            // Before the bit is cleared: `memory_usage` that sees the bit
+            // cleared sees the flag (and walks every slot, the retired one
+            // included).
+            self.retired_since_reclaim.store(true, Ordering::Release);
+            // After it closed: a lookup that still sees the bit reads an
+            // empty level.
+            self.in_use.fetch_and(!bit(i), Ordering::AcqRel);
+            true
+        })
     }
 }

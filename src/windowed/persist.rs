@@ -158,6 +158,30 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         writer.write_all(&self.to_bytes())
     }
 
+    /// Saves the filter to the file at `path`, replacing it crash-safely as
+    /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path)
+    /// does: written to a temporary file beside it, synced, then renamed
+    /// over it, so a crash leaves the old file or the new one, never part
+    /// of either. Read it back with [`read_from`](WindowedCuckooFilter::read_from).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let path = std::env::temp_dir().join(format!("windowed-doc-{}.ccf", std::process::id()));
+    /// f.write_to_path(&path)?;
+    /// let copy = WindowedCuckooFilter::read_from(std::fs::File::open(&path)?)?;
+    /// assert!(copy.contains("k"));
+    /// std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Any error of creating, writing, syncing or renaming the file.
+    pub fn write_to_path<P: AsRef<std::path::Path>>(&self, path: P) -> io::Result<()> {
+        crate::persist::write_atomically(path.as_ref(), |file| self.write_to(file))
+    }
+
     /// Decodes a filter written by [`to_bytes`](Self::to_bytes), with the
     /// hasher `S` rebuilt from the saved seed ([`from_bytes`](WindowedCuckooFilter::from_bytes) is this for
     /// the default hasher). Refuses,

@@ -3,6 +3,7 @@ primary and replicated explicitly, every write replays to the same
 placement, and every CF.LOADCHUNK chunk reaches the replica (RedisBloom
 #1014: restored filters reached replicas with empty buckets)."""
 
+import random
 import time
 
 import pytest
@@ -86,3 +87,96 @@ def test_a_replica_that_syncs_later_gets_the_same_filters(servers):
     wait_for_replica(p, r)
     for key in keys + ["partial"]:
         assert r.dump(key) == p.dump(key), key
+
+
+def test_refused_inserts_leave_every_copy_identical(servers):
+    """Issue 42, defect 1: a refused CF.ADD/CF.INSERT changed the primary's
+    filter (the library switched a growing filter's insert level on a
+    refused insert) and replicated nothing, so replicas and the AOF
+    diverged from it. A fixed-seed workload with refusals (adds, deletes,
+    a hot item re-added until refused with too many copies, CF.COMPACT,
+    small EXPANSION 1 filters) on a primary with a replica and
+    `appendonly yes`: at every checkpoint DEBUG DIGEST-VALUE of each key
+    is the same on the replica and on the primary after DEBUG LOADAOF as
+    on the primary before it. The known reproduction first. (Failed
+    before the library's fix of issue 40, at 68dce41 and on this branch
+    until main was merged: `AssertionError: after the known
+    reproduction: replica differs on those keys`, `['f']`.)"""
+    primary = servers("--appendonly", "yes", "--appendfsync", "always", name="primary")
+    replica = servers("--replicaof", "127.0.0.1", str(primary.port), name="replica")
+    p, r = primary.client(), replica.client()
+    wait_for_replica(p, r)
+
+    def call(*args):
+        try:
+            return p.execute_command(*args)
+        except ResponseError as e:
+            return e
+
+    def checkpoint(when):
+        keys = sorted(k.decode() for k in p.scan_iter(count=1000))
+        assert p.execute_command("WAIT", 1, 10000) == 1
+        digest = {k: p.execute_command("DEBUG", "DIGEST-VALUE", k) for k in keys}
+        on_replica = {k: r.execute_command("DEBUG", "DIGEST-VALUE", k) for k in keys}
+        assert [k for k in keys if on_replica[k] != digest[k]] == [], \
+            f"{when}: replica differs on those keys"
+        p.execute_command("DEBUG", "LOADAOF")
+        replayed = {k: p.execute_command("DEBUG", "DIGEST-VALUE", k) for k in keys}
+        assert [k for k in keys if replayed[k] != digest[k]] == [], \
+            f"{when}: the AOF replay differs on those keys"
+
+    # The known reproduction.
+    call("CF.RESERVE", "f", 64, "EXPANSION", 1, "SEED", 1)
+    for _ in range(8):
+        call("CF.ADD", "f", "X")
+    for i in range(78):
+        call("CF.ADD", "f", f"u{i}")
+    for i in range(43):
+        call("CF.DEL", "f", f"u{i}")
+    for i in range(94):
+        call("CF.ADD", "f", f"v{i}")
+    assert isinstance(call("CF.ADD", "f", "X"), ResponseError)
+    checkpoint("after the known reproduction")
+
+    # A random workload, bounded in time: small growing filters filled
+    # past their first levels, items deleted from the older ones (room
+    # below the newest level), a hot item re-added until refused.
+    rng = random.Random(20260427)
+    keys = [f"k{i}" for i in range(3)]
+    present = {key: [] for key in keys}
+    for key in keys:
+        call("CF.RESERVE", key, rng.choice([32, 64]), "EXPANSION", 1,
+             "SEED", rng.randrange(1 << 32))
+    deadline = time.time() + 20
+    refused, fresh = 0, 0
+    for step in range(1, 2001):
+        key = rng.choice(keys)
+        op = rng.random()
+        if op < 0.45:
+            fresh += 1
+            reply = call("CF.ADD", key, f"i{fresh}")
+            if reply is True or reply == 1:
+                present[key].append(f"i{fresh}")
+        elif op < 0.7 and present[key]:
+            item = present[key].pop(rng.randrange(len(present[key])))
+            reply = call("CF.DEL", key, item)
+        elif op < 0.85:
+            reply = call("CF.ADD", key, "hot")
+        elif op < 0.88:
+            reply = call("CF.DEL", key, "hot")
+        elif op < 0.97:
+            items = [f"i{fresh + j + 1}" for j in range(rng.randrange(1, 20))]
+            fresh += len(items)
+            reply = call("CF.INSERT", key, "ITEMS", *items, "hot")
+            if isinstance(reply, list):
+                present[key] += [i for i, ok in zip(items, reply) if ok == 1]
+        else:
+            reply = call("CF.COMPACT", key)
+        refused += isinstance(reply, ResponseError) or (
+            isinstance(reply, list) and -1 in reply)
+        if step % 250 == 0:
+            checkpoint(f"after step {step}")
+            if time.time() > deadline:
+                break
+    assert refused > 0
+    checkpoint("at the end")

@@ -339,9 +339,9 @@ class Generator:
             [
                 "reserve", "add", "addnx", "insert", "insertnx", "exists", "mexists",
                 "count", "del", "info", "compact", "scandump", "roundtrip", "arity",
-                "plain",
+                "plain", "loadchunk",
             ],
-            weights=[6, 20, 8, 8, 5, 8, 4, 4, 8, 3, 1, 2, 2, 2, 1],
+            weights=[6, 20, 8, 8, 5, 8, 4, 4, 8, 3, 1, 2, 2, 2, 1, 1],
         )[0]
         if kind == "reserve":
             return [self.reserve()]
@@ -355,6 +355,14 @@ class Generator:
             return [["CF." + kind.upper(), self.key()]]
         if kind == "scandump":
             return [["CF.SCANDUMP", self.key(), r.choice(["0", "0", "1", "2", "-1", "x", "1000000000"])]]
+        if kind == "loadchunk":
+            # A chunk that cannot be a first chunk, for a key that does not
+            # exist: both answer `ERR not found` (issue 42, defect 6: here
+            # `Invalid position` before), or `Invalid position` for an
+            # iterator that is not one.
+            return [["CF.LOADCHUNK", "absent",
+                     *r.choice([["-1", "x"], ["2", "abc"], ["100", "x"], ["0", "x"], ["x", "x"],
+                                ["-9223372036854775808", "x"]])]]
         if kind == "roundtrip":
             return [("roundtrip", self.key(), r.choice(["d", "d", "a"]), r.choice(DAMAGE))]
         if kind == "arity":

@@ -15,7 +15,13 @@
 //! sized for 1/16 of the flows: loading grows it level by level, and each
 //! line shows the levels, the load and the false-positive bound.
 //!
-//! Run: `cargo run --release --example dataplane [-- --seconds 10 --flows 8000000 --workers 2 --churn 200000 --scalable]`
+//! With `--window SECONDS`, flows age instead of being removed: the filter
+//! is a `WindowedCuckooFilter`, a flow stays while its traffic refreshes it
+//! and is forgotten once idle for the window (`windowed.rs`).
+//!
+//! Run: `cargo run --release --example dataplane [-- --seconds 10 --flows 8000000 --workers 2 --churn 200000 --scalable | --window 2]`
+
+mod windowed;
 
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter, ScalableCuckooFilter};
 use std::collections::VecDeque;
@@ -62,6 +68,8 @@ struct Args {
     workers: usize,
     churn_per_sec: u64,
     scalable: bool,
+    /// `--window SECONDS`: flow aging over this window.
+    window: Option<Duration>,
 }
 
 fn parse_args() -> Args {
@@ -71,6 +79,7 @@ fn parse_args() -> Args {
         workers: 2,
         churn_per_sec: 200_000,
         scalable: false,
+        window: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -88,8 +97,9 @@ fn parse_args() -> Args {
             "--flows" => args.flows = value() as usize,
             "--workers" => args.workers = value() as usize,
             "--churn" => args.churn_per_sec = value(),
+            "--window" => args.window = Some(Duration::from_secs(value().max(1))),
             other => panic!(
-                "unknown flag {other}; flags: --seconds --flows --workers --churn --scalable"
+                "unknown flag {other}; flags: --seconds --flows --workers --churn --scalable --window"
             ),
         }
     }
@@ -183,6 +193,9 @@ const CHURN_BASE: u64 = 1 << 61;
 
 fn main() {
     let args = parse_args();
+    if let Some(window) = args.window {
+        return windowed::run(&args, window);
+    }
     // Room for the long-lived flows plus the churning ones in flight.
     let churn_window = (args.churn_per_sec as usize).max(1);
     let wanted = args.flows + churn_window;

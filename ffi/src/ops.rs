@@ -1,0 +1,326 @@
+//! The calls every filter handle makes the same way: insert and look up
+//! one byte key, one hash, and bursts of either. Each handle type
+//! ([`crate::windowed::ccf_windowed`], ...) says which library filter it
+//! wraps ([`Handle`]); the exported `ccf_*` functions are one-line calls
+//! of the generic functions here, so a new filter type adds its names and
+//! their C documentation, not another copy of the argument checks and
+//! `SAFETY` reasoning (`ffi/src/filter.rs` and `scalable.rs` predate this
+//! module and still spell them out).
+
+use crate::status::ccf_status::{self, *};
+use crate::{
+    array, array_or_empty, contains_byte_keys, guard, insert_byte_keys, insert_hashes, key_bytes,
+    out_array, set_count,
+};
+use concurrent_cuckoo::{BatchInsertError, InsertError};
+use core::ffi::c_void;
+
+/// What a handle's filter offers these calls: the library's inherent
+/// methods of the same meaning.
+pub(crate) trait Keyed: Sync {
+    fn insert_key(&self, key: &[u8]) -> Result<(), InsertError>;
+    fn insert_one_hash(&self, hash: u64) -> Result<(), InsertError>;
+    fn contains_key(&self, key: &[u8]) -> bool;
+    fn contains_one_hash(&self, hash: u64) -> bool;
+    fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]);
+    fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]);
+    fn insert_keys(&self, keys: &[&[u8]]) -> Result<(), BatchInsertError>;
+    fn insert_many_hashes(&self, hashes: &[u64]) -> Result<(), BatchInsertError>;
+}
+
+/// [`Keyed`] for a library filter type whose inherent methods have the
+/// usual names (`insert`, `insert_hash`, `contains`, `contains_hash`,
+/// `contains_batch`, `contains_hash_batch`, `insert_batch`,
+/// `insert_hash_batch`).
+macro_rules! keyed {
+    ($filter:ty) => {
+        impl $crate::ops::Keyed for $filter {
+            #[inline(always)]
+            fn insert_key(&self, key: &[u8]) -> Result<(), concurrent_cuckoo::InsertError> {
+                <$filter>::insert(self, key)
+            }
+            #[inline(always)]
+            fn insert_one_hash(&self, hash: u64) -> Result<(), concurrent_cuckoo::InsertError> {
+                <$filter>::insert_hash(self, hash)
+            }
+            #[inline(always)]
+            fn contains_key(&self, key: &[u8]) -> bool {
+                <$filter>::contains(self, key)
+            }
+            #[inline(always)]
+            fn contains_one_hash(&self, hash: u64) -> bool {
+                <$filter>::contains_hash(self, hash)
+            }
+            #[inline(always)]
+            fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+                <$filter>::contains_batch(self, keys, out)
+            }
+            #[inline(always)]
+            fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) {
+                <$filter>::contains_hash_batch(self, hashes, out)
+            }
+            #[inline(always)]
+            fn insert_keys(
+                &self,
+                keys: &[&[u8]],
+            ) -> Result<(), concurrent_cuckoo::BatchInsertError> {
+                <$filter>::insert_batch(self, keys)
+            }
+            #[inline(always)]
+            fn insert_many_hashes(
+                &self,
+                hashes: &[u64],
+            ) -> Result<(), concurrent_cuckoo::BatchInsertError> {
+                <$filter>::insert_hash_batch(self, hashes)
+            }
+        }
+    };
+}
+pub(crate) use keyed;
+
+/// An opaque handle: a boxed library filter, given to C as a pointer.
+pub(crate) trait Handle: Sized {
+    type Filter: Keyed;
+    fn filter(&self) -> &Self::Filter;
+    fn wrap(filter: Self::Filter) -> Self;
+}
+
+/// The filter behind a handle; `None` for NULL.
+///
+/// # Safety
+/// `f` is NULL or a handle made by [`store`] and not yet released by
+/// [`release`].
+#[inline(always)]
+pub(crate) unsafe fn filter_of<'a, H: Handle + 'a>(f: *const H) -> Option<&'a H::Filter> {
+    // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
+    // points to a live handle made by `Box::into_raw`, which nothing
+    // mutates through a `&mut` until it is released (which may not run
+    // concurrently with this call), so a shared reference is valid for the
+    // duration of the call.
+    unsafe { f.as_ref() }.map(H::filter)
+}
+
+/// Boxes `filter` into a handle and stores it in `*out`.
+///
+/// # Safety
+/// `out` is non-null and valid for writing one pointer.
+pub(crate) unsafe fn store<H: Handle>(out: *mut *mut H, filter: H::Filter) -> ccf_status {
+    let handle = Box::into_raw(Box::new(H::wrap(filter)));
+    // SAFETY: `out` is non-null and valid for writing a pointer (caller's
+    // contract).
+    unsafe { out.write(handle) };
+    CCF_OK
+}
+
+/// Releases a handle made by [`store`]; NULL is a no-op.
+///
+/// # Safety
+/// `f` is NULL or a handle made by [`store`], not released yet, that no
+/// other thread uses now or later.
+pub(crate) unsafe fn release<H: Handle>(f: *mut H) {
+    guard((), || {
+        if !f.is_null() {
+            // SAFETY: `f` came from `Box::into_raw` in `store`, has not been
+            // released, and no other reference to it exists now (caller's
+            // contract): rebuilding the box and dropping it is the single
+            // release of that allocation.
+            drop(unsafe { Box::from_raw(f) });
+        }
+    })
+}
+
+/// A property of the filter behind `f`, or `none` for NULL.
+///
+/// # Safety
+/// As [`filter_of`].
+#[inline(always)]
+pub(crate) unsafe fn read<H: Handle, R>(
+    f: *const H,
+    none: R,
+    get: impl FnOnce(&H::Filter) -> R,
+) -> R
+where
+    R: Copy,
+{
+    // SAFETY: `f` as the caller's contract says.
+    guard(none, || unsafe { filter_of(f) }.map_or(none, get))
+}
+
+/// Inserts one byte key.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `key` is NULL or points to `len` readable
+/// bytes.
+pub(crate) unsafe fn insert<H: Handle>(f: *const H, key: *const c_void, len: usize) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        let (Some(filter), Some(key)) = (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) })
+        else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        filter
+            .insert_key(key)
+            .map_or_else(ccf_status::from, |()| CCF_OK)
+    })
+}
+
+/// Inserts one precomputed hash.
+///
+/// # Safety
+/// As [`filter_of`].
+pub(crate) unsafe fn insert_hash<H: Handle>(f: *const H, hash: u64) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` as the caller's contract says.
+        let Some(filter) = (unsafe { filter_of(f) }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        filter
+            .insert_one_hash(hash)
+            .map_or_else(ccf_status::from, |()| CCF_OK)
+    })
+}
+
+/// Looks up one byte key; false for NULL `f` or an invalid key.
+///
+/// # Safety
+/// As [`insert`].
+pub(crate) unsafe fn contains<H: Handle>(f: *const H, key: *const c_void, len: usize) -> bool {
+    guard(false, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => filter.contains_key(key),
+            _ => false,
+        }
+    })
+}
+
+/// Looks up one precomputed hash; false for NULL `f`.
+///
+/// # Safety
+/// As [`filter_of`].
+pub(crate) unsafe fn contains_hash<H: Handle>(f: *const H, hash: u64) -> bool {
+    // SAFETY: `f` as the caller's contract says.
+    unsafe { read(f, false, |filter| filter.contains_one_hash(hash)) }
+}
+
+/// `out[i]` = the lookup of `hashes[i]`; every `out[i]` false for NULL `f`
+/// or `hashes`; nothing for NULL `out`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable `uint64_t`s;
+/// `out` is NULL or `n` writable bools that nothing else reads or writes
+/// during the call.
+pub(crate) unsafe fn contains_hash_batch<H: Handle>(
+    f: *const H,
+    hashes: *const u64,
+    n: usize,
+    out: *mut bool,
+) {
+    guard((), || {
+        // SAFETY: `out` is NULL or `n` writable, unshared bools (caller's
+        // contract); every element is set to false first.
+        let Some(out) = (unsafe { out_array(out, n) }) else {
+            return;
+        };
+        // SAFETY: `f` and `hashes` as the caller's contract says.
+        if let (Some(filter), Some(hashes)) = (unsafe { filter_of(f) }, unsafe { array(hashes, n) })
+        {
+            filter.contains_hashes(hashes, out);
+        }
+    })
+}
+
+/// `out[i]` = the lookup of byte key `keys[i]`/`lens[i]` (false for an
+/// invalid key); every `out[i]` false for NULL `f`, `keys` or `lens`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `keys` and `lens` are NULL or `n` readable
+/// elements, each `keys[i]` NULL or `lens[i]` readable bytes; `out` as for
+/// [`contains_hash_batch`].
+pub(crate) unsafe fn contains_batch<H: Handle>(
+    f: *const H,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    out: *mut bool,
+) {
+    guard((), || {
+        // SAFETY: `out` is NULL or `n` writable, unshared bools (caller's
+        // contract); every element is set to false first.
+        let Some(out) = (unsafe { out_array(out, n) }) else {
+            return;
+        };
+        // SAFETY: `f`, `keys` and `lens` as the caller's contract says.
+        let (Some(filter), Some(keys), Some(lens)) =
+            (unsafe { filter_of(f) }, unsafe { array(keys, n) }, unsafe {
+                array(lens, n)
+            })
+        else {
+            return;
+        };
+        // SAFETY: `keys` and `lens` have `n` elements, as `out` does; each
+        // `keys[i]` is NULL or `lens[i]` readable bytes (caller's contract).
+        unsafe {
+            contains_byte_keys(keys, lens, out, |chunk, out| {
+                filter.contains_keys(chunk, out)
+            })
+        };
+    })
+}
+
+/// Inserts byte keys in order, stopping at the first refused, as
+/// `ccf_insert_batch` documents; `*inserted` (unless NULL) counts the keys
+/// that went in.
+///
+/// # Safety
+/// `f`, `keys` and `lens` as for [`contains_batch`]; `inserted` is NULL or
+/// valid for writing one `size_t`.
+pub(crate) unsafe fn insert_batch<H: Handle>(
+    f: *const H,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    inserted: *mut usize,
+) -> ccf_status {
+    // SAFETY: `inserted` is NULL or writable (caller's contract).
+    unsafe { set_count(inserted, 0) };
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f`, `keys` and `lens` as the caller's contract says.
+        let (Some(filter), Some(keys), Some(lens)) = (
+            unsafe { filter_of(f) },
+            unsafe { array_or_empty(keys, n) },
+            unsafe { array_or_empty(lens, n) },
+        ) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        // SAFETY: `keys` and `lens` have `n` elements, each `keys[i]` NULL
+        // or `lens[i]` readable bytes; `inserted` is NULL or writable
+        // (caller's contract).
+        unsafe { insert_byte_keys(keys, lens, inserted, |chunk| filter.insert_keys(chunk)) }
+    })
+}
+
+/// Inserts precomputed hashes in order, as [`insert_batch`].
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable
+/// `uint64_t`s; `inserted` as for [`insert_batch`].
+pub(crate) unsafe fn insert_hash_batch<H: Handle>(
+    f: *const H,
+    hashes: *const u64,
+    n: usize,
+    inserted: *mut usize,
+) -> ccf_status {
+    // SAFETY: `inserted` is NULL or writable (caller's contract).
+    unsafe { set_count(inserted, 0) };
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` and `hashes` as the caller's contract says.
+        let (Some(filter), Some(hashes)) = (unsafe { filter_of(f) }, unsafe {
+            array_or_empty(hashes, n)
+        }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        // SAFETY: `inserted` is NULL or writable (caller's contract).
+        unsafe { insert_hashes(hashes, inserted, |hashes| filter.insert_many_hashes(hashes)) }
+    })
+}
