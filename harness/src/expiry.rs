@@ -113,7 +113,10 @@ impl Lookups for Ring {
 }
 
 fn single(f: &dyn Lookups, queries: &[u64]) -> f64 {
-    time_ns(queries.len(), || queries.iter().filter(|&&h| f.one(h)).count()).0
+    time_ns(queries.len(), || {
+        queries.iter().filter(|&&h| f.one(h)).count()
+    })
+    .0
 }
 
 fn batched(f: &dyn Lookups, queries: &[u64]) -> f64 {
@@ -175,7 +178,9 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
     for g in 0..G as u64 {
         let keys: Vec<u64> = (g * per..(g + 1) * per).map(key).collect();
         for chunk in keys.chunks(4096) {
-            windowed.insert_hash_batch(chunk).expect("room for n live keys");
+            windowed
+                .insert_hash_batch(chunk)
+                .expect("room for n live keys");
             plain.insert_hash_batch(chunk).expect("room for n keys");
             ring.filters[ring.newest]
                 .insert_hash_batch(chunk)
@@ -203,10 +208,7 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
             times[i][3].push(batched(*f, &mixed));
         }
     }
-    let med: Vec<[f64; 4]> = times
-        .into_iter()
-        .map(|t| t.map(median))
-        .collect();
+    let med: Vec<[f64; 4]> = times.into_iter().map(|t| t.map(median)).collect();
     let mut table = Table::new(&[
         "filter",
         "MiB",
@@ -226,7 +228,11 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
             f1(med[i][1]),
             f1(med[i][2]),
             f1(med[i][3]),
-            format!("{} / {}", f2(med[i][0] / med[0][0]), f2(med[i][2] / med[0][2])),
+            format!(
+                "{} / {}",
+                f2(med[i][0] / med[0][0]),
+                f2(med[i][2] / med[0][2])
+            ),
         ]);
     }
     let mut out = format!(
@@ -260,7 +266,13 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
     }
     let keyed_absent: Vec<u64> = (0..QUERIES as u64).map(|i| (1 << 60) + i).collect();
     let keyed_mixed: Vec<u64> = (0..QUERIES as u64)
-        .map(|i| if i % 2 == 0 { i % eaf_room.max(1) } else { (1 << 60) + i })
+        .map(|i| {
+            if i % 2 == 0 {
+                i % eaf_room.max(1)
+            } else {
+                (1 << 60) + i
+            }
+        })
         .collect();
     let (mut ours, mut theirs) = ([Vec::new(), Vec::new()], [Vec::new(), Vec::new()]);
     for _ in 0..rounds {
@@ -283,7 +295,10 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
         "1.00".into(),
     ]);
     t2.row(vec![
-        format!("expiring-atomic-filter 0.1 (ttl {G}, period 1: {} slots)", G + 2),
+        format!(
+            "expiring-atomic-filter 0.1 (ttl {G}, period 1: {} slots)",
+            G + 2
+        ),
         f1(theirs[0]),
         f1(theirs[1]),
         format!("{} / {}", f2(theirs[0] / ours[0]), f2(theirs[1] / ours[1])),
@@ -299,7 +314,9 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
             windowed.advance();
             let keys: Vec<u64> = (next..next + per).map(key).collect();
             for chunk in keys.chunks(4096) {
-                windowed.insert_hash_batch(chunk).expect("never refused at capacity");
+                windowed
+                    .insert_hash_batch(chunk)
+                    .expect("never refused at capacity");
             }
             next += per;
         }
