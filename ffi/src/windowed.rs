@@ -1,6 +1,6 @@
 //! Filters whose keys expire by age: `ccf_windowed`, Rust's
 //! `WindowedCuckooFilter`. The key and batch calls are the generic ones of
-//! private `ops` module; what is its own is the window (`advance`,
+//! the private `ops` module; what is its own is the window (`advance`,
 //! `generation`), its size and saving and loading it.
 
 use crate::guard;
