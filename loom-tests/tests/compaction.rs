@@ -19,7 +19,7 @@
 use concurrent_cuckoo::ScalableCuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model_with_preemptions_at_most, Identity};
+use loom_tests::{model_with_preemptions_at_most, one_key_left_in_an_old_level, Identity};
 
 type Filter = ScalableCuckooFilter<Identity>;
 
@@ -231,35 +231,6 @@ fn a_reader_whose_snapshot_predates_the_target_level_finds_the_moved_key() {
     });
 }
 
-/// A filter of two slots of one geometry (growth 1): slot 0 keeps one key
-/// (`moving`), slot 1, the current level, one (`stays`); `spare` holds
-/// nothing yet. As `one_key_left_in_an_old_level` in `scalable.rs`, with
-/// `max_levels` given.
-fn one_key_left_in_an_old_level(max_levels: usize) -> (Arc<Filter>, u64, u64) {
-    let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1)
-        .growth_factor(1)
-        .false_positive_rate(1e-3)
-        .max_levels(max_levels)
-        .hasher(Identity)
-        .build()
-        .unwrap();
-    let keys: Vec<u64> = (1..=9u64).map(candidate).collect();
-    for k in &keys {
-        f.insert(k).unwrap();
-    }
-    for k in &keys[1..8] {
-        assert!(f.remove(k));
-    }
-    let (moving, stays) = (keys[0], keys[8]);
-    assert_eq!(f.levels(), 2, "setup: slot 0 with one key, slot 1 with one");
-    assert!(
-        f.count(&moving) == 1 && f.count(&stays) == 1 && f.len() == 2,
-        "setup: the two keys must not collide"
-    );
-    (Arc::new(f), moving, stays)
-}
-
 /// Item 5 (c): batch lookups and counts beside a move. `contains_batch`
 /// searches each level for a whole chunk, the current level first, and
 /// `count` sums every level: both must check the move sequence, or a
@@ -269,7 +240,7 @@ fn one_key_left_in_an_old_level(max_levels: usize) -> (Arc<Filter>, u64, u64) {
 #[test]
 fn batch_lookups_and_counts_see_a_key_that_compaction_moves() {
     model_with_preemptions_at_most(2, || {
-        let (f, moving, stays) = one_key_left_in_an_old_level(2);
+        let (f, moving, stays) = one_key_left_in_an_old_level();
         let reader = {
             let f = f.clone();
             thread::spawn(move || {
@@ -302,7 +273,7 @@ fn batch_lookups_and_counts_see_a_key_that_compaction_moves() {
 #[test]
 fn clear_beside_compaction_leaves_an_empty_filter() {
     model_with_preemptions_at_most(2, || {
-        let (f, moving, stays) = one_key_left_in_an_old_level(2);
+        let (f, moving, stays) = one_key_left_in_an_old_level();
         let compactor = {
             let f = f.clone();
             thread::spawn(move || f.compact_concurrently())
@@ -331,7 +302,7 @@ fn clear_beside_compaction_leaves_an_empty_filter() {
 #[test]
 fn two_compactions_at_once_move_each_key_once() {
     model_with_preemptions_at_most(2, || {
-        let (f, moving, stays) = one_key_left_in_an_old_level(2);
+        let (f, moving, stays) = one_key_left_in_an_old_level();
         let other = {
             let f = f.clone();
             thread::spawn(move || f.compact_concurrently())
@@ -365,7 +336,7 @@ fn two_compactions_at_once_move_each_key_once() {
 #[test]
 fn growth_reopening_a_slot_compaction_retired_loses_nothing() {
     model_with_preemptions_at_most(3, || {
-        let (f, moving, stays) = one_key_left_in_an_old_level(2);
+        let (f, moving, stays) = one_key_left_in_an_old_level();
         // Slot 1 gets 6 more keys: room for one.
         let more: Vec<u64> = (20..26u64).map(candidate).collect();
         for k in &more {

@@ -16,7 +16,7 @@ use concurrent_cuckoo::ScalableCuckooFilter;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, model_with_preemptions_at_most, Identity};
+use loom_tests::{model, model_with_preemptions_at_most, one_key_left_in_an_old_level, Identity};
 
 type Filter = ScalableCuckooFilter<Identity>;
 
@@ -509,37 +509,6 @@ fn a_reader_sees_a_reopened_slot_while_two_writers_fill_it() {
         assert_eq!(f.len(), 10);
         assert_eq!(f.levels(), 2);
     });
-}
-
-/// A filter of two slots of one geometry (growth 1): slot 0 keeps one key
-/// (`moving`), slot 1, the current level, one (`stays`). Compaction moves
-/// `moving` into slot 1 and retires slot 0. Returns the filter and the two
-/// keys.
-fn one_key_left_in_an_old_level() -> (Arc<Filter>, u64, u64) {
-    let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1)
-        .growth_factor(1)
-        .false_positive_rate(1e-3)
-        .max_levels(2)
-        .hasher(Identity)
-        .build()
-        .unwrap();
-    let keys: Vec<u64> = (1..=9u64)
-        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        .collect();
-    for k in &keys {
-        f.insert(k).unwrap(); // slot 0 fills, the ninth opens slot 1
-    }
-    for k in &keys[1..8] {
-        assert!(f.remove(k));
-    }
-    let (moving, stays) = (keys[0], keys[8]);
-    assert_eq!(f.levels(), 2, "setup: slot 0 with one key, slot 1 with one");
-    assert!(
-        f.count(&moving) == 1 && f.count(&stays) == 1 && f.len() == 2,
-        "setup: the two keys must not collide"
-    );
-    (Arc::new(f), moving, stays)
 }
 
 /// Issue 31, item 4: compaction moves a key's fingerprint from an old
