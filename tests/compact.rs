@@ -84,7 +84,7 @@ fn compact_retires_an_old_level_left_with_a_few_items() {
     assert!(stats.bytes_freed > 0);
     assert_eq!(f.len(), len);
     assert!(held.iter().all(|&k| f.contains_hash(k)));
-    assert!(f.false_positive_rate_bound() <= 0.01);
+    assert!(f.false_positive_bound() <= 0.01);
     assert!(measured_rate(&f, 200_000) <= 0.01);
     // Nothing left to move: a second call changes nothing.
     let bytes = f.to_bytes();

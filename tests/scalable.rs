@@ -186,7 +186,7 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
         }
         prop_assert_eq!(f.len(), model.values().sum::<usize>());
         prop_assert!((f.load_factor() - f.len() as f64 / f.capacity() as f64).abs() < 1e-12);
-        prop_assert!(f.false_positive_rate_bound() <= 1e-7);
+        prop_assert!(f.false_positive_bound() <= 1e-7);
     }
     // The encoding round-trips to a filter with the same answers.
     let copy = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -241,7 +241,7 @@ fn false_positive_rate_stays_within_the_budget_after_growing_32x() {
             fp += out.iter().filter(|&&b| b).count();
         }
         let measured = fp as f64 / queries as f64;
-        let bound = f.false_positive_rate_bound();
+        let bound = f.false_positive_bound();
         let bits_per_item = f.memory_usage() as f64 * 8.0 / n as f64;
         println!(
             "rate {rate}: {} levels {:?}, bound {bound:.3e}, measured {measured:.3e}, {bits_per_item:.1} bits/item",
@@ -712,7 +712,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
     println!(
         "{} levels, bound {:.2e}: {} of {} removes refused ({rate:.2e}), {hidden} kept keys hidden",
         f.levels(),
-        f.false_positive_rate_bound(),
+        f.false_positive_bound(),
         refused.len(),
         n / 2
     );
@@ -727,7 +727,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
         "len counts successful removes"
     );
     assert!(
-        rate <= 2.0 * f.false_positive_rate_bound(),
+        rate <= 2.0 * f.false_positive_bound(),
         "removes refused for {rate:.2e} of the removed keys"
     );
 }

@@ -367,7 +367,7 @@ mod model {
                 );
             }
             prop_assert!(f.levels() <= max_levels);
-            prop_assert!(f.false_positive_rate_bound() <= 1e-3);
+            prop_assert!(f.false_positive_bound() <= 1e-3);
         }
         Ok(())
     }

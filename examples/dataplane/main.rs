@@ -163,7 +163,7 @@ impl FlowFilter for ScalableCuckooFilter {
         ScalableCuckooFilter::memory_usage(self)
     }
     fn false_positive_bound(&self) -> f64 {
-        self.false_positive_rate_bound()
+        self.false_positive_bound()
     }
     fn state(&self) -> String {
         format!(

@@ -806,7 +806,7 @@ pub unsafe extern "C" fn ccf_scalable_memory_usage(f: *const ccf_scalable) -> us
 pub unsafe extern "C" fn ccf_scalable_false_positive_bound(f: *const ccf_scalable) -> f64 {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
     guard(0.0, || {
-        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::false_positive_rate_bound)
+        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::false_positive_bound)
     })
 }
 
@@ -944,7 +944,7 @@ mod tests {
         // SAFETY: `f` is live until `ccf_scalable_free` below, used by this
         // thread only.
         let inner = unsafe { &(*f).inner };
-        assert_eq!(inner.false_positive_rate(), 1e-3);
+        assert_eq!(inner.configured_false_positive_rate(), 1e-3);
         // Growth factor 2 (the default): level sizes double.
         inner
             .insert_hash_batch(&(0..200u64).collect::<Vec<_>>())
@@ -959,7 +959,7 @@ mod tests {
         assert_eq!(status, CCF_OK);
         // SAFETY: `g` is live until freed below.
         let inner = unsafe { &(*g).inner };
-        assert_eq!(inner.false_positive_rate(), 1e-7);
+        assert_eq!(inner.configured_false_positive_rate(), 1e-7);
         assert_eq!(inner.level_fingerprint_bits(), vec![32]);
         // Three levels at most (for 10, 40 and 160 items), then CCF_FULL.
         let mut status = CCF_OK;

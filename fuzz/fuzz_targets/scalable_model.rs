@@ -200,7 +200,7 @@ fuzz_target!(|input: Input| {
         }
         assert_eq!(f.len(), model.values().sum::<usize>());
         assert!(f.levels() >= 1 && f.levels() <= max_levels);
-        assert!(f.false_positive_rate_bound() <= 1e-7);
+        assert!(f.false_positive_bound() <= 1e-7);
     }
     for (k, &count) in &model {
         assert_eq!(f.count(k), count);

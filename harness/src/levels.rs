@@ -227,7 +227,7 @@ pub fn run(opts: &Options) -> String {
             slots: grown.capacity(),
             bits_per_item: grown.memory_usage() as f64 * 8.0 / n as f64,
             times: tg,
-            bound: grown.false_positive_rate_bound(),
+            bound: grown.false_positive_bound(),
         };
         let one_row = Row {
             label: "CuckooFilter, same slots".into(),
@@ -297,7 +297,7 @@ pub fn run(opts: &Options) -> String {
         format!("{:?}", grown.level_fingerprint_bits()),
         f1(grown.memory_usage() as f64 * 8.0 / n as f64),
         fpr(count(&grown)),
-        format!("{:.3e}", grown.false_positive_rate_bound()),
+        format!("{:.3e}", grown.false_positive_bound()),
     ]);
     growth.row(vec![
         "CuckooFilter::with_capacity(n), 16-bit".into(),

@@ -198,7 +198,7 @@ impl Filter {
                 capacity: f.initial_capacity() as u64,
                 expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
                 max_levels: u16::try_from(f.max_levels()).unwrap_or(u16::MAX),
-                error_rate: f.false_positive_rate(),
+                error_rate: f.configured_false_positive_rate(),
                 ..reported
             },
         }
@@ -254,7 +254,7 @@ impl Filter {
     pub(crate) fn false_positive_bound(&self) -> f64 {
         match self {
             Self::Fixed(f) => f.false_positive_bound(),
-            Self::Growing(f) => f.false_positive_rate_bound(),
+            Self::Growing(f) => f.false_positive_bound(),
         }
     }
 

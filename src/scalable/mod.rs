@@ -52,7 +52,7 @@ const KEY_LOCKS: usize = 256;
 /// }
 /// assert!(filter.levels() > 1);
 /// assert!((0..50_000u32).all(|i| filter.contains(&i)));
-/// assert!(filter.false_positive_rate_bound() <= 1e-3);
+/// assert!(filter.false_positive_bound() <= 1e-3);
 /// # Ok::<(), concurrent_cuckoo::InsertError>(())
 /// ```
 ///
@@ -157,7 +157,7 @@ const KEY_LOCKS: usize = 256;
 /// and however many levels came and went. A level's width (like its size)
 /// depends only on the configuration and its slot, never on which levels
 /// are retired, so a copy saved and reloaded at any point and given the
-/// same writes stays byte-identical to the original. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// same writes stays byte-identical to the original. [`false_positive_bound`](Self::false_positive_bound)
 /// reports the bound of the levels in use.
 ///
 /// # Set semantics across levels
@@ -185,7 +185,7 @@ const KEY_LOCKS: usize = 256;
 /// the current level, so old levels empty and retire). When levels of
 /// different geometry match, the remove is refused: it answers `false`
 /// and changes nothing, and `a` stays found. That happens
-/// - with at most about [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// - with at most about [`false_positive_bound`](Self::false_positive_bound)
 ///   probability for a key stored once (the chance that it collides in
 ///   some level of another geometry), and
 /// - always for a key whose copies were inserted into two levels of
@@ -287,7 +287,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     ///     .max_levels(16)
     ///     .seed(42)
     ///     .build()?;
-    /// assert!(filter.false_positive_rate_bound() <= 1e-4);
+    /// assert!(filter.false_positive_bound() <= 1e-4);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]
@@ -426,26 +426,29 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
-    /// assert!(filter.false_positive_rate_bound() <= 0.01);
+    /// assert!(filter.false_positive_bound() <= 0.01);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
     #[must_use]
-    pub fn false_positive_rate_bound(&self) -> f64 {
+    pub fn false_positive_bound(&self) -> f64 {
         self.live_levels().map(|(_, l)| l.bound()).sum()
     }
 
-    /// The configured bound on the whole filter's false-positive rate.
+    /// The rate the filter was configured with
+    /// ([`ScalableBuilder::false_positive_rate`], saved with it): the
+    /// budget [`false_positive_bound`](Self::false_positive_bound) never
+    /// exceeds however far the filter grows.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-4).build()?;
-    /// assert_eq!(filter.false_positive_rate(), 1e-4);
+    /// assert_eq!(filter.configured_false_positive_rate(), 1e-4);
     /// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows
-    /// assert!(filter.false_positive_rate_bound() <= filter.false_positive_rate());
+    /// assert!(filter.false_positive_bound() <= filter.configured_false_positive_rate());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn false_positive_rate(&self) -> f64 {
+    pub fn configured_false_positive_rate(&self) -> f64 {
         self.config.false_positive_rate
     }
 
@@ -584,7 +587,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// "Present" is what [`contains`](Self::contains) answers, so a key
     /// that was never added is refused (`false`) when it is a false
     /// positive of any level: another key's fingerprint collides with it
-    /// there (at most [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+    /// there (at most [`false_positive_bound`](Self::false_positive_bound)
     /// of new keys). Nothing of `key` is stored then. Two consequences
     /// after later removes:
     ///
@@ -1179,10 +1182,7 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("levels", &self.levels())
-            .field(
-                "false_positive_rate_bound",
-                &self.false_positive_rate_bound(),
-            )
+            .field("false_positive_bound", &self.false_positive_bound())
             .finish_non_exhaustive()
     }
 }
