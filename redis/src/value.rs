@@ -236,7 +236,12 @@ impl Filter {
     }
 
     pub(crate) fn remove(&self, item: &[u8]) -> bool {
-        with_filter!(self, f => f.remove(item))
+        match self {
+            Self::Fixed(f) => f.remove(item),
+            // A refused remove answers 0, as "not found": RedisBloom's
+            // reply has no third value, and the item stays present.
+            Self::Growing(f) => f.remove(item).is_removed(),
+        }
     }
 
     pub(crate) fn memory_usage(&self) -> usize {

@@ -70,8 +70,8 @@ const AHEAD: usize = 8;
 ///   (`tests/windowed.rs` measures it).
 ///
 /// # Cost of the sweep
-/// Each generation, `buckets / P` buckets must be visited, `P = M - 1 - G
-/// >= 2` (the generations an expired lane may wait before its tag would
+/// Each generation, `buckets / P` buckets must be visited, with
+/// `P = M - 1 - G >= 2` (the generations an expired lane may wait before its tag would
 /// come round again), each under its stripe lock for a few nanoseconds.
 /// Inserts do it as they go (one in 64 sweeps the next 64 buckets, about
 /// a bucket per insert), [`sweep_ahead`](Self::sweep_ahead) lets a thread
