@@ -207,10 +207,31 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// ```
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        match Self::builder().capacity(capacity).build() {
+        match Self::try_with_capacity(capacity) {
             Ok(filter) => filter,
             Err(e) => panic!("CuckooFilter::with_capacity({capacity}): {e}"),
         }
+    }
+
+    /// [`with_capacity`](Self::with_capacity) that returns the error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// assert!(CuckooFilter::try_with_capacity(1000)?.capacity() >= 1000);
+    /// assert!(matches!(
+    ///     CuckooFilter::try_with_capacity(usize::MAX),
+    ///     Err(BuildError::CapacityOverflow { .. } | BuildError::AllocationFailed(_))
+    /// ));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::CapacityOverflow`] when the capacity overflows what a
+    /// filter can address, [`BuildError::AllocationFailed`] when the
+    /// memory cannot be had.
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        Self::builder().capacity(capacity).build()
     }
 
     /// A builder for every other configuration.

@@ -243,6 +243,8 @@
 //! [`stats`]: CuckooFilter::stats
 #![warn(missing_docs)]
 
+#[cfg(not(concurrent_cuckoo_loom))]
+mod copies;
 mod error;
 mod filter;
 mod fingerprint;
@@ -252,6 +254,7 @@ mod hashing;
 mod index;
 mod live_view;
 mod lookup;
+mod membership;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
@@ -276,6 +279,7 @@ pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use frozen::{FrozenBytes, FrozenFilter};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
+pub use membership::Filter;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
