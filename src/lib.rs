@@ -243,6 +243,24 @@
 //! [`stats`]: CuckooFilter::stats
 #![warn(missing_docs)]
 
+/// An item of the unstable surface (hooks for tests, measurements and the
+/// C ABI's inlined lookups): public, hidden from the docs, with the
+/// `unstable` feature; private to the crate without it, so that it is no
+/// part of the stable API and may change in any release.
+macro_rules! unstable_api {
+    ($(#[$meta:meta])* pub fn $($rest:tt)*) => {
+        #[cfg(feature = "unstable")]
+        #[doc(hidden)]
+        $(#[$meta])*
+        pub fn $($rest)*
+        #[cfg(not(feature = "unstable"))]
+        #[allow(dead_code)]
+        $(#[$meta])*
+        pub(crate) fn $($rest)*
+    };
+}
+pub(crate) use unstable_api;
+
 #[cfg(not(concurrent_cuckoo_loom))]
 mod copies;
 mod error;
@@ -290,20 +308,22 @@ pub use stats::Stats;
 pub use storage::{set_table_memory, TableMemory};
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
+#[cfg(feature = "unstable")]
 pub use view::LookupView;
 pub use windowed::{WindowedBuilder, WindowedCuckooFilter, WindowedStats};
 
-/// Lookups on the calling thread that had to retry because a move went
-/// through one of their buckets: `(failed optimistic attempts, lookups that
-/// finished under the stripe locks)`, since the thread started. For the
-/// retry measurements in `harness`.
-///
-/// **Unstable**: a hook for tests and measurements, hidden from the docs; it
-/// may change or go away in any release.
-#[doc(hidden)]
-#[must_use]
-pub fn thread_lookup_retries() -> (u64, u64) {
-    table::diagnostics::thread_counts()
+crate::unstable_api! {
+    /// Lookups on the calling thread that had to retry because a move went
+    /// through one of their buckets: `(failed optimistic attempts, lookups that
+    /// finished under the stripe locks)`, since the thread started. For the
+    /// retry measurements in `harness`.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs; it
+    /// may change or go away in any release.
+    #[must_use]
+    pub fn thread_lookup_retries() -> (u64, u64) {
+        table::diagnostics::thread_counts()
+    }
 }
 
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,

@@ -624,34 +624,37 @@ impl<S> WindowedCuckooFilter<S> {
         }
     }
 
-    /// `(fingerprint, primary bucket, alternate bucket)` of a hash. For
-    /// exact models in tests.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
-        let loc = self.table.locate(hash);
-        (loc.fp, loc.i1, loc.i2)
+    crate::unstable_api! {
+        /// `(fingerprint, primary bucket, alternate bucket)` of a hash. For
+        /// exact models in tests.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+            let loc = self.table.locate(hash);
+            (loc.fp, loc.i1, loc.i2)
+        }
     }
 
-    /// A hash whose primary bucket is `bucket` and whose low 32 bits after
-    /// the finalizer (and so fingerprint) are `low`. For loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
-        self.table.index.hash_for(bucket, low)
+    crate::unstable_api! {
+        /// A hash whose primary bucket is `bucket` and whose low 32 bits after
+        /// the finalizer (and so fingerprint) are `low`. For loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+            self.table.index.hash_for(bucket, low)
+        }
     }
 
-    /// `(occupied lanes, live lanes)` by scanning the table. For tests.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn scan_lanes(&self) -> (usize, usize) {
-        self.table.scan()
+    crate::unstable_api! {
+        /// `(occupied lanes, live lanes)` by scanning the table. For tests.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn scan_lanes(&self) -> (usize, usize) {
+            self.table.scan()
+        }
     }
 }
 
