@@ -295,7 +295,7 @@ mod windowed;
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
-pub use frozen::{FrozenBytes, FrozenFilter};
+pub use frozen::{FrozenBytes, FrozenFilter, MappedFile};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use membership::Filter;
 #[cfg(not(concurrent_cuckoo_loom))]
