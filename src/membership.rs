@@ -3,7 +3,6 @@
 //! the same name, which callers that know the type use without importing
 //! the trait.
 
-use crate::frozen::FrozenFilter;
 use crate::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
 use core::hash::{BuildHasher, Hash};
 
@@ -68,10 +67,15 @@ pub trait Filter {
     fn memory_usage(&self) -> usize;
 }
 
+// The frozen filter is not built for the loom models.
+#[cfg(not(concurrent_cuckoo_loom))]
+use crate::frozen::FrozenFilter;
+
 /// Implements [`Filter`] for `$ty` (its generic parameters and their
 /// bounds in brackets) by calling its inherent methods.
 macro_rules! impl_filter {
-    ($([$($generics:tt)*] $ty:ty;)*) => {$(
+    ($($(#[$attr:meta])* [$($generics:tt)*] $ty:ty;)*) => {$(
+        $(#[$attr])*
         impl<$($generics)*> Filter for $ty {
             #[inline]
             fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool {
@@ -111,5 +115,6 @@ impl_filter! {
     [S: BuildHasher] CuckooFilter<S>;
     [S: BuildHasher] ScalableCuckooFilter<S>;
     [S: BuildHasher] WindowedCuckooFilter<S>;
+    #[cfg(not(concurrent_cuckoo_loom))]
     [B: AsRef<[u8]>, S: BuildHasher] FrozenFilter<B, S>;
 }
