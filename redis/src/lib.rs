@@ -36,7 +36,10 @@ mod dispatch;
 mod dumps;
 mod info;
 mod keyspecs;
+mod reply;
 mod value;
+mod window;
+mod window_value;
 
 use datatype::CF_TYPE;
 use redis_module::configuration::ConfigurationFlags;
@@ -103,6 +106,7 @@ redis_module! {
         ["cf.stats", commands::stats, "readonly fast", 1, 1, 1, ""],
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
         ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
+        ["cf.advance", window::advance, "write", 1, 1, 1, ""],
     ],
     configurations: [
         i64: [
