@@ -84,7 +84,7 @@ impl RawLock {
 
     /// Takes the lock if it is free.
     #[inline]
-    fn try_lock(&self) -> bool {
+    pub(crate) fn try_lock(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
@@ -132,6 +132,19 @@ impl RawLock {
     pub(crate) fn guard(&self) -> RawLockGuard<'_> {
         self.lock();
         RawLockGuard { lock: self }
+    }
+
+    /// [`guard`](Self::guard) if the lock is free now; `None` without
+    /// waiting otherwise.
+    #[inline]
+    pub(crate) fn try_guard(&self) -> Option<RawLockGuard<'_>> {
+        // Never `then_some`: a guard made and dropped when the lock is
+        // taken would release its holder's lock.
+        if self.try_lock() {
+            Some(RawLockGuard { lock: self })
+        } else {
+            None
+        }
     }
 }
 
@@ -211,6 +224,21 @@ impl RawLock {
         if busy {
             waiting.fetch_sub(1, Relaxed);
         }
+    }
+
+    /// Takes the lock if it is free (loom's `try_lock`).
+    pub(crate) fn try_lock(&self) -> bool {
+        let Ok(guard) = self.inner.try_lock() else {
+            return false;
+        };
+        // SAFETY: as in `lock`.
+        unsafe {
+            let guard: loom::sync::MutexGuard<'static, ()> = core::mem::transmute(guard);
+            *self.held.get() = Some(guard);
+        }
+        self.taken
+            .store(true, core::sync::atomic::Ordering::Relaxed);
+        true
     }
 
     pub(crate) fn unlock(&self) {

@@ -1,6 +1,7 @@
 //! loom models of `WindowedCuckooFilter`: `advance` against inserts and
-//! refreshes, lookups and batch lookups; the sweep against a refresh of
-//! the lane it clears; a displacement under a reader while the writer then
+//! refreshes, lookups and batch lookups; the sweep (by `advance` or run
+//! ahead by another thread) against a refresh of the lane it clears; a
+//! displacement under a reader while the writer then
 //! advances. Run with `scripts/loom.sh` (or `RUSTFLAGS="--cfg
 //! concurrent_cuckoo_loom" cargo test --release -p loom-tests --test
 //! windowed`).
@@ -151,6 +152,39 @@ fn the_sweep_and_a_refresh_of_the_same_lane() {
         };
         f.advance(); // sweeps bucket 0 at generation 2
         refresher.join().unwrap();
+        assert!(
+            f.contains(&k),
+            "LOST FINGERPRINT: the sweep took a refreshed lane"
+        );
+        assert_eq!(f.len(), 1);
+        assert_eq!(f.scan_lanes(), (1, 1), "one lane, live");
+    });
+}
+
+/// The same race with the sweep run ahead by a third thread
+/// (`sweep_ahead`, as an insert's help does) while the main thread
+/// advances: whoever sweeps bucket 0 at generation 2, under its lock, the
+/// refreshed key ends live and stored once, and the advance that follows
+/// leaves no expired lane behind (canary `windowed_unlocked_sweep`).
+#[test]
+fn the_sweep_run_ahead_and_a_refresh_of_the_same_lane() {
+    model(|| {
+        let f = Arc::new(tiny(2, 2));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&k).unwrap();
+        f.advance();
+        f.advance(); // generation 2: k (tag 0) has expired
+        let refresher = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&k).unwrap())
+        };
+        let sweeper = {
+            let f = f.clone();
+            thread::spawn(move || f.sweep_ahead(1))
+        };
+        f.advance(); // sweeps what the sweeper left of bucket 0's slice
+        refresher.join().unwrap();
+        sweeper.join().unwrap();
         assert!(
             f.contains(&k),
             "LOST FINGERPRINT: the sweep took a refreshed lane"

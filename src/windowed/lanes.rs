@@ -145,12 +145,52 @@ impl Layout {
     /// occupancy.
     #[inline(always)]
     pub(crate) fn aged_out(self, word: u64, clock: u64) -> u64 {
+        self.aged_out_over(word, clock, self.over_g)
+    }
+
+    /// [`aged_out`](Self::aged_out) against another window: `over` from
+    /// [`over_ahead`](Self::over_ahead) (or the filter's own).
+    #[inline(always)]
+    pub(crate) fn aged_out_over(self, word: u64, clock: u64, over: u64) -> u64 {
         let tags = (word >> self.fp_bits) & self.tag_mask;
         // Per lane `M + c1 - tag` is in [1, 2M - 1]: no borrow crosses
         // lanes, and masking leaves `age1 = (cur + 1 - tag) mod M`.
         let age1 = (clock - tags) & self.tag_mask;
         // Bit 15 set iff age1 >= G + 1 (age1 < 32, so no carry out).
-        (age1 + self.over_g) & FLAGS
+        (age1 + over) & FLAGS
+    }
+
+    /// The `over` constant of a lookup at generation `at` by a reader
+    /// whose generation is `r`: the filter's own when `at <= r` (a plain
+    /// lookup passes 0), else [`over_ahead`](Self::over_ahead)`(at - r)`.
+    #[inline(always)]
+    pub(crate) fn over_at(self, at: u64, r: u64) -> Option<u64> {
+        if at <= r {
+            Some(self.over_g)
+        } else {
+            self.over_ahead(at - r)
+        }
+    }
+
+    /// The `over` constant that decides liveness `ahead` generations after
+    /// the one a clock was made for: a lane of age `a` then (`-1` for a
+    /// future tag) is live `ahead` generations later iff `a + ahead < G`,
+    /// i.e. iff `age1 <= G - ahead`. `None` when `ahead > G`: no lane is
+    /// live then (a future tag lives until `G` generations after `cur`).
+    #[inline]
+    pub(crate) fn over_ahead(self, ahead: u64) -> Option<u64> {
+        let window = self.generations.checked_sub(ahead)?;
+        Some((0x8000 - (window + 1)) * ONES)
+    }
+
+    /// `word` with its lanes expired at `cur` cleared: the canonical form
+    /// of a bucket, which a lookup or an insert cannot tell from `word`
+    /// (both take an expired lane for an empty one).
+    #[inline]
+    pub(crate) fn without_expired(self, word: u64, cur: u64) -> u64 {
+        let flags = self.expired(word, cur);
+        // Each flag is a lane's bit 15: spread it over the lane's 16 bits.
+        word & !((flags >> 15) * 0xFFFF)
     }
 
     /// `fp` in every lane, for [`holds_fp`](Self::holds_fp).
@@ -187,9 +227,8 @@ impl Layout {
         self.hits(word, Self::spread(fp), self.clock(cur))
     }
 
-    /// Lanes of `word` that hold `fp`, live or expired: the copy an insert
-    /// refreshes (a pair never holds two lanes of one fingerprint).
-    #[inline(always)]
+    /// Lanes of `word` that hold `fp`, live or expired.
+    #[cfg(test)]
     pub(crate) fn any_matches(self, word: u64, fp: u64) -> u64 {
         self.holds_fp(word, Self::spread(fp))
     }

@@ -61,7 +61,7 @@ const AHEAD: usize = 8;
 ///   answer either way only for a key that expires in that advance.
 /// * **Never full at capacity**: with at most `capacity` keys live, inserts
 ///   succeed for any number of generations. Expired lanes are free to any
-///   insert at once, and `advance` clears them in slices (below).
+///   insert at once, and the sweep clears them in slices (below).
 /// * **False positives** below [`false_positive_bound`](Self::false_positive_bound)
 ///   `= 8 / 2^f` at every moment: expired lanes never match.
 /// * **Fixed memory**, the plain filter's buckets for the capacity
@@ -69,11 +69,15 @@ const AHEAD: usize = 8;
 ///   [`CuckooFilter`](crate::CuckooFilter) of the same capacity and rate
 ///   (`tests/windowed.rs` measures it).
 ///
-/// # Cost of `advance`
-/// It visits `buckets / P` buckets, `P = M - 1 - G >= 2` (the generations
-/// an expired lane may wait before its tag would come round again), each
-/// under its stripe lock for a few nanoseconds, and never waits for
-/// lookups; lookups never wait for it.
+/// # Cost of the sweep
+/// Each generation, `buckets / P` buckets must be visited, `P = M - 1 - G
+/// >= 2` (the generations an expired lane may wait before its tag would
+/// come round again), each under its stripe lock for a few nanoseconds.
+/// Inserts do it as they go (one in 64 sweeps the next 64 buckets, about
+/// a bucket per insert), [`sweep_ahead`](Self::sweep_ahead) lets a thread
+/// of yours do it, and `advance` sweeps what is left: nothing when a
+/// generation saw at least `buckets / P` inserts. The sweep never waits
+/// for lookups; lookups never wait for it.
 pub struct WindowedCuckooFilter<S = DefaultHashBuilder> {
     table: WindowTable,
     hasher: S,
@@ -162,6 +166,44 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
         let loc = self.table.locate(hash);
         self.table.prefetch(&loc);
         self.table.contains(&loc)
+    }
+
+    /// Whether `key` would be live at `generation` if the filter advanced
+    /// to it now, changing nothing: for readers whose clock is ahead of
+    /// the filter's (a server's replica answers by its own clock while
+    /// only the primary advances). At or before the current generation it
+    /// is [`contains`](Self::contains); from `generation() + G` on, `false`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(3).build()?;
+    /// f.insert("old")?;
+    /// f.advance();
+    /// f.insert("new")?; // generation 1: lives through generation 3
+    /// assert!(f.contains_at("old", 2) && !f.contains_at("old", 3));
+    /// assert!(f.contains_at("new", 3) && !f.contains_at("new", 4));
+    /// assert_eq!((f.len_at(3), f.generation()), (1, 1)); // nothing changed
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn contains_at<K: Hash + ?Sized>(&self, key: &K, generation: u64) -> bool {
+        self.contains_hash_at(self.hasher.hash_one(key), generation)
+    }
+
+    /// [`contains_at`](Self::contains_at) of a 64-bit hash.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(2).build()?;
+    /// f.insert_hash(7)?;
+    /// assert!(f.contains_hash_at(7, 1) && !f.contains_hash_at(7, 2));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn contains_hash_at(&self, hash: u64, generation: u64) -> bool {
+        let loc = self.table.locate(hash);
+        self.table.prefetch(&loc);
+        self.table.contains_at(&loc, generation)
     }
 
     /// `out[i] = contains(&keys[i])`, with the buckets of the keys
@@ -291,9 +333,11 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
 
 impl<S> WindowedCuckooFilter<S> {
     /// Starts the next generation and returns it: keys last inserted `G`
-    /// generations ago expire. Sweeps one slice of the table on the way
-    /// (`buckets / (M - 1 - G)` buckets, each under its stripe lock);
-    /// calls from several threads run one after another.
+    /// generations ago expire. Sweeps what is left of this generation's
+    /// slice of the table (`buckets / (M - 1 - G)` buckets, each under its
+    /// stripe lock) that inserts and [`sweep_ahead`](Self::sweep_ahead)
+    /// did not sweep already; calls from several threads run one after
+    /// another.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -305,6 +349,28 @@ impl<S> WindowedCuckooFilter<S> {
     /// ```
     pub fn advance(&self) -> u64 {
         self.table.advance()
+    }
+
+    /// Sweeps up to `max_buckets` buckets of the slice that the next
+    /// [`advance`](Self::advance) would otherwise sweep, and returns how
+    /// many; 0 when that slice is done or another thread is sweeping or
+    /// advancing (it never waits). Inserts already call it (one in 64
+    /// sweeps 64 buckets); a thread that calls it between advances, in
+    /// steps small enough for its latency goals, leaves `advance` only
+    /// the generation change. Answers never depend on it: an expired lane
+    /// is free space whether swept or not.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(10_000).build()?;
+    /// while f.sweep_ahead(256) > 0 {}
+    /// assert_eq!(f.sweep_ahead(256), 0); // this generation's slice is done
+    /// f.advance(); // sweeps nothing
+    /// assert!(f.sweep_ahead(256) > 0); // the next slice
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    pub fn sweep_ahead(&self, max_buckets: usize) -> usize {
+        self.table.sweep_ahead(max_buckets)
     }
 
     /// Advances until the generation is at least `generation` (a clock's:
@@ -375,6 +441,24 @@ impl<S> WindowedCuckooFilter<S> {
     #[must_use]
     pub fn len(&self) -> usize {
         self.table.len()
+    }
+
+    /// [`len`](Self::len) as if the filter advanced to `generation` now
+    /// (see [`contains_at`](Self::contains_at)); `len()` at or before the
+    /// current generation.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(2).build()?;
+    /// f.insert("a")?;
+    /// f.advance();
+    /// f.insert("b")?;
+    /// assert_eq!((f.len_at(1), f.len_at(2), f.len_at(3)), (2, 1, 0));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn len_at(&self, generation: u64) -> usize {
+        self.table.len_at(generation)
     }
 
     /// Whether no key is live.

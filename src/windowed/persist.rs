@@ -349,17 +349,10 @@ fn restore(
                 "body: a lane tagged after the saved generation",
             ));
         }
-        kept.push(word & !expired_lanes(l, word, generation));
+        kept.push(l.without_expired(word, generation));
     }
     table.restore(generation, &kept);
     Ok(())
-}
-
-/// The 16 bits of every lane of `word` expired at `generation`.
-fn expired_lanes(l: super::lanes::Layout, word: u64, generation: u64) -> u64 {
-    let flags = l.expired(word, generation);
-    // Each flag is a lane's bit 15: spread it over the lane's 16 bits.
-    (flags >> 15) * 0xFFFF
 }
 
 #[cfg(feature = "serde")]

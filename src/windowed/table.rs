@@ -10,11 +10,13 @@
 //!   exactly that. A refresh rewrites a lane's tag in place (the lane never
 //!   stops holding `f`); the sweep and an insert overwrite only lanes that
 //!   are *expired* under the locks, whose key no reader must find.
-//! * **INV-2, one lane per fingerprint and pair**: an insert refreshes the
-//!   lane of its fingerprint in either bucket (live or expired) before it
+//! * **INV-2, one live lane per fingerprint and pair**: an insert
+//!   refreshes the live lane of its fingerprint in either bucket before it
 //!   takes a free one, under both buckets' locks; a move checks that its
-//!   destination does not hold the fingerprint. So a refresh can never
-//!   leave an older copy behind that would expire later and mislead `len`.
+//!   destination holds no live lane of the fingerprint. So a refresh never
+//!   leaves a live older copy behind that would mislead `len`. An expired
+//!   lane of the fingerprint may stay until the sweep: it only ages, and
+//!   `len` counts live tags only.
 //! * **INV-3, no lane is older than `M - 2`**: at every moment, every
 //!   occupied lane's tag is the generation (mod `M`) of a generation `t`
 //!   with `cur - t <= M - 2`, so `(cur - tag) mod M` is its true age (and a
@@ -35,6 +37,21 @@
 //!   A writer that stalls while holding a lock holds up the sweep of that
 //!   bucket, so `cur` cannot run more than `P` generations past its read:
 //!   its lane's age is at most `G - 1 + P = M - 2` when it lands.
+//!   Who sweeps a slice does not matter, only when: [`sweep_ahead`] (an
+//!   insert's help, or a caller's thread) sweeps part of slice `x mod P`
+//!   holding `advancing`, so at generation `x`, and `advance` sweeps what
+//!   is left before it stores `x + 1`.
+//! * **INV-4, an expired lane is an empty one** to every reader and
+//!   writer: a lookup matches neither, an insert, a path search and a hop
+//!   take either as free (the first by slot order), and nothing refreshes
+//!   an expired lane. So what a table does depends only on its canonical
+//!   form, every expired lane cleared, which [`snapshot`] writes: copies
+//!   that applied the same inserts and advances but swept at different
+//!   moments (a replica, a reloaded file, threads helping at other times)
+//!   answer, place and save alike.
+//!
+//! [`sweep_ahead`]: WindowTable::sweep_ahead
+//! [`snapshot`]: WindowTable::snapshot
 //!
 //! # Lookups
 //! Read `cur` (acquire) as `r`, the pair's version, both buckets; a lane
@@ -49,11 +66,16 @@
 //! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks.
 //!
 //! # Cost of the sweep
-//! `advance` visits `n / P` buckets (one stripe lock each, a load, and a
-//! store only where a lane expired), whatever `G` is: with the default
-//! `M = 8, G = 4`, a third of the table per advance (`n` buckets of 8
-//! bytes). Lookups never wait for it; a writer waits at most for the one
-//! bucket the sweep holds.
+//! Each generation's slice is `n / P` buckets (one stripe lock each, a
+//! load, and a store only where a lane expired), whatever `G` is: with the
+//! default `M = 8, G = 4`, a third of the table (`n` buckets of 8 bytes).
+//! Inserts sweep it ahead of the advance: one insert in
+//! [`SWEEP_TRIGGER`]` + 1` (by fingerprint) sweeps the next
+//! [`SWEEP_CHUNK`] buckets of the slice if no other thread is sweeping,
+//! a bucket per insert on average, so a generation with at least `n / P`
+//! inserts leaves `advance` nothing to sweep. `advance` sweeps what is
+//! left. Lookups never wait for the sweep; a writer waits at most for the
+//! one bucket it holds, or, helping, for its own chunk.
 
 use super::lanes::{self, Layout, FLAGS};
 use super::path::{Hop, Path, Search};
@@ -76,6 +98,17 @@ const OPTIMISTIC_ATTEMPTS: u32 = 1;
 const PATH_ATTEMPTS: usize = 8;
 #[cfg(concurrent_cuckoo_loom)]
 const PATH_ATTEMPTS: usize = 1;
+
+/// Buckets an insert that helps the sweep sweeps (see the module docs).
+#[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+const SWEEP_CHUNK: usize = 64;
+
+/// Inserts whose fingerprint has none of these bits set help the sweep:
+/// one in 64 (fingerprints are uniform; the planted canaries and loom
+/// models never reach it, so no model explores it: the proof of INV-3
+/// does not depend on who sweeps).
+#[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+const SWEEP_TRIGGER: u64 = 63;
 
 /// The generation `advance_to` stops at.
 pub(crate) const MAX_GENERATION: u64 = 1 << 63;
@@ -101,8 +134,13 @@ pub(crate) struct WindowTable {
     /// The current generation: read by every lookup, written only by
     /// `advance` (under `advancing`), so it has a line of its own.
     generation: CachePadded<AtomicU64>,
-    /// Serialises `advance` calls (each sweeps its slice, then stores).
+    /// Serialises `advance` calls and the sweep (each sweeps part of its
+    /// slice, `advance` then stores the next generation).
     advancing: RawLock,
+    /// Buckets at the end of the current generation's slice not swept yet
+    /// (written under `advancing`; read without it as a hint), on a line
+    /// of its own: helpers write it while every lookup reads `generation`.
+    sweep_left: CachePadded<AtomicU64>,
     /// Expired lanes the sweep cleared (written under `advancing`).
     swept: AtomicU64,
     pub(super) max_path: usize,
@@ -130,7 +168,7 @@ impl WindowTable {
             ZeroedArray::from_fn(stripes.count() * row, || AtomicU64::new(0))?,
             ZeroedArray::from_fn(buckets, || AtomicU64::new(0))?,
         );
-        Ok(Self {
+        let table = Self {
             buckets: array,
             index: IndexMap::new(buckets, HashScheme::Finalized),
             stripes,
@@ -139,9 +177,12 @@ impl WindowTable {
             row,
             generation: CachePadded::new(AtomicU64::new(0)),
             advancing: RawLock::default(),
+            sweep_left: CachePadded::new(AtomicU64::new(0)),
             swept: AtomicU64::new(0),
             max_path,
-        })
+        };
+        table.schedule_sweep(0);
+        Ok(table)
     }
 
     /// Both buckets and the fingerprint of a 64-bit hash (the plain
@@ -215,9 +256,21 @@ impl WindowTable {
     /// that raced a move or two advances continues out of line.
     #[inline(always)]
     pub(crate) fn contains(&self, loc: &Loc) -> bool {
-        match self.contains_optimistic(loc) {
+        self.contains_at(loc, 0)
+    }
+
+    /// [`contains`](Self::contains) as if the generation were `at` when
+    /// `at` is ahead of it (nothing changes): a lane live now is live then
+    /// if it is `at - r` generations younger than the window. A key live at
+    /// `at` must be tagged `at - G + 1` or later, so beyond `r + G` nothing
+    /// is (a key inserted during the call may be tagged after `r + 1`
+    /// only if the generation moved: a racing writer's key may be missed,
+    /// as by an `advance`).
+    #[inline(always)]
+    pub(crate) fn contains_at(&self, loc: &Loc, at: u64) -> bool {
+        match self.contains_optimistic(loc, at) {
             Some(answer) => answer,
-            None => self.contains_contended(loc.i1, loc.i2, loc.fp),
+            None => self.contains_contended(loc.i1, loc.i2, loc.fp, at),
         }
     }
 
@@ -225,25 +278,29 @@ impl WindowTable {
     /// optimistic attempts, then a read under the pair's locks.
     #[cold]
     #[inline(never)]
-    fn contains_contended(&self, i1: usize, i2: usize, fp: u64) -> bool {
+    fn contains_contended(&self, i1: usize, i2: usize, fp: u64, at: u64) -> bool {
         let loc = Loc { i1, i2, fp };
         for _ in 1..OPTIMISTIC_ATTEMPTS {
             crate::table::diagnostics::note_retry();
             spin_hint();
-            if let Some(answer) = self.contains_optimistic(&loc) {
+            if let Some(answer) = self.contains_optimistic(&loc, at) {
                 return answer;
             }
         }
         crate::table::diagnostics::note_retry();
-        self.contains_locked(&loc)
+        self.contains_locked(&loc, at)
     }
 
     /// One attempt: `None` when a move or more than one advance may have
     /// hidden the key from it.
     #[inline(always)]
-    fn contains_optimistic(&self, loc: &Loc) -> Option<bool> {
+    fn contains_optimistic(&self, loc: &Loc, at: u64) -> Option<bool> {
         let l = self.layout;
         let r = self.generation.load(Ordering::Acquire);
+        // `at = 0` (a plain lookup) folds to the filter's own constant.
+        let Some(over) = l.over_at(at, r) else {
+            return Some(false);
+        };
         let version = self.stripes.read_version(loc.i1, loc.i2);
         // SAFETY: every `Loc` comes from `locate` (directly, or its fields
         // passed on by `contains_contended`), whose buckets are below the
@@ -257,7 +314,7 @@ impl WindowTable {
         if crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16) {
             let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
             let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
-            if self.live(m1, w1, clock, r) | self.live(m2, w2, clock, r) != 0 {
+            if self.live(m1, w1, clock, r, over) | self.live(m2, w2, clock, r, over) != 0 {
                 return Some(true);
             }
         }
@@ -275,10 +332,11 @@ impl WindowTable {
     }
 
     /// The lanes of `matches` (lanes of `word` holding the fingerprint)
-    /// live at generation `r`, whose [`clock`](Layout::clock) is `clock`.
+    /// live at generation `r`, whose [`clock`](Layout::clock) is `clock`,
+    /// or later as `over` says ([`Layout::over_at`]).
     #[inline(always)]
-    fn live(&self, matches: u64, word: u64, clock: u64, r: u64) -> u64 {
-        let hits = matches & !self.layout.aged_out(word, clock);
+    fn live(&self, matches: u64, word: u64, clock: u64, r: u64, over: u64) -> u64 {
+        let hits = matches & !self.layout.aged_out_over(word, clock, over);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_no_future"))]
         let _ = r;
         // The planted bug: a lane tagged `r + 1` reads as expired.
@@ -291,12 +349,18 @@ impl WindowTable {
     /// changes: exact at the generation read under them.
     #[cold]
     #[inline(never)]
-    fn contains_locked(&self, loc: &Loc) -> bool {
+    fn contains_locked(&self, loc: &Loc, at: u64) -> bool {
         crate::table::diagnostics::note_locked_read();
         let _guard = self.stripes.lock_pair(loc.i1, loc.i2);
+        let l = self.layout;
         let r = self.generation();
+        let Some(over) = l.over_at(at, r) else {
+            return false;
+        };
+        let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
         let (w1, w2) = (self.load(loc.i1), self.load(loc.i2));
-        self.layout.live_matches(w1, loc.fp, r) | self.layout.live_matches(w2, loc.fp, r) != 0
+        let hits = |w: u64| l.holds_fp(w, fps) & !l.aged_out_over(w, clock, over);
+        hits(w1) | hits(w2) != 0
     }
 
     // ---- inserts ----------------------------------------------------------
@@ -305,6 +369,16 @@ impl WindowTable {
     /// its locks. `Full` only if no slot is free or expired within a path
     /// found under every lock.
     pub(crate) fn insert(&self, loc: &Loc) -> Result<(), InsertError> {
+        let result = self.store_key(loc);
+        #[cfg(not(concurrent_cuckoo_loom))]
+        if loc.fp & SWEEP_TRIGGER == 0 {
+            self.sweep_ahead(SWEEP_CHUNK);
+        }
+        result
+    }
+
+    /// [`insert`](Self::insert) without its share of the sweep.
+    fn store_key(&self, loc: &Loc) -> Result<(), InsertError> {
         self.prefetch(loc);
         for _ in 0..PATH_ATTEMPTS {
             if self.place(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0) {
@@ -339,10 +413,10 @@ impl WindowTable {
         Err(InsertError::Full)
     }
 
-    /// Under `guard` (both buckets' stripes): refreshes the lane of
-    /// `loc.fp` (live or expired) to the current generation, or stores it
-    /// in the first empty or expired lane. `false` if neither bucket has
-    /// one.
+    /// Under `guard` (both buckets' stripes): refreshes the live lane of
+    /// `loc.fp` to the current generation, or stores it in the first empty
+    /// or expired lane. `false` if neither bucket has one. An expired lane
+    /// counts only as free space, never as the key's (INV-4).
     fn place(&self, loc: &Loc, guard: &StripeGuard<'_>, path_len: usize) -> bool {
         let l = self.layout;
         // Read under the locks: a lane is never tagged older than the
@@ -351,7 +425,7 @@ impl WindowTable {
         let lane = l.lane(loc.fp, cur);
         let words = [(loc.i1, self.load(loc.i1)), (loc.i2, self.load(loc.i2))];
         for (bucket, word) in words {
-            if let Some(slot) = lanes::first(l.any_matches(word, loc.fp)) {
+            if let Some(slot) = lanes::first(l.live_matches(word, loc.fp, cur)) {
                 let old = lanes::get(word, slot);
                 if old != lane {
                     self.store(bucket, lanes::set(word, slot, lane));
@@ -414,8 +488,8 @@ impl WindowTable {
         let Some(slot) = lanes::first(l.free(wt, cur)) else {
             return false;
         };
-        if l.any_matches(wt, hop.fp) != 0 {
-            return false; // never two lanes of one fingerprint in a pair
+        if l.live_matches(wt, hop.fp, cur) != 0 {
+            return false; // never two live lanes of one fingerprint in a pair
         }
         let old = lanes::get(wt, slot);
         if old != 0 {
@@ -452,12 +526,44 @@ impl WindowTable {
         // while we sweep, so each bucket's expiry is decided at the
         // generation current under its stripe lock.
         let cur = self.generation.load(Ordering::Relaxed);
-        let (lo, hi) = self.slice(cur);
-        for bucket in lo..hi {
+        let (_, hi) = self.slice(cur);
+        let left = self.sweep_left.load(Ordering::Relaxed) as usize;
+        for bucket in hi - left..hi {
             self.sweep(bucket, cur);
         }
+        self.schedule_sweep(cur + 1);
         self.generation.store(cur + 1, Ordering::Release);
         cur + 1
+    }
+
+    /// Makes `generation`'s slice the one to sweep (holding `advancing`,
+    /// or before the table is shared).
+    fn schedule_sweep(&self, generation: u64) {
+        let (lo, hi) = self.slice(generation);
+        self.sweep_left.store((hi - lo) as u64, Ordering::Relaxed);
+    }
+
+    /// Sweeps up to `max` buckets of the current generation's slice, the
+    /// part `advance` would otherwise sweep; returns how many. 0 when the
+    /// slice is done or another thread is advancing or sweeping (never
+    /// waits).
+    pub(crate) fn sweep_ahead(&self, max: usize) -> usize {
+        if self.sweep_left.load(Ordering::Relaxed) == 0 {
+            return 0;
+        }
+        let Some(_advancing) = self.advancing.try_guard() else {
+            return 0;
+        };
+        // Stored only under `advancing`: fixed while we hold it.
+        let cur = self.generation.load(Ordering::Relaxed);
+        let (_, hi) = self.slice(cur);
+        let left = self.sweep_left.load(Ordering::Relaxed) as usize;
+        let n = left.min(max);
+        for bucket in hi - left..hi - left + n {
+            self.sweep(bucket, cur);
+        }
+        self.sweep_left.store((left - n) as u64, Ordering::Relaxed);
+        n
     }
 
     /// Advances until the generation is at least `target`; returns the
@@ -484,6 +590,7 @@ impl WindowTable {
             // (all live) look stored later within the call's span.
             let skip = (target - cur) / l.tags() * l.tags();
             cur += skip;
+            self.schedule_sweep(cur);
             self.generation.store(cur, Ordering::Release);
         }
         while cur < target {
@@ -518,15 +625,21 @@ impl WindowTable {
 
     // ---- persistence ------------------------------------------------------
 
-    /// The generation and every bucket at one moment: under the advance
-    /// lock and every stripe lock (writers and `advance` wait; lookups do
-    /// not).
+    /// The generation and every bucket at one moment, expired lanes
+    /// cleared: under the advance lock and every stripe lock (writers and
+    /// `advance` wait; lookups do not).
     #[cfg(not(concurrent_cuckoo_loom))]
     pub(crate) fn snapshot(&self) -> (u64, Vec<u64>) {
         let _advancing = self.advancing.guard();
         let _all = self.stripes.lock_all();
+        let cur = self.generation();
+        // Canonical: expired lanes as empty ones, so that two copies which
+        // swept at different moments write the same bytes.
         let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
-        (self.generation(), words.collect())
+        (
+            cur,
+            words.map(|w| self.layout.without_expired(w, cur)).collect(),
+        )
     }
 
     /// Sets the generation and the buckets (`words`, one per bucket, no
@@ -535,6 +648,7 @@ impl WindowTable {
     pub(crate) fn restore(&self, generation: u64, words: &[u64]) {
         debug_assert_eq!(words.len(), self.buckets.len());
         let _all = self.stripes.lock_all();
+        self.schedule_sweep(generation);
         self.generation.store(generation, Ordering::Release);
         for (bucket, &word) in words.iter().enumerate() {
             self.store(bucket, word);
@@ -552,12 +666,20 @@ impl WindowTable {
     /// Live lanes: the counts of the tags live at the current generation.
     /// Exact when no thread writes.
     pub(crate) fn len(&self) -> usize {
+        self.len_at(0)
+    }
+
+    /// [`len`](Self::len) as if the generation were `at` when `at` is
+    /// ahead: the lanes whose age would still be below `G` then.
+    pub(crate) fn len_at(&self, at: u64) -> usize {
         let l = self.layout;
         let cur = self.generation();
+        let ahead = at.saturating_sub(cur);
+        let live_ages = l.generations().saturating_sub(ahead);
         let mut sum = 0i64;
         for stripe in 0..self.stripes.count() {
             let row = &self.counts[stripe * self.row..][..self.row];
-            for age in 0..l.generations() {
+            for age in 0..live_ages {
                 sum += row[l.tag_of(cur.wrapping_sub(age)) as usize].load(Ordering::Relaxed) as i64;
             }
         }
