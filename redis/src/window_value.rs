@@ -193,30 +193,14 @@ impl Window {
     }
 
     /// Whether `item` is live at generation `generation` (the reader's
-    /// clock), changing nothing.
+    /// clock: the filter's own where that is ahead), changing nothing.
     pub(crate) fn contains_at(&self, item: &[u8], generation: u64) -> bool {
-        self.live_at(generation) && self.filter.contains(item)
+        self.filter.contains_at(item, generation)
     }
 
     /// Live items at `generation`, changing nothing.
     pub(crate) fn len_at(&self, generation: u64) -> usize {
-        if self.live_at(generation) {
-            self.filter.len()
-        } else {
-            0
-        }
-    }
-
-    /// Whether anything stored may be live at `generation`: every item
-    /// expired once it passes the filter's generation by `G`.
-    /// (Until the library answers as of a later generation, generations
-    /// between are answered as of the filter's own.)
-    fn live_at(&self, generation: u64) -> bool {
-        generation
-            < self
-                .filter
-                .generation()
-                .saturating_add(self.filter.generations())
+        self.filter.len_at(generation)
     }
 }
 
