@@ -260,7 +260,7 @@ fn bench_insert(c: &mut Criterion) {
                     let room = limit.saturating_sub(t.filter.len() as u64);
                     if room == 0 {
                         for i in base..base + added {
-                            t.filter.remove(&key(i));
+                            let _ = t.filter.remove(&key(i));
                         }
                         added = 0;
                         continue;
@@ -278,7 +278,7 @@ fn bench_insert(c: &mut Criterion) {
             });
         });
         for i in base..base + added {
-            t.filter.remove(&key(i));
+            let _ = t.filter.remove(&key(i));
         }
     }
     g.finish();
@@ -355,7 +355,7 @@ fn run_mix(t: &Table, threads: u64, iters: u64, lookup: u64, insert: u64) -> Dur
                     let end = Instant::now();
                     // Leave the table as it was (untimed): take out what is left.
                     while rem < ins {
-                        f.remove(&key(base + (rem * threads + th)));
+                        let _ = f.remove(&key(base + (rem * threads + th)));
                         rem += 1;
                     }
                     end

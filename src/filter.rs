@@ -316,6 +316,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
     #[inline]
+    #[must_use = "false: no copy of the key was found, nothing removed"]
     pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> bool {
         self.remove_hash(self.hash(key))
     }
@@ -440,6 +441,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
     #[inline]
+    #[must_use = "false: no copy of the key was found, nothing removed"]
     pub fn remove_hash(&self, hash: u64) -> bool {
         with_table!(&self.table, t => t.remove(&t.locate(hash)))
     }

@@ -178,7 +178,7 @@ pub(crate) const INLINE_BYTES: usize = 128;
 /// let filter = CuckooFilter::builder().capacity(1000).hasher(Salted(9)).build()?;
 /// filter.insert("k")?;
 /// let bytes = filter.to_bytes();
-/// assert!(CuckooFilter::<Salted>::decode(&bytes)?.contains("k"));
+/// assert!(CuckooFilter::<Salted>::from_bytes_with_hasher(&bytes)?.contains("k"));
 /// // The default hasher refuses it rather than answer wrong.
 /// assert!(matches!(
 ///     CuckooFilter::from_bytes(&bytes),

@@ -280,7 +280,7 @@ pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use relocate::{Relocate, Relocated};
-pub use scalable::{CompactStats, ScalableBuilder, ScalableCuckooFilter};
+pub use scalable::{CompactStats, Removal, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use storage::{set_table_memory, TableMemory};

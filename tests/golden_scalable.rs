@@ -63,7 +63,7 @@ fn build() -> (ScalableCuckooFilter, u64) {
     let in_first = in_first.expect("the filter must grow");
     let levels = f.levels();
     for i in 0..in_first {
-        assert!(f.remove(&int_key(i)));
+        assert!(f.remove(&int_key(i)).is_removed());
     }
     assert_eq!(f.levels(), levels - 1, "the first level must be retired");
     (f, in_first)

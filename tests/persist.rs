@@ -439,16 +439,16 @@ fn mismatched_hashers_are_refused() {
     );
 
     // The right hasher decodes it, seed and all.
-    let back = CuckooFilter::<OtherHasher>::decode(&bytes).unwrap();
+    let back = CuckooFilter::<OtherHasher>::from_bytes_with_hasher(&bytes).unwrap();
     assert_eq!(back.hasher().0, 77);
     assert!(back.contains("k"));
-    let back: CuckooFilter<OtherHasher> = CuckooFilter::decode_from(&bytes[..]).unwrap();
+    let back: CuckooFilter<OtherHasher> = CuckooFilter::read_from_with_hasher(&bytes[..]).unwrap();
     assert!(back.contains("k"));
 
     // And refuses a default-hasher filter.
     let default = tiny(16, 4, 1).to_bytes();
     assert_eq!(
-        CuckooFilter::<OtherHasher>::decode(&default).err(),
+        CuckooFilter::<OtherHasher>::from_bytes_with_hasher(&default).err(),
         Some(DecodeError::HasherMismatch {
             expected: 0x00C0_FFEE,
             found: 1

@@ -56,7 +56,7 @@ fn reclaiming_a_retired_heap_level_gives_its_table_back() {
     assert!(level0 > 4 << 20, "a table mapping would take: {level0}");
     assert_eq!(f.reclaim_retired(), 0, "nothing retired yet");
     for k in &first {
-        assert!(f.remove_hash(*k));
+        assert!(f.remove_hash(*k).is_removed());
     }
     assert_eq!(f.levels(), 1, "the emptied first level retired");
     // Retired, its heap table is still held, and counted.
@@ -88,7 +88,7 @@ fn reclaiming_a_retired_heap_level_gives_its_table_back() {
         reference.insert_hash(*k).unwrap();
     }
     for k in &first {
-        assert!(reference.remove_hash(*k));
+        assert!(reference.remove_hash(*k).is_removed());
     }
     assert!(reference.to_bytes() == f.to_bytes());
     let more: Vec<u64> = (10_000_000..13_000_000).collect();

@@ -68,7 +68,7 @@ fn two_threads_removing_the_last_items_of_an_old_level_always_retire_it() {
                 .expect("a key in other stripes");
             let b = old.swap_remove(at);
             for k in &old[1..] {
-                assert!(f.remove_hash(*k));
+                assert!(f.remove_hash(*k).is_removed());
             }
             assert_eq!(f.levels(), 2, "round {round}: the old level holds a and b");
             let start = Arc::new(Barrier::new(2));
@@ -82,7 +82,10 @@ fn two_threads_removing_the_last_items_of_an_old_level_always_retire_it() {
             start.wait();
             let removed_a = f.remove_hash(a);
             let removed_b = other.join().unwrap();
-            assert!(removed_a && removed_b, "round {round}: both removed");
+            assert!(
+                removed_a.is_removed() && removed_b.is_removed(),
+                "round {round}: both removed"
+            );
             assert_eq!(
                 f.levels(),
                 1,

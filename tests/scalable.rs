@@ -119,7 +119,7 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
             Op::Remove(k) => {
                 let k = key(k);
                 let count = model.entry(k).or_default();
-                model_remove(f.remove(&k), count)?;
+                model_remove(f.remove(&k).is_removed(), count)?;
             }
             Op::Contains(k) => {
                 let k = key(k);
@@ -150,10 +150,10 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
             }
             Op::RemoveBatch(keys) => {
                 let keys: Vec<u16> = keys.iter().map(key).collect();
-                let mut removed = vec![true; keys.len()];
+                let mut removed = vec![concurrent_cuckoo::Removal::Removed; keys.len()];
                 f.remove_batch(&keys, &mut removed);
                 for (k, got) in keys.iter().zip(removed) {
-                    model_remove(got, model.entry(*k).or_default())?;
+                    model_remove(got.is_removed(), model.entry(*k).or_default())?;
                 }
             }
             Op::Clear => {
@@ -167,7 +167,7 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
                 for (k, count) in model.iter_mut() {
                     while *count > 0 {
                         let before = *count;
-                        model_remove(f.remove(k), count)?;
+                        model_remove(f.remove(k).is_removed(), count)?;
                         if *count == before {
                             all = false; // copies in two levels: refused
                             break;
@@ -186,7 +186,7 @@ fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(),
         }
         prop_assert_eq!(f.len(), model.values().sum::<usize>());
         prop_assert!((f.load_factor() - f.len() as f64 / f.capacity() as f64).abs() < 1e-12);
-        prop_assert!(f.false_positive_rate_bound() <= 1e-7);
+        prop_assert!(f.false_positive_bound() <= 1e-7);
     }
     // The encoding round-trips to a filter with the same answers.
     let copy = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -241,7 +241,7 @@ fn false_positive_rate_stays_within_the_budget_after_growing_32x() {
             fp += out.iter().filter(|&&b| b).count();
         }
         let measured = fp as f64 / queries as f64;
-        let bound = f.false_positive_rate_bound();
+        let bound = f.false_positive_bound();
         let bits_per_item = f.memory_usage() as f64 * 8.0 / n as f64;
         println!(
             "rate {rate}: {} levels {:?}, bound {bound:.3e}, measured {measured:.3e}, {bits_per_item:.1} bits/item",
@@ -286,10 +286,10 @@ fn an_emptied_old_level_is_retired_and_its_memory_returned() {
     // `more` (from the newest level holding it) and inserting it again
     // (into the newest level).
     for k in &first {
-        assert!(f.remove_hash(*k));
+        assert!(f.remove_hash(*k).is_removed());
     }
     for k in &more {
-        assert!(f.remove_hash(*k));
+        assert!(f.remove_hash(*k).is_removed());
         f.insert_hash(*k).unwrap();
     }
     assert_eq!(f.levels(), 1, "the emptied first level must be retired");
@@ -340,7 +340,7 @@ fn a_reloaded_filter_without_its_first_level_clears_into_a_usable_filter() {
         .unwrap();
     let (first, k) = common::fill_first_level(&f);
     for h in &first {
-        assert!(f.remove_hash(*h));
+        assert!(f.remove_hash(*h).is_removed());
     }
     assert_eq!(f.levels(), 1, "the emptied first level is retired");
     let copy = ScalableCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
@@ -699,7 +699,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
         .iter()
         .step_by(2)
         .copied()
-        .filter(|&k| !f.remove_hash(k))
+        .filter(|&k| !f.remove_hash(k).is_removed())
         .collect();
     let hidden = keys
         .iter()
@@ -712,7 +712,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
     println!(
         "{} levels, bound {:.2e}: {} of {} removes refused ({rate:.2e}), {hidden} kept keys hidden",
         f.levels(),
-        f.false_positive_rate_bound(),
+        f.false_positive_bound(),
         refused.len(),
         n / 2
     );
@@ -727,7 +727,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
         "len counts successful removes"
     );
     assert!(
-        rate <= 2.0 * f.false_positive_rate_bound(),
+        rate <= 2.0 * f.false_positive_bound(),
         "removes refused for {rate:.2e} of the removed keys"
     );
 }
@@ -752,15 +752,22 @@ fn a_key_with_copies_in_two_levels_is_not_removed_and_stays_found() {
     assert_eq!(f.levels(), 2);
     f.insert_hash(twice).unwrap(); // into level 1
     let len = f.len();
-    assert!(!f.remove_hash(twice), "copies in levels 0 and 1");
+    assert!(
+        !f.remove_hash(twice).is_removed(),
+        "copies in levels 0 and 1"
+    );
     assert_eq!((f.len(), f.count_hash(twice)), (len, 3));
     assert!(f.contains_hash(twice));
     // Every other key, stored once, is removed.
-    assert!((0..k).all(|h| f.remove_hash(h)));
-    assert!(!f.remove_hash(twice));
+    assert!((0..k).all(|h| f.remove_hash(h).is_removed()));
+    assert!(!f.remove_hash(twice).is_removed());
     assert_eq!(f.len(), 3);
     f.clear();
     f.insert_hash(twice).unwrap();
     f.insert_hash(twice).unwrap();
-    assert!(f.remove_hash(twice) && f.remove_hash(twice) && !f.remove_hash(twice));
+    assert!(
+        f.remove_hash(twice).is_removed()
+            && f.remove_hash(twice).is_removed()
+            && !f.remove_hash(twice).is_removed()
+    );
 }

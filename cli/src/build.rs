@@ -116,7 +116,7 @@ impl Target {
             Self::Fixed(f) => format!("a fixed filter, {}-bit fingerprints", f.fingerprint_bits()),
             Self::Grow(f) => format!(
                 "a growing filter, false-positive bound {}",
-                percent(f.false_positive_rate())
+                percent(f.configured_false_positive_rate())
             ),
         }
     }
@@ -133,7 +133,7 @@ impl Target {
                 "a growing filter, {} level(s), load {:.1}%, false-positive bound {}",
                 f.levels(),
                 100.0 * f.load_factor(),
-                percent(f.false_positive_rate_bound())
+                percent(f.false_positive_bound())
             ),
         }
     }

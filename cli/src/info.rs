@@ -64,7 +64,7 @@ pub fn run(args: &InfoArgs) -> Result<()> {
             items: f.len() as u64,
             capacity: f.capacity() as u64,
             memory: f.memory_usage() as u64,
-            false_positive_bound: f.false_positive_rate_bound(),
+            false_positive_bound: f.false_positive_bound(),
             levels: f
                 .level_stats()
                 .iter()

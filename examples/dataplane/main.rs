@@ -154,7 +154,9 @@ impl FlowFilter for ScalableCuckooFilter {
         ScalableCuckooFilter::insert_batch(self, keys)
     }
     fn remove_batch(&self, keys: &[FlowKey], removed: &mut [bool]) {
-        ScalableCuckooFilter::remove_batch(self, keys, removed)
+        for (key, out) in keys.iter().zip(removed) {
+            *out = ScalableCuckooFilter::remove(self, key).is_removed();
+        }
     }
     fn len(&self) -> usize {
         ScalableCuckooFilter::len(self)
@@ -163,7 +165,7 @@ impl FlowFilter for ScalableCuckooFilter {
         ScalableCuckooFilter::memory_usage(self)
     }
     fn false_positive_bound(&self) -> f64 {
-        self.false_positive_rate_bound()
+        self.false_positive_bound()
     }
     fn state(&self) -> String {
         format!(

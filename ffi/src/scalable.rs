@@ -322,7 +322,7 @@ pub unsafe extern "C" fn ccf_scalable_remove(
     guard(false, || {
         // SAFETY: `f` and `key`/`len` as the caller's contract says.
         match (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.remove(key),
+            (Some(filter), Some(key)) => filter.remove(key).is_removed(),
             _ => false,
         }
     })
@@ -395,7 +395,7 @@ pub unsafe extern "C" fn ccf_scalable_contains_hash(f: *const ccf_scalable, hash
 pub unsafe extern "C" fn ccf_scalable_remove_hash(f: *mut ccf_scalable, hash: u64) -> bool {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
     guard(false, || {
-        unsafe { scalable_ref(f) }.is_some_and(|filter| filter.remove_hash(hash))
+        unsafe { scalable_ref(f) }.is_some_and(|filter| filter.remove_hash(hash).is_removed())
     })
 }
 
@@ -632,7 +632,11 @@ pub unsafe extern "C" fn ccf_scalable_remove_batch(
         // contract).
         unsafe {
             remove_byte_keys(keys, lens, removed, |chunk, out| {
-                filter.remove_batch(chunk, out)
+                // The library's batch is this loop (a growing filter
+                // removes one key at a time); C gets a bool per key.
+                for (key, out) in chunk.iter().zip(out) {
+                    *out = filter.remove(key).is_removed();
+                }
             })
         }
     })
@@ -669,7 +673,9 @@ pub unsafe extern "C" fn ccf_scalable_remove_hash_batch(
             return CCF_INVALID_ARGUMENT;
         };
         remove_hashes(hashes, removed, |hashes, out| {
-            filter.remove_hash_batch(hashes, out)
+            for (&hash, out) in hashes.iter().zip(out) {
+                *out = filter.remove_hash(hash).is_removed();
+            }
         });
         CCF_OK
     })
@@ -806,7 +812,7 @@ pub unsafe extern "C" fn ccf_scalable_memory_usage(f: *const ccf_scalable) -> us
 pub unsafe extern "C" fn ccf_scalable_false_positive_bound(f: *const ccf_scalable) -> f64 {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
     guard(0.0, || {
-        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::false_positive_rate_bound)
+        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::false_positive_bound)
     })
 }
 
@@ -944,7 +950,7 @@ mod tests {
         // SAFETY: `f` is live until `ccf_scalable_free` below, used by this
         // thread only.
         let inner = unsafe { &(*f).inner };
-        assert_eq!(inner.false_positive_rate(), 1e-3);
+        assert_eq!(inner.configured_false_positive_rate(), 1e-3);
         // Growth factor 2 (the default): level sizes double.
         inner
             .insert_hash_batch(&(0..200u64).collect::<Vec<_>>())
@@ -959,7 +965,7 @@ mod tests {
         assert_eq!(status, CCF_OK);
         // SAFETY: `g` is live until freed below.
         let inner = unsafe { &(*g).inner };
-        assert_eq!(inner.false_positive_rate(), 1e-7);
+        assert_eq!(inner.configured_false_positive_rate(), 1e-7);
         assert_eq!(inner.level_fingerprint_bits(), vec![32]);
         // Three levels at most (for 10, 40 and 160 items), then CCF_FULL.
         let mut status = CCF_OK;

@@ -123,7 +123,7 @@ fuzz_target!(|input: Input| {
             }
             Op::Remove(k) => {
                 let k = key(k);
-                model_remove(f.remove(&k), model.entry(k).or_default());
+                model_remove(f.remove(&k).is_removed(), model.entry(k).or_default());
             }
             Op::Contains(k) => {
                 let k = key(k);
@@ -156,10 +156,10 @@ fuzz_target!(|input: Input| {
             }
             Op::RemoveBatch(keys) => {
                 let keys: Vec<u64> = keys.iter().map(key).collect();
-                let mut removed = vec![true; keys.len()];
+                let mut removed = vec![concurrent_cuckoo::Removal::Removed; keys.len()];
                 f.remove_batch(&keys, &mut removed);
                 for (k, got) in keys.iter().zip(removed) {
-                    model_remove(got, model.entry(*k).or_default());
+                    model_remove(got.is_removed(), model.entry(*k).or_default());
                 }
             }
             Op::RemoveAll => {
@@ -167,7 +167,7 @@ fuzz_target!(|input: Input| {
                 for (k, count) in model.iter_mut() {
                     while *count > 0 {
                         let before = *count;
-                        model_remove(f.remove(k), count);
+                        model_remove(f.remove(k).is_removed(), count);
                         if *count == before {
                             all = false; // copies in two levels: refused
                             break;
@@ -200,7 +200,7 @@ fuzz_target!(|input: Input| {
         }
         assert_eq!(f.len(), model.values().sum::<usize>());
         assert!(f.levels() >= 1 && f.levels() <= max_levels);
-        assert!(f.false_positive_rate_bound() <= 1e-7);
+        assert!(f.false_positive_bound() <= 1e-7);
     }
     for (k, &count) in &model {
         assert_eq!(f.count(k), count);

@@ -98,7 +98,10 @@ fn removes(grown: &ScalableCuckooFilter, one: &CuckooFilter, keys: &[u64]) -> (f
     let (mut ns_grown, mut ns_one, mut refused) = (0.0, 0.0, 0);
     for chunk in keys.chunks(1 << 14) {
         let (ns, kept) = time_ns(chunk.len(), || {
-            chunk.iter().filter(|&&k| !grown.remove_hash(k)).count()
+            chunk
+                .iter()
+                .filter(|&&k| !grown.remove_hash(k).is_removed())
+                .count()
         });
         ns_grown += ns * chunk.len() as f64;
         refused += kept;
@@ -227,7 +230,7 @@ pub fn run(opts: &Options) -> String {
             slots: grown.capacity(),
             bits_per_item: grown.memory_usage() as f64 * 8.0 / n as f64,
             times: tg,
-            bound: grown.false_positive_rate_bound(),
+            bound: grown.false_positive_bound(),
         };
         let one_row = Row {
             label: "CuckooFilter, same slots".into(),
@@ -297,7 +300,7 @@ pub fn run(opts: &Options) -> String {
         format!("{:?}", grown.level_fingerprint_bits()),
         f1(grown.memory_usage() as f64 * 8.0 / n as f64),
         fpr(count(&grown)),
-        format!("{:.3e}", grown.false_positive_rate_bound()),
+        format!("{:.3e}", grown.false_positive_bound()),
     ]);
     growth.row(vec![
         "CuckooFilter::with_capacity(n), 16-bit".into(),

@@ -61,11 +61,11 @@ fn run_mix(f: &CuckooFilter, stored: u64, threads: u64, dur: Duration) -> Outcom
                                 2 if f.insert(&fresh(inserted)).is_ok() => inserted += 1,
                                 2 => {}
                                 _ if removed < share => {
-                                    f.remove(&key(t + removed * threads));
+                                    let _ = f.remove(&key(t + removed * threads));
                                     removed += 1;
                                 }
                                 _ if removed - share < inserted => {
-                                    f.remove(&fresh(removed - share));
+                                    let _ = f.remove(&fresh(removed - share));
                                     removed += 1;
                                 }
                                 _ => {}

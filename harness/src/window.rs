@@ -31,7 +31,7 @@ impl Churn for ScalableCuckooFilter {
             .expect("a steady window never fills a growing filter");
     }
     fn take(&self, hash: u64) -> bool {
-        self.remove_hash(hash)
+        self.remove_hash(hash).is_removed()
     }
     fn bytes(&self) -> usize {
         self.memory_usage()

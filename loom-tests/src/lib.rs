@@ -208,7 +208,7 @@ pub fn one_key_left_in_an_old_level() -> (
         f.insert(k).unwrap(); // slot 0 fills, the ninth opens slot 1
     }
     for k in &keys[1..8] {
-        assert!(f.remove(k));
+        assert!(f.remove(k).is_removed());
     }
     let (moving, stays) = (keys[0], keys[8]);
     assert_eq!(f.levels(), 2, "setup: slot 0 with one key, slot 1 with one");

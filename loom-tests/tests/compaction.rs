@@ -106,7 +106,7 @@ impl TwoGeometries {
         assert_eq!(f.level_fingerprint_bits(), vec![8, 16], "setup: widths");
         assert_eq!((f.levels(), f.len()), (2, 16), "setup: two full slots");
         assert!(
-            f.count(&self.k) == 2 && !f.remove(&self.k),
+            f.count(&self.k) == 2 && !f.remove(&self.k).is_removed(),
             "setup: k must match in both geometries, and its remove be refused"
         );
         f
@@ -117,7 +117,7 @@ impl TwoGeometries {
     fn open_slot_2_and_empty_fillers(&self, f: &Filter) {
         f.insert(&self.opener).unwrap();
         for key in &self.fillers {
-            assert!(f.remove(key), "setup: a filler's remove");
+            assert!(f.remove(key).is_removed(), "setup: a filler's remove");
         }
     }
 
@@ -150,7 +150,7 @@ fn a_remove_racing_compaction_is_refused_when_another_geometry_matches() {
         let stats = f.compact_concurrently();
         let took = remover.join().unwrap();
         assert!(
-            !took,
+            !took.is_removed(),
             "WRONG TAKE: a remove matching in two geometries took a copy (moved: {})",
             stats.fingerprints_moved
         );
@@ -182,7 +182,7 @@ fn a_remover_with_a_stale_level_set_is_refused_when_another_geometry_matches() {
         let stats = f.compact_concurrently();
         let took = remover.join().unwrap();
         assert!(
-            !took,
+            !took.is_removed(),
             "WRONG TAKE: a remove with a stale level set took a copy (moved: {})",
             stats.fingerprints_moved
         );
@@ -222,7 +222,7 @@ fn a_reader_whose_snapshot_predates_the_target_level_finds_the_moved_key() {
         };
         f.insert(&keys.opener).unwrap();
         for key in removed {
-            assert!(f.remove(key), "setup: a filler's remove");
+            assert!(f.remove(key).is_removed(), "setup: a filler's remove");
         }
         let stats = f.compact_concurrently();
         reader.join().unwrap();
@@ -381,7 +381,7 @@ fn a_key_moved_twice_stays_found() {
         }
         assert_eq!(f.level_fingerprint_bits(), vec![16, 16, 16], "setup");
         for key in keys[1..8].iter().chain(&keys[9..16]) {
-            assert!(f.remove(key), "setup remove");
+            assert!(f.remove(key).is_removed(), "setup remove");
         }
         let (k, m, last) = (keys[0], keys[8], keys[16]);
         assert_eq!((f.levels(), f.len()), (3, 3), "setup");

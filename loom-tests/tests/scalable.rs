@@ -96,7 +96,7 @@ fn a_reader_sees_every_key_while_a_new_level_is_published() {
 fn insert_unique_of_one_key_from_two_threads_across_growth_wins_once() {
     model(|| {
         let (f, keys) = full_first_level();
-        assert!(f.remove(&keys[7]));
+        assert!(f.remove(&keys[7]).is_removed());
         let other = {
             let f = f.clone();
             thread::spawn(move || f.insert_unique(&NEWCOMER).unwrap())
@@ -133,7 +133,7 @@ fn retiring_an_emptied_level_against_a_reader_and_an_inserter() {
         f.insert(&NEWCOMER).unwrap();
         let (last, rest) = keys.split_last().unwrap();
         for k in rest {
-            assert!(f.remove(k));
+            assert!(f.remove(k).is_removed());
         }
         let late = keys[0]; // removed above: free to insert again
         let reader = {
@@ -149,7 +149,7 @@ fn retiring_an_emptied_level_against_a_reader_and_an_inserter() {
             let f = f.clone();
             thread::spawn(move || f.insert(&late).unwrap())
         };
-        assert!(f.remove(last));
+        assert!(f.remove(last).is_removed());
         inserter.join().unwrap();
         reader.join().unwrap();
         assert!(!f.contains(last), "the removed key must be gone");
@@ -218,7 +218,7 @@ fn removing_a_key_never_takes_the_copy_of_a_key_colliding_in_another_level() {
         );
         // `a` counts `c`'s copy in level 1, and its own in level 0 unless
         // the remove took it.
-        assert_eq!(f.count(&a), if removed { 1 } else { 2 });
+        assert_eq!(f.count(&a), if removed.is_removed() { 1 } else { 2 });
         assert_eq!(f.count(&c), 1);
     });
 }
@@ -357,7 +357,10 @@ fn the_last_two_removes_of_an_old_level_in_different_stripes_retire_it() {
         // leave level 0, which then holds `a` and `b` only.
         let newest_key = fillers.pop().unwrap();
         for k in &fillers {
-            assert!(f.remove(k), "setup: a filler must be removable");
+            assert!(
+                f.remove(k).is_removed(),
+                "setup: a filler must be removable"
+            );
         }
         assert_eq!(
             (f.levels(), f.len()),
@@ -372,7 +375,10 @@ fn the_last_two_removes_of_an_old_level_in_different_stripes_retire_it() {
         };
         let removed_a = f.remove(&a);
         let removed_b = other.join().unwrap();
-        assert!(removed_a && removed_b, "both keys are removed");
+        assert!(
+            removed_a.is_removed() && removed_b.is_removed(),
+            "both keys are removed"
+        );
         assert!(
             f.contains(&newest_key),
             "LOST FINGERPRINT: the newest level's key"
@@ -457,7 +463,7 @@ fn a_reader_sees_a_reopened_slot_while_two_writers_fill_it() {
             f.insert(k).unwrap(); // slot 0 fills, the ninth opens slot 1
         }
         for k in &old[1..] {
-            assert!(f.remove(k)); // slot 0 keeps one key: still in use
+            assert!(f.remove(k).is_removed()); // slot 0 keeps one key: still in use
         }
         assert_eq!(f.levels(), 2, "setup: slot 0 with one key, slot 1 full");
         assert_eq!(f.len(), 9);
@@ -494,7 +500,7 @@ fn a_reader_sees_a_reopened_slot_while_two_writers_fill_it() {
                 announced.store(true, Ordering::Release);
             })
         };
-        assert!(f.remove(&last));
+        assert!(f.remove(&last).is_removed());
         let answer = f.insert(&first);
         assert!(
             answer.is_ok(),
@@ -561,7 +567,7 @@ fn a_remove_racing_compaction_takes_the_moving_key_exactly_once() {
         };
         f.compact_concurrently();
         assert!(
-            remover.join().unwrap(),
+            remover.join().unwrap().is_removed(),
             "REMOVE MISSED: a remove of a key compaction was moving took nothing"
         );
         assert_eq!(f.count(&moving), 0, "one copy taken, none left behind");

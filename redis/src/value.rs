@@ -200,7 +200,7 @@ impl Filter {
                 capacity: f.initial_capacity() as u64,
                 expansion: u16::try_from(f.growth_factor()).unwrap_or(u16::MAX),
                 max_levels: u16::try_from(f.max_levels()).unwrap_or(u16::MAX),
-                error_rate: f.false_positive_rate(),
+                error_rate: f.configured_false_positive_rate(),
                 ..reported
             },
         }
@@ -238,7 +238,12 @@ impl Filter {
     }
 
     pub(crate) fn remove(&self, item: &[u8]) -> bool {
-        with_filter!(self, f => f.remove(item))
+        match self {
+            Self::Fixed(f) => f.remove(item),
+            // A refused remove answers 0, as "not found": RedisBloom's
+            // reply has no third value, and the item stays present.
+            Self::Growing(f) => f.remove(item).is_removed(),
+        }
     }
 
     pub(crate) fn memory_usage(&self) -> usize {
@@ -256,7 +261,7 @@ impl Filter {
     pub(crate) fn false_positive_bound(&self) -> f64 {
         match self {
             Self::Fixed(f) => f.false_positive_bound(),
-            Self::Growing(f) => f.false_positive_rate_bound(),
+            Self::Growing(f) => f.false_positive_bound(),
         }
     }
 

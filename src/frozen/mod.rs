@@ -175,7 +175,7 @@ impl<B: AsRef<[u8]>> FrozenFilter<B, DefaultHashBuilder> {
     /// format version, trailing bytes, another hasher. Never panics,
     /// whatever the input.
     pub fn from_bytes(bytes: B) -> Result<Self, DecodeError> {
-        Self::decode(bytes)
+        Self::from_bytes_with_hasher(bytes)
     }
 }
 
@@ -227,7 +227,7 @@ impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
     /// # Errors
     /// As [`load`](FrozenFilter::load).
     pub fn load_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
-        Self::decode(FrozenBytes::read_file(path.as_ref())?)
+        Self::from_bytes_with_hasher(FrozenBytes::read_file(path.as_ref())?)
     }
 }
 
@@ -331,7 +331,7 @@ impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
             let _ = map.advise(memmap2::Advice::HugePage);
             let _ = map.advise(memmap2::Advice::WillNeed);
         }
-        Self::decode(map)
+        Self::from_bytes_with_hasher(map)
     }
 }
 
@@ -344,7 +344,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
     /// ```
     /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
     /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
-    /// let view = FrozenFilter::<_, DefaultHashBuilder>::decode(&bytes[..])?;
+    /// let view = FrozenFilter::<_, DefaultHashBuilder>::from_bytes_with_hasher(&bytes[..])?;
     /// assert!(view.is_empty());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
     /// ```
@@ -353,7 +353,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
     /// As [`from_bytes`](FrozenFilter::from_bytes);
     /// [`DecodeError::HasherMismatch`] if `S` is not the hasher it was
     /// saved with.
-    pub fn decode(bytes: B) -> Result<Self, DecodeError> {
+    pub fn from_bytes_with_hasher(bytes: B) -> Result<Self, DecodeError> {
         let data = bytes.as_ref();
         let header = Header::parse(data)?;
         admit_header(&header, S::ID, Some(data.len()), None)?;

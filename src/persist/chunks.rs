@@ -778,7 +778,7 @@ impl ChunkDecoder<DefaultHashBuilder> {
     /// A decoder of an encoding made with the default hasher.
     #[must_use]
     pub fn new() -> Self {
-        Self::with_hasher()
+        Self::new_with_hasher()
     }
 }
 
@@ -789,9 +789,10 @@ impl Default for ChunkDecoder<DefaultHashBuilder> {
 }
 
 impl<S: PersistentHasher> ChunkDecoder<S> {
-    /// A decoder of an encoding made with hasher `S`.
+    /// A decoder of an encoding made with hasher `S` (rebuilt from the
+    /// seed the encoding holds, as every `*_with_hasher` decoder does).
     #[must_use]
-    pub fn with_hasher() -> Self {
+    pub fn new_with_hasher() -> Self {
         Self {
             state: State::Start(Vec::with_capacity(PREFIX_LEN)),
             consumed: 0,

@@ -62,7 +62,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// Encodes the filter in the binary format of `docs/format.md`: header
     /// (width, bucket count, length, hasher id and seed, ...), every bucket,
     /// and a checksum. [`from_bytes`](CuckooFilter::from_bytes) (or
-    /// [`decode`](Self::decode) for another hasher) turns it back into a
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) turns it back into a
     /// filter that answers every query exactly as this one does, and
     /// [`FrozenFilter`](crate::FrozenFilter) queries it where it lies.
     ///
@@ -177,7 +177,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert(&1u8)?;
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::decode(&filter.to_bytes())?;
+    /// let copy = CuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&filter.to_bytes())?;
     /// assert!(copy.contains(&1u8));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -188,7 +188,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// ([`DecodeError::HasherMismatch`] otherwise). Never panics, whatever
     /// the input, and allocates nothing before the header is validated and
     /// `bytes` is known to have the length the header implies.
-    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         decode_stream(bytes, Some(bytes.len()), None)
     }
 
@@ -203,27 +203,27 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// so a lying header costs address space, not memory) and freed if the
     /// body then fails to arrive or to check out. For a stream from an
     /// untrusted source, bound what a header may claim with
-    /// [`decode_from_limited`](Self::decode_from_limited).
+    /// [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher).
     ///
     /// ```
     /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert("k")?;
     /// let bytes = filter.to_bytes();
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::decode_from(&bytes[..])?;
+    /// let copy = CuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..])?;
     /// assert!(copy.contains("k"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
-    /// As [`decode`](Self::decode); an input that ends early is
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher); an input that ends early is
     /// [`DecodeError::Truncated`] and any other read error is
     /// [`DecodeError::Io`].
-    pub fn decode_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
+    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
         decode_stream(reader, None, None)
     }
 
-    /// [`decode_from`](Self::decode_from) that refuses, before allocating
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
     /// anything, a header claiming an encoding longer than `max_bytes`
     /// ([`DecodeError::ExceedsLimit`]): the generic form of
     /// [`CuckooFilter::read_from_limited`].
@@ -231,14 +231,17 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::{CuckooFilter, DecodeError, DefaultHashBuilder};
     /// let bytes = CuckooFilter::with_capacity(100_000).to_bytes();
-    /// let refused = CuckooFilter::<DefaultHashBuilder>::decode_from_limited(&bytes[..], 4096);
+    /// let refused = CuckooFilter::<DefaultHashBuilder>::read_from_limited_with_hasher(&bytes[..], 4096);
     /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
     /// ```
     ///
     /// # Errors
-    /// As [`decode_from`](Self::decode_from), plus
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
     /// [`DecodeError::ExceedsLimit`].
-    pub fn decode_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
+    pub fn read_from_limited_with_hasher<R: Read>(
+        reader: R,
+        max_bytes: u64,
+    ) -> Result<Self, DecodeError> {
         decode_stream(reader, None, Some(max_bytes))
     }
 }
@@ -286,12 +289,12 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// before it), a newer format version, trailing bytes, or a filter made
     /// with another hasher. Never panics, whatever the input.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::decode(bytes)
+        Self::from_bytes_with_hasher(bytes)
     }
 
     /// Decodes a filter from `reader`, as written by
     /// [`write_to`](Self::write_to), streaming it straight into the table.
-    /// See [`decode_from`](Self::decode_from) for the details; for an
+    /// See [`read_from_with_hasher`](Self::read_from_with_hasher) for the details; for an
     /// untrusted stream use [`read_from_limited`](Self::read_from_limited).
     ///
     /// ```
@@ -306,7 +309,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`from_bytes`](Self::from_bytes), plus [`DecodeError::Io`].
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::decode_from(reader)
+        Self::read_from_with_hasher(reader)
     }
 
     /// [`read_from`](Self::read_from) for untrusted streams: a header that
@@ -332,7 +335,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`read_from`](Self::read_from), plus [`DecodeError::ExceedsLimit`].
     pub fn read_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
-        Self::decode_from_limited(reader, max_bytes)
+        Self::read_from_limited_with_hasher(reader, max_bytes)
     }
 }
 
@@ -635,7 +638,7 @@ pub(crate) mod serde_impls {
     //! `Serialize` writes [`CuckooFilter::to_bytes`] as one byte string;
     //! `Deserialize` accepts a byte string (or, for formats such as JSON
     //! that spell bytes as a sequence of numbers, a sequence of `u8`) and
-    //! decodes it with [`CuckooFilter::decode`].
+    //! decodes it with [`CuckooFilter::from_bytes_with_hasher`].
 
     use super::*;
     use core::fmt;
@@ -662,7 +665,7 @@ pub(crate) mod serde_impls {
 
     impl<S: PersistentHasher> DecodeBytes for CuckooFilter<S> {
         fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-            CuckooFilter::decode(bytes)
+            CuckooFilter::from_bytes_with_hasher(bytes)
         }
     }
 

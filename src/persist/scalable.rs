@@ -146,7 +146,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
     /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
-    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::decode(&bytes)?;
+    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&bytes)?;
     /// assert!(copy.is_empty());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
     /// ```
@@ -154,7 +154,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// A [`DecodeError`] if `bytes` is not exactly one intact encoding made
     /// with a hasher of the same ID. Never panics, whatever the input.
-    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         let mut reader = bytes;
         let filter = decode_container(&mut reader, Input::Exact(bytes.len() as u64))?;
         if !reader.is_empty() {
@@ -169,16 +169,16 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
     /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
-    /// assert!(ScalableCuckooFilter::<DefaultHashBuilder>::decode_from(&bytes[..]).is_ok());
+    /// assert!(ScalableCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..]).is_ok());
     /// ```
     ///
     /// # Errors
-    /// As [`decode`](Self::decode), plus [`DecodeError::Io`].
-    pub fn decode_from<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus [`DecodeError::Io`].
+    pub fn read_from_with_hasher<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
         decode_container(&mut reader, Input::Stream(None))
     }
 
-    /// [`decode_from`](Self::decode_from) that refuses, before allocating
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
     /// it, any level whose header would take the encoding past `max_bytes`
     /// ([`DecodeError::ExceedsLimit`], with the bytes claimed up to the end
     /// of that level): the generic form of
@@ -187,14 +187,14 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ScalableCuckooFilter};
     /// let bytes = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
-    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::decode_from_limited(&bytes[..], 4096);
+    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::read_from_limited_with_hasher(&bytes[..], 4096);
     /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
     /// ```
     ///
     /// # Errors
-    /// As [`decode_from`](Self::decode_from), plus
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
     /// [`DecodeError::ExceedsLimit`].
-    pub fn decode_from_limited<R: Read>(
+    pub fn read_from_limited_with_hasher<R: Read>(
         mut reader: R,
         max_bytes: u64,
     ) -> Result<Self, DecodeError> {
@@ -217,12 +217,12 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// ```
     ///
     /// # Errors
-    /// As [`decode`](Self::decode).
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::decode(bytes)
+        Self::from_bytes_with_hasher(bytes)
     }
 
-    /// Decodes a filter from `reader` (see [`decode_from`](Self::decode_from)).
+    /// Decodes a filter from `reader` (see [`read_from_with_hasher`](Self::read_from_with_hasher)).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -232,9 +232,9 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// ```
     ///
     /// # Errors
-    /// As [`decode_from`](Self::decode_from).
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher).
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::decode_from(reader)
+        Self::read_from_with_hasher(reader)
     }
 
     /// [`read_from`](Self::read_from) for untrusted streams, as
@@ -260,7 +260,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`read_from`](Self::read_from), plus [`DecodeError::ExceedsLimit`].
     pub fn read_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
-        Self::decode_from_limited(reader, max_bytes)
+        Self::read_from_limited_with_hasher(reader, max_bytes)
     }
 }
 
@@ -587,7 +587,7 @@ mod serde_impls {
         }
 
         fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-            ScalableCuckooFilter::decode(bytes).map_err(E::custom)
+            ScalableCuckooFilter::from_bytes_with_hasher(bytes).map_err(E::custom)
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -595,7 +595,7 @@ mod serde_impls {
             while let Some(b) = seq.next_element::<u8>()? {
                 bytes.push(b);
             }
-            ScalableCuckooFilter::decode(&bytes).map_err(de::Error::custom)
+            ScalableCuckooFilter::from_bytes_with_hasher(&bytes).map_err(de::Error::custom)
         }
     }
 }

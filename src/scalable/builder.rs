@@ -81,7 +81,7 @@ impl<S> ScalableBuilder<S> {
     /// assert_eq!(filter.level_fingerprint_bits(), vec![8]); // 8 / 2^8 fits in 0.05
     /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
     /// assert_eq!(filter.level_fingerprint_bits()[..2], [8, 16]); // a second 8-bit level would not
-    /// assert!(filter.false_positive_rate_bound() <= 0.05);
+    /// assert!(filter.false_positive_bound() <= 0.05);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]

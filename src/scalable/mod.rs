@@ -8,6 +8,7 @@ mod growth;
 pub(crate) mod moves;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod relocate;
+mod removal;
 mod retire;
 mod slots;
 
@@ -15,6 +16,7 @@ pub use builder::ScalableBuilder;
 pub use compact::CompactStats;
 use growth::Grown;
 use moves::MoveSequence;
+pub use removal::Removal;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
 
@@ -52,7 +54,7 @@ const KEY_LOCKS: usize = 256;
 /// }
 /// assert!(filter.levels() > 1);
 /// assert!((0..50_000u32).all(|i| filter.contains(&i)));
-/// assert!(filter.false_positive_rate_bound() <= 1e-3);
+/// assert!(filter.false_positive_bound() <= 1e-3);
 /// # Ok::<(), concurrent_cuckoo::InsertError>(())
 /// ```
 ///
@@ -157,7 +159,7 @@ const KEY_LOCKS: usize = 256;
 /// and however many levels came and went. A level's width (like its size)
 /// depends only on the configuration and its slot, never on which levels
 /// are retired, so a copy saved and reloaded at any point and given the
-/// same writes stays byte-identical to the original. [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// same writes stays byte-identical to the original. [`false_positive_bound`](Self::false_positive_bound)
 /// reports the bound of the levels in use.
 ///
 /// # Set semantics across levels
@@ -185,7 +187,7 @@ const KEY_LOCKS: usize = 256;
 /// the current level, so old levels empty and retire). When levels of
 /// different geometry match, the remove is refused: it answers `false`
 /// and changes nothing, and `a` stays found. That happens
-/// - with at most about [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+/// - with at most about [`false_positive_bound`](Self::false_positive_bound)
 ///   probability for a key stored once (the chance that it collides in
 ///   some level of another geometry), and
 /// - always for a key whose copies were inserted into two levels of
@@ -287,7 +289,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     ///     .max_levels(16)
     ///     .seed(42)
     ///     .build()?;
-    /// assert!(filter.false_positive_rate_bound() <= 1e-4);
+    /// assert!(filter.false_positive_bound() <= 1e-4);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]
@@ -426,26 +428,29 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
-    /// assert!(filter.false_positive_rate_bound() <= 0.01);
+    /// assert!(filter.false_positive_bound() <= 0.01);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
     #[must_use]
-    pub fn false_positive_rate_bound(&self) -> f64 {
+    pub fn false_positive_bound(&self) -> f64 {
         self.live_levels().map(|(_, l)| l.bound()).sum()
     }
 
-    /// The configured bound on the whole filter's false-positive rate.
+    /// The rate the filter was configured with
+    /// ([`ScalableBuilder::false_positive_rate`], saved with it): the
+    /// budget [`false_positive_bound`](Self::false_positive_bound) never
+    /// exceeds however far the filter grows.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-4).build()?;
-    /// assert_eq!(filter.false_positive_rate(), 1e-4);
+    /// assert_eq!(filter.configured_false_positive_rate(), 1e-4);
     /// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows
-    /// assert!(filter.false_positive_rate_bound() <= filter.false_positive_rate());
+    /// assert!(filter.false_positive_bound() <= filter.configured_false_positive_rate());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn false_positive_rate(&self) -> f64 {
+    pub fn configured_false_positive_rate(&self) -> f64 {
         self.config.false_positive_rate
     }
 
@@ -584,7 +589,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// "Present" is what [`contains`](Self::contains) answers, so a key
     /// that was never added is refused (`false`) when it is a false
     /// positive of any level: another key's fingerprint collides with it
-    /// there (at most [`false_positive_rate_bound`](Self::false_positive_rate_bound)
+    /// there (at most [`false_positive_bound`](Self::false_positive_bound)
     /// of new keys). Nothing of `key` is stored then. Two consequences
     /// after later removes:
     ///
@@ -686,9 +691,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         }
     }
 
-    /// Removes one copy of `key` from a level that holds its fingerprint;
-    /// `false`, changing nothing, if no level does or if levels of
-    /// different geometry do (which copy is the key's cannot then be told,
+    /// Removes one copy of `key` from a level that holds its fingerprint
+    /// ([`Removal::Removed`]); changes nothing if no level does
+    /// ([`Removal::NotFound`]) or if levels of different geometry do
+    /// ([`Removal::Refused`]: which copy is the key's cannot then be told,
     /// and taking another key's would make that key a false negative: see
     /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
     /// A copy that [`compact_concurrently`](Self::compact_concurrently)
@@ -702,11 +708,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert("k")?;
-    /// assert!(filter.remove("k") && !filter.remove("k"));
+    /// assert_eq!(filter.remove("k"), Removal::Removed);
+    /// assert_eq!(filter.remove("k"), Removal::NotFound);
+    /// # use concurrent_cuckoo::Removal;
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
     #[inline]
-    pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> bool {
+    pub fn remove<K: Hash + ?Sized>(&self, key: &K) -> Removal {
         self.remove_hash(self.hash(key))
     }
 
@@ -716,10 +724,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash(3)?;
-    /// assert!(filter.remove_hash(3));
+    /// assert!(filter.remove_hash(3).is_removed());
     /// # Ok::<(), concurrent_cuckoo::InsertError>(())
     /// ```
-    pub fn remove_hash(&self, hash: u64) -> bool {
+    pub fn remove_hash(&self, hash: u64) -> Removal {
         // Read before the level set: "nothing to take" is an answer only
         // if no compaction moved a fingerprint meanwhile (the key's copy
         // may have gone from the level this remove looked at last to one
@@ -727,21 +735,21 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         let mut since = self.moves.read();
         loop {
             match self.remove_once(hash, &mut since) {
-                Removal::Taken => return true,
-                Removal::Ambiguous => return false,
+                Attempt::Taken => return Removal::Removed,
+                Attempt::Ambiguous => return Removal::Refused,
                 // Another remove (or a move) took the copy chosen, after
                 // the scan, or a move began or ended during the scan: the
                 // key may have a copy elsewhere.
-                Removal::Raced => continue,
+                Attempt::Raced => continue,
                 #[cfg(concurrent_cuckoo_canary = "remove_ignores_moves")]
-                Removal::NothingToTake => {
+                Attempt::NothingToTake => {
                     let _ = &mut since;
-                    return false;
+                    return Removal::NotFound;
                 }
                 #[cfg(not(concurrent_cuckoo_canary = "remove_ignores_moves"))]
-                Removal::NothingToTake => {
+                Attempt::NothingToTake => {
                     if self.moves.unmoved_since(&mut since) {
-                        return false;
+                        return Removal::NotFound;
                     }
                 }
             }
@@ -750,12 +758,12 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
 
     /// One attempt of [`remove_hash`](Self::remove_hash). `since` is the
     /// move sequence read before this attempt loaded the level set.
-    fn remove_once(&self, hash: u64, since: &mut u64) -> Removal {
+    fn remove_once(&self, hash: u64, since: &mut u64) -> Attempt {
         #[cfg(concurrent_cuckoo_canary = "relaxed_retire")]
         let newest = self.current();
         let mut levels = self.live_levels().peekable();
         let Some((mut i, mut level)) = levels.next() else {
-            return Removal::NothingToTake;
+            return Attempt::NothingToTake;
         };
         // Whether a scan of every level found the copy to take.
         let scanned = levels.peek().is_some();
@@ -767,7 +775,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 .find(|(_, level)| level.contains(hash));
             match newest_match {
                 Some(found) => (i, level) = found,
-                None => return Removal::NothingToTake,
+                None => return Attempt::NothingToTake,
             }
         }
         #[cfg(not(concurrent_cuckoo_canary = "newest_match_remove"))]
@@ -783,13 +791,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 .chain(levels)
                 .filter(|(_, level)| level.contains(hash));
             let Some(first) = holders.next() else {
-                return Removal::NothingToTake;
+                return Attempt::NothingToTake;
             };
             (i, level) = first;
             let current = self.current();
             for other in holders {
                 if !other.1.table.same_geometry(&first.1.table) {
-                    return Removal::Ambiguous;
+                    return Attempt::Ambiguous;
                 }
                 // Take from the lowest non-current slot (the holders come
                 // current first, then ascending): old levels empty and
@@ -815,7 +823,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // a word that only compaction writes.
         #[cfg(not(concurrent_cuckoo_canary = "unvalidated_take"))]
         if !self.moves.unmoved_since(since) {
-            return Removal::Raced;
+            return Attempt::Raced;
         }
         #[cfg(concurrent_cuckoo_canary = "unvalidated_take")]
         let _ = &since;
@@ -847,9 +855,9 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             self.retire_if_empty(i);
         }
         match (removed, scanned) {
-            (true, _) => Removal::Taken,
-            (false, true) => Removal::Raced,
-            (false, false) => Removal::NothingToTake,
+            (true, _) => Attempt::Taken,
+            (false, true) => Attempt::Raced,
+            (false, false) => Attempt::NothingToTake,
         }
     }
 
@@ -1090,16 +1098,17 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     }
 
     /// Removes one copy of each key, in order, as [`remove`](Self::remove)
-    /// would one at a time: `removed[i]` says whether `keys[i]` had a copy
-    /// to remove (a key listed twice needs two copies).
+    /// would one at a time: `removed[i]` is what removing `keys[i]` did (a
+    /// key listed twice needs two copies).
     ///
     /// ```
-    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// use concurrent_cuckoo::{Removal, ScalableCuckooFilter};
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_batch(&[1u32, 2, 3])?;
-    /// let mut removed = [false; 4];
+    /// let mut removed = [Removal::NotFound; 4];
     /// filter.remove_batch(&[1u32, 3, 4, 3], &mut removed);
-    /// assert_eq!(removed, [true, true, false, false]);
+    /// use Removal::*;
+    /// assert_eq!(removed, [Removed, Removed, NotFound, NotFound]);
     /// assert_eq!(filter.len(), 1);
     /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
     /// ```
@@ -1108,7 +1117,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// If `keys.len() != removed.len()`, with the message
     /// `"remove_batch: keys and removed differ in length"`, before anything
     /// is removed.
-    pub fn remove_batch<K: Hash>(&self, keys: &[K], removed: &mut [bool]) {
+    pub fn remove_batch<K: Hash>(&self, keys: &[K], removed: &mut [Removal]) {
         assert_eq!(
             keys.len(),
             removed.len(),
@@ -1125,15 +1134,16 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::with_capacity(10);
     /// filter.insert_hash_batch(&[7, 8])?;
-    /// let mut removed = [false; 2];
+    /// let mut removed = [Removal::NotFound; 2];
     /// filter.remove_hash_batch(&[8, 9], &mut removed);
-    /// assert_eq!(removed, [true, false]);
+    /// assert_eq!(removed, [Removal::Removed, Removal::NotFound]);
+    /// # use concurrent_cuckoo::Removal;
     /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
     /// ```
     ///
     /// # Panics
     /// As [`remove_batch`](Self::remove_batch).
-    pub fn remove_hash_batch(&self, hashes: &[u64], removed: &mut [bool]) {
+    pub fn remove_hash_batch(&self, hashes: &[u64], removed: &mut [Removal]) {
         assert_eq!(
             hashes.len(),
             removed.len(),
@@ -1179,16 +1189,13 @@ impl<S> fmt::Debug for ScalableCuckooFilter<S> {
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("levels", &self.levels())
-            .field(
-                "false_positive_rate_bound",
-                &self.false_positive_rate_bound(),
-            )
+            .field("false_positive_bound", &self.false_positive_bound())
             .finish_non_exhaustive()
     }
 }
 
 /// What one attempt of a remove did.
-enum Removal {
+enum Attempt {
     /// A copy was taken.
     Taken,
     /// Levels of different geometry hold the fingerprint: refused.
@@ -1270,7 +1277,7 @@ mod tests {
         let levels = f.levels();
         let mut k = 0u32;
         while f.levels() == levels {
-            f.remove(&k);
+            let _ = f.remove(&k);
             k += 1;
         }
         same(&f);

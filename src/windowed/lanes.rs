@@ -187,6 +187,7 @@ impl Layout {
     /// of a bucket, which a lookup or an insert cannot tell from `word`
     /// (both take an expired lane for an empty one).
     #[inline]
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
     pub(crate) fn without_expired(self, word: u64, cur: u64) -> u64 {
         let flags = self.expired(word, cur);
         // Each flag is a lane's bit 15: spread it over the lane's 16 bits.

@@ -196,7 +196,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// let mut bytes = f.to_bytes();
     /// bytes[70] ^= 1;
     /// assert!(matches!(
-    ///     WindowedCuckooFilter::<concurrent_cuckoo::DefaultHashBuilder>::decode(&bytes),
+    ///     WindowedCuckooFilter::<concurrent_cuckoo::DefaultHashBuilder>::from_bytes_with_hasher(&bytes),
     ///     Err(DecodeError::ChecksumMismatch)
     /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -204,7 +204,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     ///
     /// # Errors
     /// A [`DecodeError`] naming what is wrong.
-    pub fn decode(bytes: &[u8]) -> Result<Self, DecodeError> {
+    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
         let header = Header::parse(bytes)?;
         let rest = &bytes[HEADER..];
         if (rest.len() as u64) < header.rest_len() {
@@ -224,14 +224,14 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
     /// f.insert("k")?;
     /// let bytes = f.to_bytes();
-    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::decode_from(&bytes[..])?;
+    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..])?;
     /// assert!(copy.contains("k"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
-    /// As [`decode`](Self::decode), and [`DecodeError::Io`].
-    pub fn decode_from<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and [`DecodeError::Io`].
+    pub fn read_from_with_hasher<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
         let eof = |e: io::Error| match e.kind() {
             io::ErrorKind::UnexpectedEof => DecodeError::Truncated,
             _ => DecodeError::Io(e),
@@ -288,7 +288,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
 }
 
 impl WindowedCuckooFilter {
-    /// [`decode`](WindowedCuckooFilter::decode) with the default hasher.
+    /// [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher) with the default hasher.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -301,12 +301,12 @@ impl WindowedCuckooFilter {
     /// ```
     ///
     /// # Errors
-    /// As [`decode`](WindowedCuckooFilter::decode).
+    /// As [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        WindowedCuckooFilter::<DefaultHashBuilder>::decode(bytes)
+        WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(bytes)
     }
 
-    /// [`decode_from`](WindowedCuckooFilter::decode_from) with the default
+    /// [`read_from_with_hasher`](WindowedCuckooFilter::read_from_with_hasher) with the default
     /// hasher.
     ///
     /// ```
@@ -319,9 +319,9 @@ impl WindowedCuckooFilter {
     /// ```
     ///
     /// # Errors
-    /// As [`decode_from`](WindowedCuckooFilter::decode_from).
+    /// As [`read_from_with_hasher`](WindowedCuckooFilter::read_from_with_hasher).
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        WindowedCuckooFilter::<DefaultHashBuilder>::decode_from(reader)
+        WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(reader)
     }
 }
 
@@ -359,7 +359,7 @@ fn restore(
 mod serde_impls {
     //! As the plain filter's: [`to_bytes`](WindowedCuckooFilter::to_bytes)
     //! as one byte string (or a sequence of `u8`), decoded with
-    //! [`decode`](WindowedCuckooFilter::decode).
+    //! [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher).
 
     use super::*;
     use crate::persist::serde_impls::{DecodeBytes, Encoded};
@@ -374,7 +374,7 @@ mod serde_impls {
 
     impl<S: PersistentHasher> DecodeBytes for WindowedCuckooFilter<S> {
         fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-            WindowedCuckooFilter::decode(bytes)
+            WindowedCuckooFilter::from_bytes_with_hasher(bytes)
         }
     }
 

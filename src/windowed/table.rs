@@ -121,6 +121,29 @@ pub(crate) struct Loc {
     pub(crate) fp: u64,
 }
 
+/// The hash map and lane layout of a table: enough to locate a hash.
+#[derive(Clone, Copy)]
+pub(crate) struct Locator {
+    index: IndexMap,
+    layout: Layout,
+}
+
+impl Locator {
+    /// Both buckets and the fingerprint of a 64-bit hash (the plain
+    /// filter's map, `docs/format.md`, with an `f`-bit fingerprint).
+    #[inline(always)]
+    pub(crate) fn locate(self, hash: u64) -> Loc {
+        let prepared = self.index.prepare_as::<FinalizedHashes>(hash);
+        let fp = self.layout.fingerprint(prepared);
+        let i1 = self.index.primary(prepared);
+        Loc {
+            i1,
+            i2: self.index.alternate(i1, fp),
+            fp,
+        }
+    }
+}
+
 pub(crate) struct WindowTable {
     pub(super) buckets: ZeroedArray<AtomicU64>,
     pub(super) index: IndexMap,
@@ -189,13 +212,15 @@ impl WindowTable {
     /// filter's map, `docs/format.md`, with an `f`-bit fingerprint).
     #[inline(always)]
     pub(crate) fn locate(&self, hash: u64) -> Loc {
-        let prepared = self.index.prepare_as::<FinalizedHashes>(hash);
-        let fp = self.layout.fingerprint(prepared);
-        let i1 = self.index.primary(prepared);
-        Loc {
-            i1,
-            i2: self.index.alternate(i1, fp),
-            fp,
+        self.locator().locate(hash)
+    }
+
+    /// What [`locate`](Self::locate) reads, copied out for a batch loop.
+    #[inline(always)]
+    pub(crate) fn locator(&self) -> Locator {
+        Locator {
+            index: self.index,
+            layout: self.layout,
         }
     }
 
