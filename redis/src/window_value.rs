@@ -233,7 +233,7 @@ pub(crate) fn parse_header(first: &[u8]) -> Option<(Clock, u64)> {
         return None;
     }
     let buckets = u64::from_le_bytes(lib[16..24].try_into().ok()?);
-    if buckets < 2 || buckets > 1 << 32 {
+    if !(2..=1 << 32).contains(&buckets) {
         return None;
     }
     Some((clock, (HEADER_CHUNK + 8) as u64 + buckets * 8))
