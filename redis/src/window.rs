@@ -496,6 +496,11 @@ fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> R
         },
         ..Meta::UNSET
     };
+    if !meta.loadable_live() {
+        // Settings a live filter cannot have (a forged block's capacity
+        // under 2): the server would refuse its own RDB.
+        return Err(cannot());
+    }
     let load = WindowLoad {
         clock,
         bytes,
