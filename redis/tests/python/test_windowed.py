@@ -139,13 +139,20 @@ def test_items_expire_and_refresh_by_the_clock(r):
 
 
 def churn(r, key, seconds, start=0):
-    """CF.INSERTs for `seconds`, ~every 50 ms: generation changes happen
-    between them. Returns the next item number."""
+    """Writes for `seconds`, ~every 50 ms (generation changes happen
+    between them): CF.INSERT, CF.ADD, and CF.ADDNX both from a script and
+    in a MULTI (whose advance reaches replicas inside the transaction).
+    Returns the next item number."""
     i = start
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         r.execute_command("CF.INSERT", key, "ITEMS", *range(i, i + 50))
         r.execute_command("CF.ADD", key, f"one{i}")
+        r.eval("return redis.call('CF.ADDNX', KEYS[1], ARGV[1])", 1, key, f"lua{i}")
+        tx = r.pipeline(transaction=True)
+        tx.execute_command("CF.ADDNX", key, f"multi{i}")
+        tx.execute_command("CF.EXISTS", key, f"multi{i}")
+        assert tx.execute() == [1, 1]
         i += 50
         time.sleep(0.05)
     return i
