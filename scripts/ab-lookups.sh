@@ -17,6 +17,9 @@
 # divided by the old run next to it). Builds in target/ab-lookups; the old
 # commit is checked out into a temporary git worktree, removed at the end.
 set -euo pipefail
+# The unstable hooks the drivers use (bucket counts) are behind the
+# `unstable` feature in revisions that have one.
+unstable_feature() { grep -q '^unstable = ' "$1/Cargo.toml" && echo ', features = ["unstable"]' || true; }
 cd "$(dirname "$0")/.."
 old=${1:?usage: scripts/ab-lookups.sh OLD_COMMIT [ROUNDS] [BITS MIB]...}
 rounds=${2:-7}
@@ -45,7 +48,7 @@ edition = "2021"
 publish = false
 [workspace]
 [dependencies]
-concurrent-cuckoo = { path = "$2" }
+concurrent-cuckoo = { path = "$2"$(unstable_feature "$2") }
 libc = "0.2"
 [profile.release]
 debug = 1

@@ -17,6 +17,9 @@
 # Builds in target/lookup-instructions; a commit is checked out into a
 # temporary git worktree there, removed at the end.
 set -euo pipefail
+# The unstable hooks the drivers use (bucket counts) are behind the
+# `unstable` feature in revisions that have one.
+unstable_feature() { grep -q '^unstable = ' "$1/Cargo.toml" && echo ', features = ["unstable"]' || true; }
 cd "$(dirname "$0")/.."
 (( $# )) || set -- .
 bits=${BITS:-16} mib=${MIB:-1} n=${N:-100000}
@@ -55,7 +58,7 @@ edition = "2021"
 publish = false
 [workspace]
 [dependencies]
-concurrent-cuckoo = { path = "$lib" }
+concurrent-cuckoo = { path = "$lib"$(unstable_feature "$lib") }
 [profile.release]
 debug = 1
 TOML

@@ -258,7 +258,9 @@ pub enum BuildError {
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::MissingCapacity => f.write_str("no capacity given: call .capacity(n) on the builder"),
+            Self::MissingCapacity => f.write_str(
+                "no capacity given: call .capacity(n) on the builder (.initial_capacity(n) on a growing filter's)",
+            ),
             Self::CapacityOverflow { requested } => {
                 write!(f, "capacity overflow: a filter cannot hold {requested} items")
             }

@@ -207,10 +207,31 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// ```
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        match Self::builder().capacity(capacity).build() {
+        match Self::try_with_capacity(capacity) {
             Ok(filter) => filter,
             Err(e) => panic!("CuckooFilter::with_capacity({capacity}): {e}"),
         }
+    }
+
+    /// [`with_capacity`](Self::with_capacity) that returns the error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{BuildError, CuckooFilter};
+    /// assert!(CuckooFilter::try_with_capacity(1000)?.capacity() >= 1000);
+    /// assert!(matches!(
+    ///     CuckooFilter::try_with_capacity(usize::MAX),
+    ///     Err(BuildError::CapacityOverflow { .. } | BuildError::AllocationFailed(_))
+    /// ));
+    /// # Ok::<(), BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`BuildError::CapacityOverflow`] when the capacity overflows what a
+    /// filter can address, [`BuildError::AllocationFailed`] when the
+    /// memory cannot be had.
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        Self::builder().capacity(capacity).build()
     }
 
     /// A builder for every other configuration.
@@ -883,53 +904,57 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => t.stripes.count())
     }
 
-    /// Number of move versions lookups validate against (at least the
-    /// stripe count).
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn version_count(&self) -> usize {
-        with_table!(&self.table, t => t.stripes.version_count())
-    }
-
-    /// Occupied slots, counted by scanning every bucket (for tests: equals
-    /// `len()` when no writer runs).
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn occupied_slots(&self) -> usize {
-        with_table!(&self.table, t => t.count_occupied())
-    }
-
-    /// `(fingerprint, primary bucket, alternate bucket)` of a hash: two hashes
-    /// with the same fingerprint and bucket pair are indistinguishable to the
-    /// filter. For exact models in tests.
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
-        fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
-            (loc.fp.to_u64(), loc.i1, loc.i2)
+    crate::unstable_api! {
+        /// Number of move versions lookups validate against (at least the
+        /// stripe count).
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use]
+        pub fn version_count(&self) -> usize {
+            with_table!(&self.table, t => t.stripes.version_count())
         }
-        with_table!(&self.table, t => sig(t.locate(hash)))
     }
 
-    /// A hash whose primary bucket is `bucket` and whose low 32 bits after
-    /// the filter's finalizer (and so fingerprint) are `low`: lets tests and
-    /// loom models place keys exactly.
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
-        with_table!(&self.table, t => t.index.hash_for(bucket, low))
+    crate::unstable_api! {
+        /// Occupied slots, counted by scanning every bucket (for tests: equals
+        /// `len()` when no writer runs).
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use]
+        pub fn occupied_slots(&self) -> usize {
+            with_table!(&self.table, t => t.count_occupied())
+        }
+    }
+
+    crate::unstable_api! {
+        /// `(fingerprint, primary bucket, alternate bucket)` of a hash: two hashes
+        /// with the same fingerprint and bucket pair are indistinguishable to the
+        /// filter. For exact models in tests.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use]
+        pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+            fn sig<F: crate::fingerprint::Fingerprint>(loc: Location<F>) -> (u64, usize, usize) {
+                (loc.fp.to_u64(), loc.i1, loc.i2)
+            }
+            with_table!(&self.table, t => sig(t.locate(hash)))
+        }
+    }
+
+    crate::unstable_api! {
+        /// A hash whose primary bucket is `bucket` and whose low 32 bits after
+        /// the filter's finalizer (and so fingerprint) are `low`: lets tests and
+        /// loom models place keys exactly.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use]
+        pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+            with_table!(&self.table, t => t.index.hash_for(bucket, low))
+        }
     }
 }
 
@@ -1141,39 +1166,42 @@ impl<S> Builder<S> {
         }
     }
 
-    /// Exact bucket count (even, >= 2), overriding capacity-based sizing.
-    /// For tests and loom models that need a tiny, fully known table.
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn bucket_count(mut self, buckets: usize) -> Self {
-        self.bucket_count = Some(buckets);
-        self
+    crate::unstable_api! {
+        /// Exact bucket count (even, >= 2), overriding capacity-based sizing.
+        /// For tests and loom models that need a tiny, fully known table.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use = "a builder does nothing until `build` is called"]
+        pub fn bucket_count(mut self, buckets: usize) -> Self {
+            self.bucket_count = Some(buckets);
+            self
+        }
     }
 
-    /// Exact stripe count (a power of two). For tests and loom models.
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn stripe_count(mut self, stripes: usize) -> Self {
-        self.stripe_count = Some(stripes);
-        self
+    crate::unstable_api! {
+        /// Exact stripe count (a power of two). For tests and loom models.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use = "a builder does nothing until `build` is called"]
+        pub fn stripe_count(mut self, stripes: usize) -> Self {
+            self.stripe_count = Some(stripes);
+            self
+        }
     }
 
-    /// Exact count of move versions (a power of two, at least the stripe
-    /// count). For tests and the retry measurements.
-    ///
-    /// **Unstable**: a hook for tests and measurements, hidden from the docs;
-    /// it may change or go away in any release.
-    #[doc(hidden)]
-    #[must_use = "a builder does nothing until `build` is called"]
-    pub fn version_count(mut self, versions: usize) -> Self {
-        self.version_count = Some(versions);
-        self
+    crate::unstable_api! {
+        /// Exact count of move versions (a power of two, at least the stripe
+        /// count). For tests and the retry measurements.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use = "a builder does nothing until `build` is called"]
+        pub fn version_count(mut self, versions: usize) -> Self {
+            self.version_count = Some(versions);
+            self
+        }
     }
 
     /// Builds the filter.

@@ -61,7 +61,7 @@
 //! | [`ScalableCuckooFilter`] | your capacity estimate may be wrong: it adds a larger level whenever the newest one fills. A lookup that misses searches every level, so it costs more per level; removes across levels have a limit ([removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)); its stats are per level ([`level_stats`](ScalableCuckooFilter::level_stats)). |
 //! | [`WindowedCuckooFilter`] | keys that expire by age: a key lives `G` generations after its last insert ([`advance`](WindowedCuckooFilter::advance) starts the next); inserts are never refused with at most `capacity` keys live, a lookup reads two buckets whatever `G` is. No per-key remove; saved and loaded as the others (format version 4). |
 //! | [`FrozenFilter`] | a saved `CuckooFilter` queried in place, from bytes, a file read into memory ([`FrozenFilter::load`]) or a read-only mmapped file shared by processes (`unsafe` [`FrozenFilter::open`]): no decode, no locks, shared by any number of threads. Read-only; [`to_filter`](FrozenFilter::to_filter) thaws a writable copy. |
-//! | persistence | [`to_bytes`](CuckooFilter::to_bytes) / [`from_bytes`](CuckooFilter::from_bytes), streaming [`write_to`](CuckooFilter::write_to) / [`read_from`](CuckooFilter::read_from) ([`read_from_limited`](CuckooFilter::read_from_limited) for untrusted input), crash-safe [`write_to_path`](CuckooFilter::write_to_path); the same on `ScalableCuckooFilter` (but for `read_from_limited`). With the `serde` feature, both filters implement `Serialize` and `Deserialize`. |
+//! | persistence | [`to_bytes`](CuckooFilter::to_bytes) / [`from_bytes`](CuckooFilter::from_bytes), streaming [`write_to`](CuckooFilter::write_to) / [`read_from`](CuckooFilter::read_from) ([`read_from_limited`](CuckooFilter::read_from_limited) for untrusted input), crash-safe [`write_to_path`](CuckooFilter::write_to_path); the same on `ScalableCuckooFilter` and `WindowedCuckooFilter` (the windowed one without `read_from_limited`). With the `serde` feature, both filters implement `Serialize` and `Deserialize`. |
 //! | C | the workspace member `ffi/` (crate `concurrent-cuckoo-ffi`): a C11 header and a static and a shared library; see [From C](#from-c). |
 //!
 //! # What it promises
@@ -86,7 +86,7 @@
 //! * **Both candidate buckets compared with one SIMD instruction** (SSE2 or
 //!   AVX2 on x86-64, NEON on aarch64, exact portable code elsewhere;
 //!   [`probe_backend`] names the one compiled in).
-//! * **Compact**: any bucket count (no rounding to a power of two); 16-bit
+//! * **Compact**: any even bucket count of at least 2 (no rounding to a power of two); 16-bit
 //!   fingerprints cost about 18 bits per item at the requested capacity, and
 //!   a filter fills to over 95% before its first refused insert.
 //! * **Errors, not panics**: a full filter, too many duplicates, a bad
@@ -243,6 +243,26 @@
 //! [`stats`]: CuckooFilter::stats
 #![warn(missing_docs)]
 
+/// An item of the unstable surface (hooks for tests, measurements and the
+/// C ABI's inlined lookups): public, hidden from the docs, with the
+/// `unstable` feature; private to the crate without it, so that it is no
+/// part of the stable API and may change in any release.
+macro_rules! unstable_api {
+    ($(#[$meta:meta])* pub fn $($rest:tt)*) => {
+        #[cfg(feature = "unstable")]
+        #[doc(hidden)]
+        $(#[$meta])*
+        pub fn $($rest)*
+        #[cfg(not(feature = "unstable"))]
+        #[allow(dead_code)]
+        $(#[$meta])*
+        pub(crate) fn $($rest)*
+    };
+}
+pub(crate) use unstable_api;
+
+#[cfg(not(concurrent_cuckoo_loom))]
+mod copies;
 mod error;
 mod filter;
 mod fingerprint;
@@ -252,6 +272,7 @@ mod hashing;
 mod index;
 mod live_view;
 mod lookup;
+mod membership;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
@@ -274,8 +295,9 @@ mod windowed;
 pub use error::{AllocationError, BatchInsertError, BuildError, DecodeError, InsertError};
 pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
-pub use frozen::{FrozenBytes, FrozenFilter};
+pub use frozen::{FrozenBytes, FrozenFilter, MappedFile};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
+pub use membership::Filter;
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -286,20 +308,22 @@ pub use stats::Stats;
 pub use storage::{set_table_memory, TableMemory};
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
+#[cfg(feature = "unstable")]
 pub use view::LookupView;
 pub use windowed::{WindowedBuilder, WindowedCuckooFilter, WindowedStats};
 
-/// Lookups on the calling thread that had to retry because a move went
-/// through one of their buckets: `(failed optimistic attempts, lookups that
-/// finished under the stripe locks)`, since the thread started. For the
-/// retry measurements in `harness`.
-///
-/// **Unstable**: a hook for tests and measurements, hidden from the docs; it
-/// may change or go away in any release.
-#[doc(hidden)]
-#[must_use]
-pub fn thread_lookup_retries() -> (u64, u64) {
-    table::diagnostics::thread_counts()
+crate::unstable_api! {
+    /// Lookups on the calling thread that had to retry because a move went
+    /// through one of their buckets: `(failed optimistic attempts, lookups that
+    /// finished under the stripe locks)`, since the thread started. For the
+    /// retry measurements in `harness`.
+    ///
+    /// **Unstable**: a hook for tests and measurements, hidden from the docs; it
+    /// may change or go away in any release.
+    #[must_use]
+    pub fn thread_lookup_retries() -> (u64, u64) {
+        table::diagnostics::thread_counts()
+    }
 }
 
 /// Name of the SIMD probe compiled into this build: `"sse2"`, `"sse2+avx2"`,

@@ -24,6 +24,7 @@ use crate::index::HashScheme;
 /// is not [`relocate`](CuckooFilter::relocate)d (which takes `&mut`):
 /// nothing else replaces or moves its table.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "unstable"), allow(dead_code))]
 pub struct LookupView {
     /// Bucket `i` is the `u64` at `buckets + i`, loaded atomically.
     pub buckets: *const u64,
@@ -39,25 +40,26 @@ pub struct LookupView {
 }
 
 impl<S> CuckooFilter<S> {
-    /// The view of this filter's table for an inlined lookup (module docs),
-    /// or `None` unless it has 16-bit fingerprints.
-    /// For the C ABI; Rust callers inline [`contains_hash`](Self::contains_hash)
-    /// already.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn lookup_view(&self) -> Option<LookupView> {
-        let Table::F16(t) = &self.table else {
-            return None;
-        };
-        let (versions, count) = t.stripes.version_words();
-        Some(LookupView {
-            // `AtomicU64` has the size, alignment and bit validity of `u64`.
-            buckets: t.buckets.as_ptr().cast::<u64>(),
-            bucket_count: t.index.buckets() as u64,
-            versions: versions.cast::<u64>(),
-            version_mask: count as u64 - 1,
-            uniform_hashes: t.index.scheme() == HashScheme::Raw,
-        })
+    crate::unstable_api! {
+        /// The view of this filter's table for an inlined lookup (module docs),
+        /// or `None` unless it has 16-bit fingerprints.
+        /// For the C ABI; Rust callers inline [`contains_hash`](Self::contains_hash)
+        /// already.
+        #[must_use]
+        pub fn lookup_view(&self) -> Option<LookupView> {
+            let Table::F16(t) = &self.table else {
+                return None;
+            };
+            let (versions, count) = t.stripes.version_words();
+            Some(LookupView {
+                // `AtomicU64` has the size, alignment and bit validity of `u64`.
+                buckets: t.buckets.as_ptr().cast::<u64>(),
+                bucket_count: t.index.buckets() as u64,
+                versions: versions.cast::<u64>(),
+                version_mask: count as u64 - 1,
+                uniform_hashes: t.index.scheme() == HashScheme::Raw,
+            })
+        }
     }
 }
 

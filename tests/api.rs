@@ -532,3 +532,112 @@ fn debug_output_never_shows_the_seed() {
     }
     assert!(format!("{builder:?}").contains("seed: <hidden>"));
 }
+
+/// Code generic over [`Filter`]: the same function over every filter type
+/// answers alike for the keys each holds.
+mod generic {
+    use concurrent_cuckoo::{
+        CuckooFilter, Filter, FrozenFilter, Removal, ScalableCuckooFilter, WindowedCuckooFilter,
+    };
+
+    /// Found keys among `keys`, by single and batch lookups (which must
+    /// agree), with the trait's sizes checked on the way.
+    fn found<F: Filter>(filter: &F, keys: &[u64]) -> usize {
+        let mut out = vec![false; keys.len()];
+        filter.contains_batch(keys, &mut out);
+        let mut by_hash = vec![false; keys.len()];
+        let hashes: Vec<u64> = (0..keys.len() as u64).collect();
+        filter.contains_hash_batch(&hashes, &mut by_hash);
+        for (i, (k, &b)) in keys.iter().zip(&out).enumerate() {
+            assert_eq!(filter.contains(k), b, "key {k}");
+            assert_eq!(filter.contains_hash(hashes[i]), by_hash[i]);
+        }
+        assert!(filter.false_positive_bound() > 0.0 && filter.false_positive_bound() < 0.01);
+        assert!(filter.memory_usage() > 0);
+        assert_eq!(filter.is_empty(), filter.len() == 0);
+        out.iter().filter(|&&f| f).count()
+    }
+
+    #[test]
+    fn one_generic_function_over_every_filter() {
+        let keys: Vec<u64> = (0..500).collect();
+        let fixed = CuckooFilter::builder()
+            .capacity(1000)
+            .seed(3)
+            .build()
+            .unwrap();
+        fixed.insert_batch(&keys).unwrap();
+        let mut growing: ScalableCuckooFilter = keys.iter().copied().collect();
+        growing.extend(500..600u64);
+        let windowed = WindowedCuckooFilter::builder()
+            .capacity(1000)
+            .seed(3)
+            .build()
+            .unwrap();
+        windowed.insert_batch(&keys).unwrap();
+        let frozen = FrozenFilter::from_bytes(fixed.to_bytes()).unwrap();
+        assert_eq!(found(&fixed, &keys), 500);
+        assert_eq!(found(&growing, &keys), 500);
+        assert_eq!(found(&windowed, &keys), 500);
+        assert_eq!(found(&frozen, &keys), 500);
+        assert_eq!(Filter::len(&growing), 600);
+        assert_eq!(Filter::len(&frozen), 500);
+    }
+
+    #[test]
+    fn clones_are_copies_taken_at_one_moment() {
+        let fixed = CuckooFilter::with_capacity(1000);
+        fixed.insert_batch(&[1u64, 2, 3]).unwrap();
+        let fixed_copy = fixed.clone();
+        assert!(fixed.remove(&1u64));
+        assert!(fixed_copy.contains(&1u64) && !fixed.contains(&1u64));
+        assert_eq!(
+            (fixed_copy.len(), fixed_copy.capacity()),
+            (3, fixed.capacity())
+        );
+        assert_eq!(fixed_copy.to_bytes(), {
+            fixed.insert(&1u64).unwrap();
+            fixed.to_bytes()
+        });
+
+        let growing = ScalableCuckooFilter::with_capacity(10);
+        growing
+            .insert_batch(&(0..2000u64).collect::<Vec<_>>())
+            .unwrap();
+        let growing_copy = growing.clone();
+        assert_eq!(growing_copy.to_bytes(), growing.to_bytes());
+        assert_eq!(growing.remove(&5u64), Removal::Removed);
+        assert!(growing_copy.contains(&5u64));
+        assert_eq!(growing_copy.len(), growing.len() + 1);
+        growing_copy.insert(&5000u64).unwrap(); // the copy takes writes alone
+        assert_eq!(growing_copy.len(), growing.len() + 2);
+
+        let windowed = WindowedCuckooFilter::builder()
+            .capacity(100)
+            .generations(2)
+            .build()
+            .unwrap();
+        windowed.insert(&7u64).unwrap();
+        windowed.advance();
+        let windowed_copy = windowed.clone();
+        assert_eq!(windowed_copy.to_bytes(), windowed.to_bytes());
+        windowed_copy.advance();
+        assert!(windowed.contains(&7u64) && !windowed_copy.contains(&7u64));
+    }
+
+    #[test]
+    fn removes_say_why_they_did_not_remove() {
+        let f = ScalableCuckooFilter::with_capacity(100);
+        f.insert(&1u64).unwrap();
+        assert_eq!(f.remove(&1u64), Removal::Removed);
+        assert_eq!(f.remove(&1u64), Removal::NotFound);
+        assert!(!bool::from(f.remove(&2u64)));
+    }
+
+    #[test]
+    fn try_with_capacity_errs_where_with_capacity_panics() {
+        assert!(CuckooFilter::try_with_capacity(usize::MAX).is_err());
+        assert!(ScalableCuckooFilter::try_with_capacity(usize::MAX).is_err());
+        assert!(CuckooFilter::try_with_capacity(10).is_ok());
+    }
+}

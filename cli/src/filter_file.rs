@@ -18,7 +18,7 @@ pub const VERSION_SCALABLE: u16 = 3;
 /// An opened, verified filter file.
 pub enum Opened {
     /// A fixed filter (format 1 or 2), mapped read-only.
-    Mapped(FrozenFilter<memmap2::Mmap>),
+    Mapped(FrozenFilter<concurrent_cuckoo::MappedFile>),
     /// A fixed filter read into memory.
     Loaded(FrozenFilter<FrozenBytes>),
     /// A fixed filter read from stdin.

@@ -249,7 +249,7 @@ fn temporary_key(key: &str, cluster: bool) -> Result<String> {
 /// The file's bytes, checked: a mapped fixed filter, or a growing one read
 /// into memory.
 enum FileBytes {
-    Mapped(FrozenFilter<memmap2::Mmap>),
+    Mapped(FrozenFilter<concurrent_cuckoo::MappedFile>),
     Read(Vec<u8>),
 }
 

@@ -31,7 +31,7 @@ use core::ffi::{c_char, c_void};
 /// marks the same map `unsafe`); a program that cannot promise it loads
 /// the file with `ccf_load` instead, a private copy.
 pub struct ccf_frozen {
-    inner: FrozenFilter<memmap2::Mmap>,
+    inner: FrozenFilter<concurrent_cuckoo::MappedFile>,
 }
 
 /// The frozen filter behind a handle; `None` for NULL.
@@ -39,7 +39,9 @@ pub struct ccf_frozen {
 /// # Safety
 /// `f` is NULL or a handle from `ccf_frozen_open` not yet freed.
 #[inline(always)]
-unsafe fn frozen_ref<'a>(f: *const ccf_frozen) -> Option<&'a FrozenFilter<memmap2::Mmap>> {
+unsafe fn frozen_ref<'a>(
+    f: *const ccf_frozen,
+) -> Option<&'a FrozenFilter<concurrent_cuckoo::MappedFile>> {
     // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
     // points to a live `ccf_frozen` made by `Box::into_raw`, which nothing
     // mutates until `ccf_frozen_free` (which may not run concurrently with

@@ -1,5 +1,6 @@
 //! [`FrozenBytes`]: a saved filter's bytes read into memory, on 2 MiB
-//! pages where the system gives them.
+//! pages where the system gives them; [`MappedFile`]: a saved filter's
+//! file mapped read-only.
 
 use crate::error::DecodeError;
 use crate::storage::Region;
@@ -76,5 +77,59 @@ impl fmt::Debug for FrozenBytes {
         f.debug_struct("FrozenBytes")
             .field("len", &self.len)
             .finish_non_exhaustive()
+    }
+}
+
+/// A file mapped read-only, whose bytes a [`FrozenFilter`](crate::FrozenFilter)
+/// opened with [`FrozenFilter::open`](crate::FrozenFilter::open) answers
+/// from in place (shared with every process that maps the same file).
+/// The mapping library is an implementation detail: this type is what the
+/// API names.
+pub struct MappedFile {
+    map: memmap2::Mmap,
+}
+
+impl MappedFile {
+    /// Maps `file` read-only, advised for 2 MiB pages and read-ahead on
+    /// Linux.
+    ///
+    /// # Safety
+    /// As [`FrozenFilter::open`](crate::FrozenFilter::open): nobody
+    /// truncates or writes the file while the mapping lives.
+    pub(crate) unsafe fn map(file: &std::fs::File) -> Result<Self, DecodeError> {
+        // SAFETY: read-only map, never written through; the caller
+        // guarantees no one truncates or rewrites the file while it lives.
+        let map = unsafe { memmap2::Mmap::map(file) }.map_err(DecodeError::Io)?;
+        #[cfg(target_os = "linux")]
+        {
+            // Advice only: a kernel or file system that cannot do it says
+            // so, and lookups simply take 4 KiB pages.
+            let _ = map.advise(memmap2::Advice::HugePage);
+            let _ = map.advise(memmap2::Advice::WillNeed);
+        }
+        Ok(Self { map })
+    }
+}
+
+impl core::ops::Deref for MappedFile {
+    type Target = [u8];
+    #[inline(always)]
+    fn deref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+impl AsRef<[u8]> for MappedFile {
+    #[inline(always)]
+    fn as_ref(&self) -> &[u8] {
+        &self.map
+    }
+}
+
+impl fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("len", &self.map.len())
+            .finish()
     }
 }

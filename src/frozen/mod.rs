@@ -3,7 +3,7 @@
 
 mod bytes;
 
-pub use bytes::FrozenBytes;
+pub use bytes::{FrozenBytes, MappedFile};
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, CuckooFilter};
@@ -231,7 +231,7 @@ impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
     }
 }
 
-impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
+impl FrozenFilter<MappedFile, DefaultHashBuilder> {
     /// Maps the file at `path` read-only and validates it as
     /// [`from_bytes`](FrozenFilter::from_bytes) does, copying nothing:
     /// every process that opens the same file shares one copy in the page
@@ -249,7 +249,7 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     /// are undefined behaviour. Replacing the file by renaming a new one
     /// over it, as [`CuckooFilter::write_to_path`] does, is fine: the
     /// mapping keeps the old file. This is the contract of
-    /// [`memmap2::Mmap::map`], which this calls.
+    /// the `memmap2` crate's `Mmap::map`, which this calls.
     ///
     /// # Page size
     /// Lookups in a large table are as fast as the live filter's only on
@@ -293,7 +293,7 @@ impl FrozenFilter<memmap2::Mmap, DefaultHashBuilder> {
     }
 }
 
-impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
+impl<S: PersistentHasher> FrozenFilter<MappedFile, S> {
     /// [`open`](FrozenFilter::open) for a filter saved with another
     /// [`PersistentHasher`] (here spelled out for the default one).
     ///
@@ -321,16 +321,9 @@ impl<S: PersistentHasher> FrozenFilter<memmap2::Mmap, S> {
         let file = std::fs::File::open(path).map_err(DecodeError::Io)?;
         // Files saved with `write_to_path` are replaced by rename, which
         // leaves an existing mapping on the old inode intact.
-        // SAFETY: read-only map, never written through; the caller
-        // guarantees no one truncates or rewrites the file while it lives.
-        let map = unsafe { memmap2::Mmap::map(&file) }.map_err(DecodeError::Io)?;
-        #[cfg(target_os = "linux")]
-        {
-            // Advice only: a kernel or file system that cannot do it says
-            // so, and lookups simply take 4 KiB pages.
-            let _ = map.advise(memmap2::Advice::HugePage);
-            let _ = map.advise(memmap2::Advice::WillNeed);
-        }
+        // SAFETY: the caller guarantees no one truncates or rewrites the
+        // file while the filter lives.
+        let map = unsafe { MappedFile::map(&file) }?;
         Self::from_bytes_with_hasher(map)
     }
 }
@@ -711,7 +704,7 @@ mod tests {
     fn frozen_filters_are_send_and_sync() {
         assert_send_sync::<FrozenFilter<&[u8]>>();
         assert_send_sync::<FrozenFilter<Vec<u8>>>();
-        assert_send_sync::<FrozenFilter<memmap2::Mmap>>();
+        assert_send_sync::<FrozenFilter<MappedFile>>();
     }
 
     /// `with_table!` and `CuckooFilter` are used: keep the import honest.

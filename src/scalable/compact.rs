@@ -48,7 +48,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// }
     /// // Keep 10 of the first level's keys and none of the second's.
     /// for old in 10..k - 100 {
-    ///     assert!(filter.remove_hash(old));
+    ///     assert!(filter.remove_hash(old).is_removed());
     /// }
     /// let len = filter.len();
     /// let levels = filter.levels();
@@ -137,7 +137,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///     k += 1;
     /// }
     /// for old in 10..k - 100 {
-    ///     assert!(filter.remove_hash(old));
+    ///     assert!(filter.remove_hash(old).is_removed());
     /// }
     /// let reader = {
     ///     let filter = filter.clone();

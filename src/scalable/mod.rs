@@ -20,7 +20,7 @@ pub use removal::Removal;
 use slots::index_of;
 pub(crate) use slots::{Config, Level};
 
-use crate::error::{BatchInsertError, InsertError};
+use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::filter::with_table;
 use crate::hashing::DefaultHashBuilder;
 use crate::lookup::Lookup;
@@ -272,10 +272,27 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// [`builder`](Self::builder) for an error instead).
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
-        match Self::builder().initial_capacity(capacity).build() {
+        match Self::try_with_capacity(capacity) {
             Ok(filter) => filter,
             Err(e) => panic!("ScalableCuckooFilter::with_capacity({capacity}): {e}"),
         }
+    }
+
+    /// [`with_capacity`](Self::with_capacity) that returns the error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::ScalableCuckooFilter;
+    /// let filter = ScalableCuckooFilter::try_with_capacity(1000)?;
+    /// assert!(filter.is_empty());
+    /// assert!(ScalableCuckooFilter::try_with_capacity(usize::MAX).is_err());
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`ScalableBuilder::build`].
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        Self::builder().initial_capacity(capacity).build()
     }
 
     /// A builder for every other configuration.

@@ -25,7 +25,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///     filter.insert_hash(k)?; // the last one grows the filter
     ///     k += 1;
     /// }
-    /// assert!((0..k - 1).all(|old| filter.remove_hash(old))); // level 0 empties and retires
+    /// assert!((0..k - 1).all(|old| filter.remove_hash(old).is_removed())); // level 0 empties and retires
     /// assert_eq!(filter.levels(), 1);
     /// let before = filter.memory_usage();
     /// let freed = filter.reclaim_retired();

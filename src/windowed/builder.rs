@@ -130,40 +130,44 @@ impl<S> WindowedBuilder<S> {
         }
     }
 
-    /// Exact tag bits (2 to 5). For tests and loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    pub fn tag_bits(mut self, bits: u32) -> Self {
-        self.tag_bits = Some(bits);
-        self
+    crate::unstable_api! {
+        /// Exact tag bits (2 to 5). For tests and loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        pub fn tag_bits(mut self, bits: u32) -> Self {
+            self.tag_bits = Some(bits);
+            self
+        }
     }
 
-    /// Exact bucket count (even, >= 2). For tests and loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    pub fn bucket_count(mut self, buckets: usize) -> Self {
-        self.bucket_count = Some(buckets);
-        self
+    crate::unstable_api! {
+        /// Exact bucket count (even, >= 2). For tests and loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        pub fn bucket_count(mut self, buckets: usize) -> Self {
+            self.bucket_count = Some(buckets);
+            self
+        }
     }
 
-    /// Exact stripe count (a power of two). For tests and loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    pub fn stripe_count(mut self, stripes: usize) -> Self {
-        self.stripe_count = Some(stripes);
-        self
+    crate::unstable_api! {
+        /// Exact stripe count (a power of two). For tests and loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        pub fn stripe_count(mut self, stripes: usize) -> Self {
+            self.stripe_count = Some(stripes);
+            self
+        }
     }
 
-    /// Longest displacement path (1 to 5). For tests and loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    pub fn max_path_len(mut self, hops: usize) -> Self {
-        self.max_path_len = hops;
-        self
+    crate::unstable_api! {
+        /// Longest displacement path (1 to 5). For tests and loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        pub fn max_path_len(mut self, hops: usize) -> Self {
+            self.max_path_len = hops;
+            self
+        }
     }
 
     /// Builds the filter.

@@ -209,7 +209,6 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
     /// `out[i] = contains(&keys[i])`, with the buckets of the keys
     /// 8 positions further on prefetched while each is probed, so
     /// their cache misses overlap. Each answer is exactly `contains`'s.
-    /// Only the first `min(keys.len(), out.len())` are answered.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -220,9 +219,18 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
     /// assert!(out[0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    /// If `keys.len() != out.len()`, with the message
+    /// `"contains_batch: keys and out differ in length"`, as every filter's
+    /// batch lookup.
     pub fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]) {
-        let n = keys.len().min(out.len());
-        self.contains_batch_with(|i| self.hasher.hash_one(&keys[i]), &mut out[..n]);
+        assert_eq!(
+            keys.len(),
+            out.len(),
+            "contains_batch: keys and out differ in length"
+        );
+        self.contains_batch_with(|i| self.hasher.hash_one(&keys[i]), out);
     }
 
     /// [`contains_batch`](Self::contains_batch) of 64-bit hashes.
@@ -236,9 +244,17 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
     /// assert!(out[0]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    /// If `hashes.len() != out.len()`, with the message
+    /// `"contains_hash_batch: hashes and out differ in length"`.
     pub fn contains_hash_batch(&self, hashes: &[u64], out: &mut [bool]) {
-        let n = hashes.len().min(out.len());
-        self.contains_batch_with(|i| hashes[i], &mut out[..n]);
+        assert_eq!(
+            hashes.len(),
+            out.len(),
+            "contains_hash_batch: hashes and out differ in length"
+        );
+        self.contains_batch_with(|i| hashes[i], out);
     }
 
     /// Inserts every key in order, prefetching ahead as
@@ -608,34 +624,77 @@ impl<S> WindowedCuckooFilter<S> {
         }
     }
 
-    /// `(fingerprint, primary bucket, alternate bucket)` of a hash. For
-    /// exact models in tests.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
-        let loc = self.table.locate(hash);
-        (loc.fp, loc.i1, loc.i2)
+    crate::unstable_api! {
+        /// `(fingerprint, primary bucket, alternate bucket)` of a hash. For
+        /// exact models in tests.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn signature_of_hash(&self, hash: u64) -> (u64, usize, usize) {
+            let loc = self.table.locate(hash);
+            (loc.fp, loc.i1, loc.i2)
+        }
     }
 
-    /// A hash whose primary bucket is `bucket` and whose low 32 bits after
-    /// the finalizer (and so fingerprint) are `low`. For loom models.
-    ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
-        self.table.index.hash_for(bucket, low)
+    crate::unstable_api! {
+        /// A hash whose primary bucket is `bucket` and whose low 32 bits after
+        /// the finalizer (and so fingerprint) are `low`. For loom models.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn hash_for_bucket(&self, bucket: usize, low: u32) -> u64 {
+            self.table.index.hash_for(bucket, low)
+        }
     }
 
-    /// `(occupied lanes, live lanes)` by scanning the table. For tests.
+    crate::unstable_api! {
+        /// `(occupied lanes, live lanes)` by scanning the table. For tests.
+        ///
+        /// **Unstable**: a hook for tests, hidden from the docs.
+        #[must_use]
+        pub fn scan_lanes(&self) -> (usize, usize) {
+            self.table.scan()
+        }
+    }
+}
+
+#[cfg(not(concurrent_cuckoo_loom))]
+impl<S: Clone> WindowedCuckooFilter<S> {
+    /// A copy of the filter: its generation and buckets at one moment
+    /// (under the advance lock and every stripe lock: writers and `advance`
+    /// wait for it, lookups do not), the same window and a clone of the
+    /// hasher; the copy's `stats` counters start at zero.
     ///
-    /// **Unstable**: a hook for tests, hidden from the docs.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn scan_lanes(&self) -> (usize, usize) {
-        self.table.scan()
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(100).generations(2).build()?;
+    /// f.insert("k")?;
+    /// let copy = f.try_clone()?;
+    /// f.advance_to(2);
+    /// assert!(!f.contains("k") && copy.contains("k") && copy.generation() == 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`AllocationError`](crate::AllocationError) when the memory for the
+    /// copy cannot be had (`clone` panics then).
+    pub fn try_clone(&self) -> Result<Self, crate::AllocationError> {
+        Ok(Self {
+            table: self.table.try_clone()?,
+            hasher: self.hasher.clone(),
+        })
+    }
+}
+
+#[cfg(not(concurrent_cuckoo_loom))]
+impl<S: Clone> Clone for WindowedCuckooFilter<S> {
+    /// [`try_clone`](Self::try_clone).
+    ///
+    /// # Panics
+    /// If the memory for the copy cannot be had, as `Vec::clone` does.
+    fn clone(&self) -> Self {
+        self.try_clone()
+            .unwrap_or_else(|e| panic!("WindowedCuckooFilter::clone: {e}"))
     }
 }
 

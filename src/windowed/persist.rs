@@ -351,7 +351,7 @@ fn restore(
         }
         kept.push(l.without_expired(word, generation));
     }
-    table.restore(generation, &kept);
+    table.restore(generation, kept);
     Ok(())
 }
 

@@ -667,15 +667,33 @@ impl WindowTable {
         )
     }
 
+    /// A table of this one's geometry holding its canonical buckets and
+    /// generation at one moment (as [`snapshot`](Self::snapshot), without
+    /// the intermediate vector). Counters of past operations start at 0.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn try_clone(&self) -> Result<Self, AllocationError> {
+        let copy = Self::new(
+            self.buckets.len(),
+            Some(self.stripes.count()),
+            self.layout,
+            self.max_path,
+        )?;
+        let _advancing = self.advancing.guard();
+        let _all = self.stripes.lock_all();
+        let cur = self.generation();
+        let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
+        copy.restore(cur, words.map(|w| self.layout.without_expired(w, cur)));
+        Ok(copy)
+    }
+
     /// Sets the generation and the buckets (`words`, one per bucket, no
     /// expired lane) of a table no other thread sees yet, and counts them.
     #[cfg(not(concurrent_cuckoo_loom))]
-    pub(crate) fn restore(&self, generation: u64, words: &[u64]) {
-        debug_assert_eq!(words.len(), self.buckets.len());
+    pub(crate) fn restore(&self, generation: u64, words: impl IntoIterator<Item = u64>) {
         let _all = self.stripes.lock_all();
         self.schedule_sweep(generation);
         self.generation.store(generation, Ordering::Release);
-        for (bucket, &word) in words.iter().enumerate() {
+        for (bucket, word) in words.into_iter().enumerate().take(self.buckets.len()) {
             self.store(bucket, word);
             for slot in 0..4 {
                 let lane = lanes::get(word, slot);
