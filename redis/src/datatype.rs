@@ -681,10 +681,12 @@ unsafe extern "C" fn copy(
     }
 }
 
-/// A copy of a window filter, through its encoding.
+/// A copy of a window filter: the library's copy of its canonical buckets
+/// at one moment (no encoding in between; its table admitted as a new
+/// filter's), with the same clock.
 fn copy_window(w: &Window) -> Result<Box<Window>, String> {
-    let bytes = w.encoding().ok_or("out of memory for the encoding")?;
-    window_value::decode(&bytes).map(Box::new)
+    let filter = w.filter.try_clone().map_err(|e| e.to_string())?;
+    Ok(Box::new(Window::new(filter, w.clock)))
 }
 
 fn log_warning(message: &str) {
