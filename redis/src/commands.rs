@@ -13,7 +13,11 @@ use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
 use crate::dumps::Found;
-use crate::value::{self, complete_if_done, random_seed, Body, CfValue, Filter, Meta};
+use crate::reply::{reply_fields, to_i64, Field};
+use crate::value::{
+    self, complete_if_done, random_seed, Body, CfValue, Filter, Meta, CREATE_REFUSED,
+};
+use crate::window;
 use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -43,11 +47,6 @@ fn client_id(ctx: &Context) -> u64 {
 fn resp3(ctx: &Context) -> bool {
     ctx.get_flags().contains(ContextFlags::FLAGS_RESP3)
 }
-
-/// RedisBloom's error for a filter whose table cannot be had: here one
-/// that would pass `cuckoo.cf-max-memory-usage` or `maxmemory`
-/// (`admission.rs`), or that the allocator refused. Nothing was created.
-pub(crate) const CREATE_REFUSED: &str = "ERR Insufficient memory to create filter";
 
 /// RedisBloom's error (`Memory allocation failure`) for an insert whose
 /// filter had to grow and could not have its new level's table; the item
@@ -233,6 +232,9 @@ pub(crate) fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
+    if let Some(reply) = window::reserve(ctx, &args) {
+        return reply;
+    }
     let capacity = args::capacity(&args[2])?;
     let mut meta = Meta::default();
     let allow = Allow {
@@ -271,6 +273,9 @@ fn add_one(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult {
     }
     let key = ctx.open_key_writable(&args[1]);
     let (created, value) = open_or_create(&key, &args[1], Some(Meta::default()))?;
+    if window::of(value).is_some() {
+        return window::add(ctx, args, value, unique);
+    }
     let filter = value.filter()?;
     let item = args[2].as_slice();
     // Admitted: growth allocates a level (never more than the limits).
@@ -332,6 +337,9 @@ fn insert_many(ctx: &Context, args: &[RedisString], unique: bool) -> RedisResult
     });
     let key = ctx.open_key_writable(&args[1]);
     let (created, value) = open_or_create(&key, &args[1], create)?;
+    if window::of(value).is_some() {
+        return window::insert(ctx, args, value, unique, options.items);
+    }
     let filter = value.filter()?;
     let items: Vec<&[u8]> = args[options.items..].iter().map(|a| a.as_slice()).collect();
     let mut outcomes = Vec::with_capacity(items.len());
@@ -445,7 +453,10 @@ pub(crate) fn exists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let key = ctx.open_key(&args[1]);
     Ok(RedisValue::Bool(match value::read(&key, &CF_TYPE)? {
         None => false,
-        Some(v) => v.filter()?.contains(args[2].as_slice()),
+        Some(v) => match window::of(v) {
+            Some(w) => window::exists(w, args[2].as_slice()),
+            None => v.filter()?.contains(args[2].as_slice()),
+        },
     }))
 }
 
@@ -457,6 +468,9 @@ pub(crate) fn mexists(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let key = ctx.open_key(&args[1]);
     let mut found = vec![false; args.len() - 2];
     if let Some(v) = value::read(&key, &CF_TYPE)? {
+        if let Some(w) = window::of(v) {
+            return window::mexists(ctx, w, &args[2..]);
+        }
         let items: Vec<&[u8]> = args[2..].iter().map(|a| a.as_slice()).collect();
         v.filter()?.contains_batch(&items, &mut found);
     }
@@ -477,7 +491,10 @@ pub(crate) fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let key = ctx.open_key(&args[1]);
     Ok(RedisValue::Integer(match value::read(&key, &CF_TYPE)? {
         None => 0,
-        Some(v) => v.filter()?.count(args[2].as_slice()) as i64,
+        Some(v) => match window::of(v) {
+            Some(w) => i64::from(window::exists(w, args[2].as_slice())),
+            None => v.filter()?.count(args[2].as_slice()) as i64,
+        },
     }))
 }
 
@@ -534,45 +551,6 @@ pub(crate) fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// A reply of `pairs` as a map (RESP3) or a flat array (RESP2), with
-/// simple-string field names in this order (RedisBloom's `CF.INFO` shape,
-/// which clients parse by name).
-fn reply_fields(ctx: &Context, pairs: &[(&'static core::ffi::CStr, Field)]) -> RedisResult {
-    raw::reply_with_map(ctx.ctx, pairs.len() as _);
-    for (name, value) in pairs {
-        raw::reply_with_simple_string(ctx.ctx, name.as_ptr());
-        match value {
-            Field::Int(n) => {
-                raw::reply_with_long_long(ctx.ctx, *n);
-            }
-            Field::Double(x) => {
-                raw::reply_with_double(ctx.ctx, *x);
-            }
-            Field::Text(t) => {
-                raw::reply_with_simple_string(ctx.ctx, t.as_ptr());
-            }
-            Field::Ints(values) => {
-                raw::reply_with_array(ctx.ctx, values.len() as _);
-                for n in values {
-                    raw::reply_with_long_long(ctx.ctx, *n);
-                }
-            }
-        }
-    }
-    Ok(RedisValue::NoReply)
-}
-
-enum Field {
-    Int(i64),
-    Double(f64),
-    Text(&'static core::ffi::CStr),
-    Ints(Vec<i64>),
-}
-
-fn to_i64(n: impl TryInto<i64>) -> i64 {
-    n.try_into().unwrap_or(i64::MAX)
-}
-
 /// `CF.INFO key`: RedisBloom's eight fields, in its order.
 pub(crate) fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 2 {
@@ -580,6 +558,9 @@ pub(crate) fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let key = ctx.open_key(&args[1]);
     let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    if let Some(w) = window::of(value) {
+        return window::info(ctx, value, w);
+    }
     let filter = value.filter()?;
     let levels = filter.level_stats();
     let m = &value.meta;
@@ -709,6 +690,9 @@ pub(crate) fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     // Read-only: the dumps in progress are kept through `&CfValue`.
     let key = ctx.open_key(&args[1]);
     let value = value::read(&key, &CF_TYPE)?.ok_or(RedisError::Str("ERR not found"))?;
+    if let Some(w) = window::of(value) {
+        return window::scandump(value, w, iterator);
+    }
     let filter = value.filter()?;
     let version = value.version;
     let end = || {
@@ -843,6 +827,9 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             _ => "Invalid position",
         }));
     };
+    if let Some(reply) = window::loadchunk(ctx, &args, &key, offset) {
+        return reply;
+    }
     if offset == 0 {
         if value::write(&key, &CF_TYPE)?.is_some() {
             return Err(RedisError::Str("ERR item exists"));

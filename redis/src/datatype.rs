@@ -13,7 +13,8 @@
 //!           33   1  reserved, 0
 //!           34   2  max iterations                (u16)
 //!           36   2  expansion                     (u16)
-//!           38   1  state: 0 live, 1 being restored
+//!           38   1  state: 0 live, 1 being restored, 2 a live window
+//!                    filter, 3 a window filter being restored
 //!           39   9  reserved, 0
 //!           48   8  bytes of the pieces that follow (u64)
 //!           56   8  XXH3-64 of bytes 0..56
@@ -29,9 +30,18 @@
 //! `REDISMODULE_OPTIONS_HANDLE_IO_ERRORS`) or a value of a newer encoding
 //! makes the load fail (Redis then refuses the RDB file or the `RESTORE`)
 //! rather than produce a filter that answers wrong.
+//!
+//! A window filter (states 2 and 3) saves its own encoding in the pieces
+//! (`window_value.rs`: its window block, then the library's version-4
+//! encoding), or the bytes of it that arrived. The encoding version stays
+//! 1, so every existing value loads unchanged and a module that predates
+//! windows still loads every plain filter; such a module refuses a window
+//! filter's value cleanly (its state byte is not one it knows: the load
+//! fails, as for any damaged value).
 
 use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
+use crate::window_value::{self, Window, WindowLoad};
 use concurrent_cuckoo::ChunkDecoder;
 use core::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
@@ -75,8 +85,33 @@ const RDB_PIECE: usize = 64 << 20;
 /// default 512 MiB `proto-max-bulk-len`).
 const AOF_CHUNK: usize = 16 << 20;
 
+/// What a value is, as its settings block says (byte 38).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Live = 0,
+    Loading = 1,
+    Window = 2,
+    WindowLoading = 3,
+}
+
+impl State {
+    fn of(body: &Body) -> Self {
+        match body {
+            Body::Live(_) => Self::Live,
+            Body::Loading(_) => Self::Loading,
+            Body::Window(_) => Self::Window,
+            Body::WindowLoading(_) => Self::WindowLoading,
+        }
+    }
+
+    /// Whether the value is being restored (its settings are those given).
+    fn loading(self) -> bool {
+        matches!(self, Self::Loading | Self::WindowLoading)
+    }
+}
+
 /// The settings block (see the module docs).
-fn encode_meta(meta: &Meta, loading: bool, pieces_len: u64) -> [u8; META_LEN] {
+fn encode_meta(meta: &Meta, state: State, pieces_len: u64) -> [u8; META_LEN] {
     let mut b = [0u8; META_LEN];
     b[0..8].copy_from_slice(MAGIC);
     b[8..16].copy_from_slice(&meta.capacity.to_le_bytes());
@@ -85,7 +120,7 @@ fn encode_meta(meta: &Meta, loading: bool, pieces_len: u64) -> [u8; META_LEN] {
     b[32] = meta.bucket_size;
     b[34..36].copy_from_slice(&meta.max_iterations.to_le_bytes());
     b[36..38].copy_from_slice(&meta.expansion.to_le_bytes());
-    b[38] = u8::from(loading);
+    b[38] = state as u8;
     b[48..56].copy_from_slice(&pieces_len.to_le_bytes());
     let sum = xxh3_64(&b[..56]);
     b[56..64].copy_from_slice(&sum.to_le_bytes());
@@ -94,7 +129,7 @@ fn encode_meta(meta: &Meta, loading: bool, pieces_len: u64) -> [u8; META_LEN] {
 
 /// Parses and checks a settings block: the settings, whether the value is
 /// being restored, and the bytes of its pieces.
-fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
+fn decode_meta(b: &[u8]) -> Option<(Meta, State, u64)> {
     if b.len() != META_LEN || &b[0..8] != MAGIC {
         return None;
     }
@@ -115,11 +150,14 @@ fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
         expansion: u16::from_le_bytes([b[36], b[37]]),
         max_levels: 0,
     };
-    let loading = match b[38] {
-        0 => false,
-        1 => true,
+    let state = match b[38] {
+        0 => State::Live,
+        1 => State::Loading,
+        2 => State::Window,
+        3 => State::WindowLoading,
         _ => return None,
     };
+    let loading = state.loading();
     // A restore in progress keeps what its first chunk gave (zero: not
     // given, and never an expansion: that is the encoding's); a live
     // filter's settings are all set.
@@ -128,7 +166,10 @@ fn decode_meta(b: &[u8]) -> Option<(Meta, bool, u64)> {
     if !(if loading { given } else { meta.loadable_live() }) {
         return None;
     }
-    Some((meta, loading, u64_at(48)))
+    if state == State::Window && meta.expansion != 0 {
+        return None;
+    }
+    Some((meta, state, u64_at(48)))
 }
 
 /// The bytes a value saves after its settings: the encoding of a live
@@ -155,17 +196,23 @@ fn for_each_piece(
             }
             Ok(())
         }
-        Body::Loading(decoder) => {
+        Body::Loading(_) | Body::Window(_) | Body::WindowLoading(_) => {
             // Written out a piece at a time: never a copy of every byte
             // received (a restore in progress may hold gigabytes).
-            let total = decoder.consumed();
+            let total = pieces_len(value);
             let mut pieces = Pieces {
                 piece: Vec::with_capacity(max.min(total as usize)),
                 max,
                 each: |piece: &[u8]| each(total, piece),
                 stopped: false,
             };
-            match decoder.write_consumed(&mut pieces) {
+            let written = match &value.body {
+                Body::Loading(decoder) => decoder.write_consumed(&mut pieces),
+                Body::Window(w) => w.write_encoding(&mut pieces),
+                Body::WindowLoading(l) => std::io::Write::write_all(&mut pieces, &l.bytes),
+                Body::Live(_) => unreachable!("matched above"),
+            };
+            match written {
                 Ok(()) | Err(_) if pieces.stopped => Ok(()),
                 Ok(()) => {
                     pieces.flush_piece();
@@ -223,6 +270,8 @@ fn pieces_len(value: &CfValue) -> u64 {
     match &value.body {
         Body::Live(filter) => filter.encoder().total_len(),
         Body::Loading(decoder) => decoder.consumed(),
+        Body::Window(w) => w.encoded_len(),
+        Body::WindowLoading(l) => l.bytes.len() as u64,
     }
 }
 
@@ -231,8 +280,8 @@ unsafe extern "C" fn rdb_save(rdb: *mut raw::RedisModuleIO, value: *mut c_void) 
     // or `set_value`), alive for the call.
     let value = unsafe { &*value.cast::<CfValue>() };
     let total = pieces_len(value);
-    let loading = matches!(value.body, Body::Loading(_));
-    raw::save_slice(rdb, &encode_meta(&value.meta, loading, total));
+    let state = State::of(&value.body);
+    raw::save_slice(rdb, &encode_meta(&value.meta, state, total));
     raw::save_unsigned(rdb, total.div_ceil(RDB_PIECE as u64));
     let result = for_each_piece(value, RDB_PIECE, |_, piece| {
         raw::save_slice(rdb, piece);
@@ -311,11 +360,15 @@ fn key_name(rdb: *mut raw::RedisModuleIO) -> Vec<u8> {
 
 fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     let block = raw::load_string_buffer(rdb).ok()?;
-    let (meta, loading, total) = decode_meta(block.as_ref())?;
+    let (meta, state, total) = decode_meta(block.as_ref())?;
     let pieces = raw::load_unsigned(rdb).ok()?;
     if pieces != total.div_ceil(RDB_PIECE as u64) {
         return None;
     }
+    if matches!(state, State::Window | State::WindowLoading) {
+        return load_window(rdb, meta, state, total, pieces);
+    }
+    let loading = state.loading();
     // A live filter's encoding is exactly the pieces: a table header that
     // claims more (a forged value) is refused before its table is
     // allocated. A restore in progress saved only the start of its
@@ -354,6 +407,61 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
         }
         _ => None,
     }
+}
+
+/// A window filter's value after its settings block: its pieces, read
+/// into one buffer (the library decodes a version-4 filter whole) once the
+/// first piece's header has said how long the encoding is and the table
+/// it needs fits the limits (`admission.rs`; a `RESTORE` of a forged
+/// value claiming gigabytes is refused before any buffer is allocated).
+fn load_window(
+    rdb: *mut raw::RedisModuleIO,
+    meta: Meta,
+    state: State,
+    total: u64,
+    pieces: u64,
+) -> Option<CfValue> {
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut clock = None;
+    for _ in 0..pieces {
+        let piece = raw::load_string_buffer(rdb).ok()?;
+        let piece = piece.as_ref();
+        let expected = (total - bytes.len() as u64).min(RDB_PIECE as u64);
+        if piece.len() as u64 != expected {
+            return None;
+        }
+        if clock.is_none() {
+            let (c, whole) = window_value::parse_header(piece)?;
+            let complete = whole == total;
+            if (state == State::Window) != complete || whole < total {
+                return None;
+            }
+            // Checked in a scope of its own: the table itself is admitted
+            // when the library allocates it (below), not counted twice.
+            let needed = window_value::table_bytes(whole);
+            if !crate::admission::within(0, || crate::admission::admit(needed)).0 {
+                // Refused for memory: the load's scope says so.
+                crate::admission::allocation_failed(0);
+                return None;
+            }
+            bytes.try_reserve_exact(total as usize).ok()?;
+            clock = Some(c);
+        }
+        bytes.extend_from_slice(piece);
+    }
+    let clock = clock?;
+    let body = match state {
+        State::Window => Body::Window(Box::new(window_value::decode(&bytes).ok()?)),
+        _ => {
+            let whole = window_value::parse_header(&bytes)?.1;
+            Body::WindowLoading(Box::new(WindowLoad {
+                clock,
+                bytes,
+                total: whole,
+            }))
+        }
+    };
+    Some(CfValue::new(meta, body))
 }
 
 /// Rewrites the value as the `CF.LOADCHUNK` commands that rebuild it (only
@@ -495,8 +603,7 @@ unsafe extern "C" fn digest(md: *mut raw::RedisModuleDigest, value: *mut c_void)
     // SAFETY: as in `rdb_save`.
     let value = unsafe { &*value.cast::<CfValue>() };
     let total = pieces_len(value);
-    let loading = matches!(value.body, Body::Loading(_));
-    let meta = encode_meta(&value.meta, loading, total);
+    let meta = encode_meta(&value.meta, State::of(&value.body), total);
     // SAFETY: `md` is the digest Redis passed, alive for the call; each
     // buffer is read for its length during the call.
     unsafe { add(md, meta.as_ptr().cast(), meta.len()) };
@@ -535,6 +642,15 @@ unsafe extern "C" fn copy(
     // Admitted as a new filter's tables (`COPY` fails when refused).
     let (body, seen) = crate::admission::within(0, || match &value.body {
         Body::Live(filter) => filter.duplicate().map(Body::Live),
+        Body::Window(w) => copy_window(w).map(Body::Window),
+        Body::WindowLoading(l) => {
+            let mut bytes = Vec::new();
+            bytes
+                .try_reserve_exact(l.bytes.len())
+                .map_err(|e| e.to_string())?;
+            bytes.extend_from_slice(&l.bytes);
+            Ok(Body::WindowLoading(Box::new(WindowLoad { bytes, ..**l })))
+        }
         Body::Loading(_) => {
             // Fed a piece at a time (no copy of every byte received).
             let mut copy = ChunkDecoder::new();
@@ -565,6 +681,14 @@ unsafe extern "C" fn copy(
     }
 }
 
+/// A copy of a window filter: the library's copy of its canonical buckets
+/// at one moment (no encoding in between; its table admitted as a new
+/// filter's), with the same clock.
+fn copy_window(w: &Window) -> Result<Box<Window>, String> {
+    let filter = w.filter.try_clone().map_err(|e| e.to_string())?;
+    Ok(Box::new(Window::new(filter, w.clock)))
+}
+
 fn log_warning(message: &str) {
     redis_module::logging::log_warning(message);
 }
@@ -584,8 +708,8 @@ mod tests {
             deleted: 7,
             max_levels: 0,
         };
-        let block = encode_meta(&meta, false, 12345);
-        assert_eq!(decode_meta(&block), Some((meta, false, 12345)));
+        let block = encode_meta(&meta, State::Live, 12345);
+        assert_eq!(decode_meta(&block), Some((meta, State::Live, 12345)));
         for bit in 0..META_LEN * 8 {
             let mut damaged = block;
             damaged[bit / 8] ^= 1 << (bit % 8);
@@ -597,9 +721,25 @@ mod tests {
             bucket_size: 4,
             ..Meta::UNSET
         };
-        let block = encode_meta(&given, true, 10);
-        assert_eq!(decode_meta(&block), Some((given, true, 10)));
-        assert_eq!(decode_meta(&encode_meta(&Meta::UNSET, false, 10)), None);
+        let block = encode_meta(&given, State::Loading, 10);
+        assert_eq!(decode_meta(&block), Some((given, State::Loading, 10)));
+        assert_eq!(
+            decode_meta(&encode_meta(&Meta::UNSET, State::Live, 10)),
+            None
+        );
+        // A window filter's states; never one that grows.
+        let window = Meta {
+            expansion: 0,
+            ..meta
+        };
+        for state in [State::Window, State::WindowLoading] {
+            let block = encode_meta(&window, state, 10);
+            assert_eq!(decode_meta(&block), Some((window, state, 10)));
+        }
+        assert_eq!(decode_meta(&encode_meta(&meta, State::Window, 10)), None);
+        let mut unknown = encode_meta(&window, State::Live, 10);
+        unknown[38] = 4;
+        assert_eq!(decode_meta(&unknown), None);
         // A live filter's settings: exactly those `loadable_live` takes.
         for (capacity, expansion, ok) in [(2, 32768, true), (1, 2, false), (2, 32769, false)] {
             let m = Meta {
@@ -608,7 +748,7 @@ mod tests {
                 ..meta
             };
             assert_eq!(m.loadable_live(), ok);
-            assert_eq!(decode_meta(&encode_meta(&m, false, 10)).is_some(), ok);
+            assert_eq!(decode_meta(&encode_meta(&m, State::Live, 10)).is_some(), ok);
         }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) const COMMANDS: &[(&core::ffi::CStr, i32, Access)] = &[
     (c"cf.stats", 2, Access::Read),
     (c"cf.scandump", 3, Access::Read),
     (c"cf.loadchunk", -4, Access::Write),
+    (c"cf.advance", 3, Access::Write),
 ];
 
 /// Registers the arity and key spec of every command; `Err` names the

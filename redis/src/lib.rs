@@ -13,11 +13,16 @@
 //! is compatible with RedisBloom and what is not, and why.
 //!
 //! The commands that run per item enter through `dispatch.rs`, which lends
-//! them their arguments without the macro's copy.
+//! them their arguments without the macro's copy. Window filters (items
+//! that expire, `CF.RESERVE ... WINDOW ms`) have their commands in
+//! `window.rs` (which `commands.rs` hands them to) and their value and
+//! encoding in `window_value.rs`.
 //!
-//! Each file depends one way: `dispatch` on `commands`; `commands` on `datatype`, `args`, `value`,
-//! `admission` and `info`; `datatype` on `value`, `admission` and
-//! `configs`; `args` on `value`, `value` on `configs` and `info`; `alloc`
+//! Each file depends one way: `dispatch` on `commands`; `commands` on `window`, `datatype`, `args`, `value`,
+//! `admission`, `reply` and `info`; `window` on `datatype`, `args`, `value`,
+//! `window_value`, `admission`, `reply` and `info`; `datatype` on `value`,
+//! `window_value`, `admission` and `configs`; `args` on `value`, `value`
+//! on `window_value`, `configs` and `info`; `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
 //! callback, which `datatype` registers) on `value` and `alloc`; every one
 //! may read the module API's entry points (`api`), which depends on
@@ -36,7 +41,10 @@ mod dispatch;
 mod dumps;
 mod info;
 mod keyspecs;
+mod reply;
 mod value;
+mod window;
+mod window_value;
 
 use datatype::CF_TYPE;
 use redis_module::configuration::ConfigurationFlags;
@@ -103,6 +111,7 @@ redis_module! {
         ["cf.stats", commands::stats, "readonly fast", 1, 1, 1, ""],
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
         ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
+        ["cf.advance", window::advance, "write", 1, 1, 1, ""],
     ],
     configurations: [
         i64: [

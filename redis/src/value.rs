@@ -12,6 +12,8 @@ use redis_module::key::{RedisKey, RedisKeyWritable};
 use redis_module::native_types::RedisType;
 use redis_module::RedisError;
 
+use crate::window_value::{Window, WindowLoad};
+
 /// Most filters (levels) a growing filter may have by default:
 /// RedisBloom's default `cf-max-expansions` (the config sets it).
 pub(crate) const MAX_FILTERS: usize = 32;
@@ -324,6 +326,11 @@ pub(crate) enum Body {
     /// (Boxed: a decoder is larger than a filter, and most values are
     /// live filters.)
     Loading(Box<ChunkDecoder<DefaultHashBuilder>>),
+    /// A window filter (`CF.RESERVE ... WINDOW ms`, `window.rs`), boxed
+    /// as the decoder is.
+    Window(Box<Window>),
+    /// A window filter being restored by `CF.LOADCHUNK`.
+    WindowLoading(Box<WindowLoad>),
 }
 
 /// The value of a `CF.*` key.
@@ -369,9 +376,19 @@ const _: fn() = || {
     send::<CfValue>();
 };
 
+/// RedisBloom's error for a filter whose table cannot be had: here one
+/// that would pass `cuckoo.cf-max-memory-usage` or `maxmemory`
+/// (`admission.rs`), or that the allocator refused. Nothing was created.
+pub(crate) const CREATE_REFUSED: &str = "ERR Insufficient memory to create filter";
+
 /// The error for a command on a filter `CF.LOADCHUNK` has not finished.
 pub(crate) const INCOMPLETE: &str =
     "ERR the filter is being restored: CF.LOADCHUNK has not sent every chunk";
+
+/// The error for `CF.DEL`, `CF.COMPACT` and `CF.STATS` on a window filter
+/// (the only commands that reach [`CfValue::filter`] with one).
+pub(crate) const NOT_FOR_WINDOW: &str = "ERR not supported on a WINDOW filter: its items \
+     expire by age and none can be deleted (CF.DEL, CF.COMPACT and CF.STATS do not apply)";
 
 impl CfValue {
     /// A new value (no change yet, no dump in progress).
@@ -396,7 +413,8 @@ impl CfValue {
     pub(crate) fn account(&mut self) {
         let items = match &self.body {
             Body::Live(f) => f.len(),
-            Body::Loading(_) => 0,
+            Body::Window(w) => w.filter.len(),
+            Body::Loading(_) | Body::WindowLoading(_) => 0,
         };
         let memory = self.memory_usage();
         self.accounted.update(items, memory);
@@ -438,7 +456,8 @@ impl CfValue {
     pub(crate) fn filter(&self) -> Result<&Filter, RedisError> {
         match &self.body {
             Body::Live(f) => Ok(f),
-            Body::Loading(_) => Err(RedisError::Str(INCOMPLETE)),
+            Body::Loading(_) | Body::WindowLoading(_) => Err(RedisError::Str(INCOMPLETE)),
+            Body::Window(_) => Err(RedisError::Str(NOT_FOR_WINDOW)),
         }
     }
 
@@ -446,6 +465,12 @@ impl CfValue {
     /// chunks' marks stay, to tell it why).
     pub(crate) fn changed(&mut self) {
         self.version = crate::dumps::next_version();
+        if let Body::Window(w) = &self.body {
+            // A dump's encoding of the state before: of no more use.
+            if w.dump.borrow_mut().take().is_some() {
+                self.account_memory();
+            }
+        }
         if self.dumps.get_mut().changed() {
             // The encoders freed leave the `INFO` total too (a write that
             // allocated nothing does not measure the value again).
@@ -482,6 +507,8 @@ impl CfValue {
                 // All the decoder allocated (the bytes taken in are in
                 // its tables: not counted again).
                 Body::Loading(_) => self.restore_held,
+                Body::Window(w) => w.memory_usage(),
+                Body::WindowLoading(l) => l.memory_usage(),
             }
     }
 }

@@ -420,12 +420,12 @@ def test_compact_and_unknown_keys(r):
 def test_key_specs_route_every_command_by_its_first_argument(r):
     commands = ["cf.reserve", "cf.add", "cf.addnx", "cf.insert", "cf.insertnx", "cf.exists",
                 "cf.mexists", "cf.count", "cf.del", "cf.compact", "cf.info", "cf.stats",
-                "cf.scandump", "cf.loadchunk"]
+                "cf.scandump", "cf.loadchunk", "cf.advance"]
     r2 = r
     for name in commands:
         args = {"cf.reserve": [100], "cf.insert": ["ITEMS", "a"], "cf.insertnx": ["ITEMS", "a"],
                 "cf.mexists": ["a"], "cf.compact": [], "cf.info": [], "cf.stats": [],
-                "cf.scandump": [0], "cf.loadchunk": [1, "x"]}.get(name, ["a"])
+                "cf.scandump": [0], "cf.loadchunk": [1, "x"], "cf.advance": [1]}.get(name, ["a"])
         keys = r2.command_getkeys(name, "thekey", *args)
         assert [k.decode() if isinstance(k, bytes) else k for k in keys] == ["thekey"], name
     # (One argument "COMMAND INFO": no reply callback of redis-py's.)
@@ -435,7 +435,7 @@ def test_key_specs_route_every_command_by_its_first_argument(r):
     assert arity == {"cf.reserve": -3, "cf.add": 3, "cf.addnx": 3, "cf.insert": -4,
                      "cf.insertnx": -4, "cf.exists": 3, "cf.mexists": -3, "cf.count": 3,
                      "cf.del": 3, "cf.compact": 2, "cf.info": 2, "cf.stats": 2,
-                     "cf.scandump": 3, "cf.loadchunk": -4}
+                     "cf.scandump": 3, "cf.loadchunk": -4, "cf.advance": 3}
     # Each entry's key specs (the 9th field): one, at argument 1.
     for entry in reply:
         specs = entry[8]

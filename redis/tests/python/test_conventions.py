@@ -24,6 +24,7 @@ COMMANDS = [
     ("CF.STATS", "k"),
     ("CF.SCANDUMP", "k", 0),
     ("CF.LOADCHUNK", "k", 10, "abcdefghi"),
+    ("CF.ADVANCE", "k", 1),
 ]
 
 DEFAULTS = {

@@ -75,11 +75,18 @@ def test_active_defrag_moves_filters_and_they_answer_the_same(server):
         growing = ["EXPANSION", 1] if i % 2 else []
         pipe.execute_command("CF.RESERVE", f"f{i}", capacity_of(i), *growing)
         pipe.execute_command("CF.INSERT", f"f{i}", "ITEMS", *items_of(i))
+    # Window filters too (an hour's window: no generation changes here).
+    for i in range(n // 4):
+        pipe.execute_command("CF.RESERVE", f"w{i}", 100, "WINDOW", 3_600_000)
+        pipe.execute_command("CF.INSERT", f"w{i}", "ITEMS", *items_of(i)[:20])
     pipe.execute()
     for i in range(0, n, 4):
         pipe.delete(f"f{i}", f"f{i + 1}")
+    for i in range(0, n // 4, 2):
+        pipe.delete(f"w{i}")
     pipe.execute()
     kept = [i for i in range(n) if i % 4 >= 2]
+    windows = [i for i in range(n // 4) if i % 2]
     assert dict(info(r, "f3"))["Number of filters"] == 2, "a growing filter of two levels"
     # And a value being restored: its own block moves, its decoder stays.
     chunks = scandump_chunks(r, "f2")
@@ -96,6 +103,10 @@ def test_active_defrag_moves_filters_and_they_answer_the_same(server):
             pipe.execute_command("CF.INFO", f"f{i}")
             if memory:
                 pipe.memory_usage(f"f{i}")
+        for i in windows:
+            pipe.execute_command("DEBUG", "DIGEST-VALUE", f"w{i}")
+            if memory:
+                pipe.memory_usage(f"w{i}")
         return pipe.execute()
 
     before = digests()
@@ -116,7 +127,9 @@ def test_active_defrag_moves_filters_and_they_answer_the_same(server):
         r.execute_command("CF.ADD", "late", f"x{added}")
         added += 1
         now = defrag_info(r)
-        if now["cuckoo_defrag_moved"] > 0 and now["cuckoo_defrag_values"] > len(kept):
+        if now["cuckoo_defrag_moved"] > 0 and now["cuckoo_defrag_values"] > len(kept) + len(
+            windows
+        ):
             break
         hits = r.info("stats")["active_defrag_hits"]
         assert time.time() < deadline, f"no filter moved in 30 s: {now}, server hits {hits}"
@@ -132,6 +145,8 @@ def test_active_defrag_moves_filters_and_they_answer_the_same(server):
     pipe = r.pipeline(transaction=False)
     for i in kept:
         pipe.execute_command("CF.MEXISTS", f"f{i}", *items_of(i))
+    for i in windows:
+        pipe.execute_command("CF.MEXISTS", f"w{i}", *items_of(i)[:20])
     assert all(all(found) for found in pipe.execute())
     assert all(r.execute_command("CF.MEXISTS", "late", *[f"x{k}" for k in range(added)]))
     # They still take writes, and the restore completes.
