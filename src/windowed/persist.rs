@@ -8,12 +8,14 @@ use crate::error::{BuildError, DecodeError};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::persist::format::{MAGIC, MAX_HEADER_LEN};
 use std::io::{self, Read, Write};
-use xxhash_rust::xxh3::{xxh3_64, Xxh3};
+use xxhash_rust::xxh3::Xxh3;
 
 /// The format version of a windowed filter.
 pub(crate) const V4_WINDOWED: u16 = 4;
 /// Header bytes (the plain version 2's: the body starts 64-byte aligned).
 const HEADER: usize = MAX_HEADER_LEN;
+/// Bytes of body `write_to` hands its writer at a time.
+const CHUNK: usize = 64 << 10;
 
 /// What a version-4 header records.
 struct Header {
@@ -120,33 +122,27 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let t = &self.table;
-        let (generation, words) = t.snapshot();
-        let header = Header {
-            max_path: t.max_path as u8,
-            tag_bits: t.layout.tag_bits() as u8,
-            generations: t.layout.generations() as u8,
-            buckets: words.len() as u64,
-            generation,
-            hasher_id: S::ID,
-            seed: self.hasher.seed(),
-        };
-        let mut out = Vec::with_capacity(HEADER + words.len() * 8 + 8);
-        out.extend_from_slice(&header.encode());
-        for w in words {
-            out.extend_from_slice(&w.to_le_bytes());
+        let mut out = Vec::with_capacity(self.encoded_len());
+        if let Err(e) = self.write_to(&mut out) {
+            // Writing to a Vec cannot fail.
+            panic!("WindowedCuckooFilter::to_bytes: {e}");
         }
-        let sum = xxh3_64(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
         out
     }
 
-    /// Writes [`to_bytes`](Self::to_bytes) to `writer`.
+    /// Streams [`to_bytes`](Self::to_bytes) into `writer` through a
+    /// 64 KiB buffer, holding the advance lock and every stripe lock
+    /// meanwhile (writers and `advance` wait; lookups do not), with no
+    /// copy of the table in memory: a host that must allocate fallibly
+    /// reserves [`encoded_len`](Self::encoded_len) bytes itself and
+    /// writes into them. As for the plain filter's `write_to`, a call
+    /// from inside `writer` that writes to this filter deadlocks.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
     /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
     /// let mut file = Vec::new();
+    /// file.try_reserve_exact(f.encoded_len())?;
     /// f.write_to(&mut file)?;
     /// assert_eq!(file, f.to_bytes());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -155,7 +151,34 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// # Errors
     /// Any error of `writer`.
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
-        writer.write_all(&self.to_bytes())
+        let t = &self.table;
+        t.with_snapshot(|generation, words| {
+            let header = Header {
+                max_path: t.max_path as u8,
+                tag_bits: t.layout.tag_bits() as u8,
+                generations: t.layout.generations() as u8,
+                buckets: t.buckets.len() as u64,
+                generation,
+                hasher_id: S::ID,
+                seed: self.hasher.seed(),
+            };
+            let head = header.encode();
+            let mut sum = Xxh3::new();
+            sum.update(&head);
+            writer.write_all(&head)?;
+            let mut chunk = Vec::with_capacity(CHUNK);
+            for word in words {
+                chunk.extend_from_slice(&word.to_le_bytes());
+                if chunk.len() >= CHUNK {
+                    sum.update(&chunk);
+                    writer.write_all(&chunk)?;
+                    chunk.clear();
+                }
+            }
+            sum.update(&chunk);
+            writer.write_all(&chunk)?;
+            writer.write_all(&sum.digest().to_le_bytes())
+        })
     }
 
     /// Saves the filter to the file at `path`, replacing it crash-safely as
@@ -284,6 +307,22 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
         restore(&filter.table, header.generation, words)?;
         Ok(filter)
+    }
+}
+
+impl<S> WindowedCuckooFilter<S> {
+    /// Bytes of [`to_bytes`](WindowedCuckooFilter::to_bytes): the header,
+    /// 8 per bucket, the checksum. Fixed at build.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(1000).build()?;
+    /// assert_eq!(f.encoded_len(), f.to_bytes().len());
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn encoded_len(&self) -> usize {
+        HEADER + self.table.buckets.len() * 8 + 8
     }
 }
 

@@ -45,13 +45,13 @@
 //!   writer: a lookup matches neither, an insert, a path search and a hop
 //!   take either as free (the first by slot order), and nothing refreshes
 //!   an expired lane. So what a table does depends only on its canonical
-//!   form, every expired lane cleared, which [`snapshot`] writes: copies
+//!   form, every expired lane cleared, which [`with_snapshot`] writes: copies
 //!   that applied the same inserts and advances but swept at different
 //!   moments (a replica, a reloaded file, threads helping at other times)
 //!   answer, place and save alike.
 //!
 //! [`sweep_ahead`]: WindowTable::sweep_ahead
-//! [`snapshot`]: WindowTable::snapshot
+//! [`with_snapshot`]: WindowTable::with_snapshot
 //!
 //! # Lookups
 //! Read `cur` (acquire) as `r`, the pair's version, both buckets; a lane
@@ -650,25 +650,27 @@ impl WindowTable {
 
     // ---- persistence ------------------------------------------------------
 
-    /// The generation and every bucket at one moment, expired lanes
-    /// cleared: under the advance lock and every stripe lock (writers and
-    /// `advance` wait; lookups do not).
+    /// Runs `f` on the generation and every bucket (canonical: expired
+    /// lanes cleared) at one moment: under the advance lock and every
+    /// stripe lock, held until `f` returns (writers and `advance` wait;
+    /// lookups do not). No copy of the table is made.
     #[cfg(not(concurrent_cuckoo_loom))]
-    pub(crate) fn snapshot(&self) -> (u64, Vec<u64>) {
+    pub(crate) fn with_snapshot<R>(
+        &self,
+        f: impl FnOnce(u64, &mut dyn Iterator<Item = u64>) -> R,
+    ) -> R {
         let _advancing = self.advancing.guard();
         let _all = self.stripes.lock_all();
         let cur = self.generation();
-        // Canonical: expired lanes as empty ones, so that two copies which
-        // swept at different moments write the same bytes.
-        let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
-        (
-            cur,
-            words.map(|w| self.layout.without_expired(w, cur)).collect(),
-        )
+        let mut words = self
+            .buckets
+            .iter()
+            .map(|b| self.layout.without_expired(b.load(Ordering::Relaxed), cur));
+        f(cur, &mut words)
     }
 
     /// A table of this one's geometry holding its canonical buckets and
-    /// generation at one moment (as [`snapshot`](Self::snapshot), without
+    /// generation at one moment (as [`with_snapshot`](Self::with_snapshot), without
     /// the intermediate vector). Counters of past operations start at 0.
     #[cfg(not(concurrent_cuckoo_loom))]
     pub(crate) fn try_clone(&self) -> Result<Self, AllocationError> {
@@ -678,11 +680,7 @@ impl WindowTable {
             self.layout,
             self.max_path,
         )?;
-        let _advancing = self.advancing.guard();
-        let _all = self.stripes.lock_all();
-        let cur = self.generation();
-        let words = self.buckets.iter().map(|b| b.load(Ordering::Relaxed));
-        copy.restore(cur, words.map(|w| self.layout.without_expired(w, cur)));
+        self.with_snapshot(|generation, words| copy.restore(generation, words));
         Ok(copy)
     }
 
