@@ -1,0 +1,83 @@
+//! A golden file of the windowed filter's format (version 4,
+//! `docs/format.md`): `tests/data/v4-windowed.bin`, a small filter saved by
+//! an earlier build, must keep decoding and answering as recorded, and a
+//! filter built the same way today must save the same bytes. A change to
+//! the format, the lane encoding, the default hasher or the sweep's effect
+//! on saved bytes fails here. The decode fuzzer starts from this file too
+//! (`scripts/fuzz.sh` seeds its corpus with `tests/data/*.bin`).
+//!
+//! Regenerate only on purpose (a new format version gets a new file):
+//!
+//! ```text
+//! CUCKOO_REGENERATE_GOLDEN=1 cargo test --test golden_windowed -- --ignored
+//! ```
+
+use concurrent_cuckoo::WindowedCuckooFilter;
+use std::path::PathBuf;
+
+fn path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/v4-windowed.bin")
+}
+
+/// Keys of generation `g`: 40 each.
+fn keys(g: u64) -> impl Iterator<Item = String> {
+    (0..40).map(move |i| format!("flow-{g}-{i}"))
+}
+
+/// The recorded filter: a window of 3 generations, keys inserted in
+/// generations 0 to 4 (those of 0 and 1 expired by the end), generation
+/// 2's keys refreshed in generation 3, saved at generation 4.
+fn build() -> WindowedCuckooFilter {
+    let f = WindowedCuckooFilter::builder()
+        .capacity(300)
+        .generations(3)
+        .false_positive_rate(1e-3)
+        .seed(0x5EED)
+        .build()
+        .unwrap();
+    for g in 0..5 {
+        for k in keys(g) {
+            f.insert(&k).unwrap();
+        }
+        if g == 3 {
+            for k in keys(2) {
+                f.insert(&k).unwrap();
+            }
+        }
+        if g < 4 {
+            f.advance();
+        }
+    }
+    f
+}
+
+#[test]
+fn the_golden_file_decodes_and_answers_as_recorded() {
+    let bytes = std::fs::read(path()).expect("tests/data/v4-windowed.bin");
+    let f = WindowedCuckooFilter::from_bytes(&bytes).unwrap();
+    assert_eq!((f.generation(), f.generations()), (4, 3));
+    // Live: generations 2 (refreshed in 3), 3 and 4.
+    for g in 2..5 {
+        assert!(keys(g).all(|k| f.contains(&k)), "generation {g}'s keys");
+    }
+    assert_eq!(f.len(), 120);
+    // Generation 2's keys live through 5 (refreshed in 3), 3's through 5.
+    assert_eq!(f.len_at(6), 40);
+    assert_eq!(f.to_bytes(), bytes, "re-encoding the golden file differs");
+    let streamed = WindowedCuckooFilter::read_from(&bytes[..]).unwrap();
+    assert_eq!(streamed.to_bytes(), bytes);
+}
+
+#[test]
+fn a_filter_built_the_same_way_saves_the_same_bytes() {
+    let bytes = std::fs::read(path()).expect("tests/data/v4-windowed.bin");
+    assert_eq!(build().to_bytes(), bytes);
+}
+
+#[test]
+#[ignore = "writes tests/data/v4-windowed.bin: run on purpose only"]
+fn regenerate_golden_file() {
+    if std::env::var_os("CUCKOO_REGENERATE_GOLDEN").is_some() {
+        std::fs::write(path(), build().to_bytes()).unwrap();
+    }
+}
