@@ -13,7 +13,8 @@
 # fuzz/artifacts/<target>/; reproduce one with
 #   cargo +nightly fuzz run <target> fuzz/artifacts/<target>/<file>
 # Corpora grow in fuzz/corpus/<target>/ (ignored by git); the decode
-# corpus is seeded with the golden files of tests/data/.
+# corpus is seeded with the golden files of tests/data/ and
+# tests/data-windowed/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,7 +32,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 mkdir -p fuzz/corpus/decode
-cp tests/data/*.bin fuzz/corpus/decode/
+cp tests/data/*.bin tests/data-windowed/*.bin fuzz/corpus/decode/
 
 # Build every target first, so the time limit is spent fuzzing, not
 # compiling; then fuzz FUZZ_JOBS targets at a time (default: one per

@@ -1,10 +1,12 @@
 //! A golden file of the windowed filter's format (version 4,
-//! `docs/format.md`): `tests/data/v4-windowed.bin`, a small filter saved by
+//! `docs/format.md`): `tests/data-windowed/v4-windowed.bin`, a small filter saved by
 //! an earlier build, must keep decoding and answering as recorded, and a
 //! filter built the same way today must save the same bytes. A change to
 //! the format, the lane encoding, the default hasher or the sweep's effect
 //! on saved bytes fails here. The decode fuzzer starts from this file too
-//! (`scripts/fuzz.sh` seeds its corpus with `tests/data/*.bin`).
+//! (`scripts/fuzz.sh` seeds its corpus with it). It lives apart from
+//! `tests/data/`, whose files every reader of the plain and growing
+//! formats (the chunk decoder, the frozen view, the C view test) opens.
 //!
 //! Regenerate only on purpose (a new format version gets a new file):
 //!
@@ -16,7 +18,7 @@ use concurrent_cuckoo::WindowedCuckooFilter;
 use std::path::PathBuf;
 
 fn path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/v4-windowed.bin")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data-windowed/v4-windowed.bin")
 }
 
 /// Keys of generation `g`: 40 each.
@@ -53,7 +55,7 @@ fn build() -> WindowedCuckooFilter {
 
 #[test]
 fn the_golden_file_decodes_and_answers_as_recorded() {
-    let bytes = std::fs::read(path()).expect("tests/data/v4-windowed.bin");
+    let bytes = std::fs::read(path()).expect("tests/data-windowed/v4-windowed.bin");
     let f = WindowedCuckooFilter::from_bytes(&bytes).unwrap();
     assert_eq!((f.generation(), f.generations()), (4, 3));
     // Live: generations 2 (refreshed in 3), 3 and 4.
@@ -70,12 +72,12 @@ fn the_golden_file_decodes_and_answers_as_recorded() {
 
 #[test]
 fn a_filter_built_the_same_way_saves_the_same_bytes() {
-    let bytes = std::fs::read(path()).expect("tests/data/v4-windowed.bin");
+    let bytes = std::fs::read(path()).expect("tests/data-windowed/v4-windowed.bin");
     assert_eq!(build().to_bytes(), bytes);
 }
 
 #[test]
-#[ignore = "writes tests/data/v4-windowed.bin: run on purpose only"]
+#[ignore = "writes tests/data-windowed/v4-windowed.bin: run on purpose only"]
 fn regenerate_golden_file() {
     if std::env::var_os("CUCKOO_REGENERATE_GOLDEN").is_some() {
         std::fs::write(path(), build().to_bytes()).unwrap();
