@@ -138,27 +138,38 @@ fn an_insert_racing_an_advance_gets_the_generation_before_or_after() {
 #[test]
 fn the_sweep_and_a_refresh_of_the_same_lane() {
     model(|| {
-        // Two buckets, window 2, M = 8: the sweep's period is 5 and bucket
-        // 0 is swept when leaving generations 2, 7, ...
-        let f = Arc::new(tiny(2, 2));
-        let k = Keys::new().with_buckets(&f, 0, 1);
-        f.insert(&k).unwrap();
-        f.advance();
-        f.advance(); // generation 2: k (tag 0) has expired
-        assert!(!f.contains(&k), "EXPIRED KEY FOUND before the race");
+        let (f, k) = an_expired_key_in_bucket_0();
         let refresher = {
             let f = f.clone();
             thread::spawn(move || f.insert(&k).unwrap())
         };
         f.advance(); // sweeps bucket 0 at generation 2
         refresher.join().unwrap();
-        assert!(
-            f.contains(&k),
-            "LOST FINGERPRINT: the sweep took a refreshed lane"
-        );
-        assert_eq!(f.len(), 1);
-        assert_eq!(f.scan_lanes(), (1, 1), "one lane, live");
+        assert_refreshed_once(&f, k);
     });
+}
+
+/// Two buckets, window 2, M = 8 (the sweep's period is 5 and bucket 0 is
+/// swept at generations 2, 7, ...), at generation 2, holding one key in
+/// bucket 0 inserted at generation 0: expired, not yet swept.
+fn an_expired_key_in_bucket_0() -> (Arc<Filter>, u64) {
+    let f = Arc::new(tiny(2, 2));
+    let k = Keys::new().with_buckets(&f, 0, 1);
+    f.insert(&k).unwrap();
+    f.advance();
+    f.advance();
+    assert!(!f.contains(&k), "EXPIRED KEY FOUND before the race");
+    (f, k)
+}
+
+/// After the race: `k` is found, counted once, in one live lane.
+fn assert_refreshed_once(f: &Filter, k: u64) {
+    assert!(
+        f.contains(&k),
+        "LOST FINGERPRINT: the sweep took a refreshed lane"
+    );
+    assert_eq!(f.len(), 1);
+    assert_eq!(f.scan_lanes(), (1, 1), "one lane, live");
 }
 
 /// The same race with the sweep run ahead by a third thread
@@ -169,11 +180,7 @@ fn the_sweep_and_a_refresh_of_the_same_lane() {
 #[test]
 fn the_sweep_run_ahead_and_a_refresh_of_the_same_lane() {
     model(|| {
-        let f = Arc::new(tiny(2, 2));
-        let k = Keys::new().with_buckets(&f, 0, 1);
-        f.insert(&k).unwrap();
-        f.advance();
-        f.advance(); // generation 2: k (tag 0) has expired
+        let (f, k) = an_expired_key_in_bucket_0();
         let refresher = {
             let f = f.clone();
             thread::spawn(move || f.insert(&k).unwrap())
@@ -185,12 +192,7 @@ fn the_sweep_run_ahead_and_a_refresh_of_the_same_lane() {
         f.advance(); // sweeps what the sweeper left of bucket 0's slice
         refresher.join().unwrap();
         sweeper.join().unwrap();
-        assert!(
-            f.contains(&k),
-            "LOST FINGERPRINT: the sweep took a refreshed lane"
-        );
-        assert_eq!(f.len(), 1);
-        assert_eq!(f.scan_lanes(), (1, 1), "one lane, live");
+        assert_refreshed_once(&f, k);
     });
 }
 
