@@ -171,6 +171,21 @@ pub(crate) fn positive(capacity: i64) -> Result<u64> {
         .ok_or(RedisError::Str(SMALL_CAPACITY))
 }
 
+/// The settings a `CF.LOADCHUNK` of position 0 may carry after the chunk
+/// (`CAPACITY`, `DELETED` and the common ones, no `EXPANSION` or `SEED`:
+/// the chunk holds those), whatever kind of filter the chunk begins.
+pub(crate) fn first_chunk_settings(pairs: &[RedisString]) -> Result<Meta> {
+    let mut given = Meta::UNSET;
+    let allow = Allow {
+        expansion: false,
+        seed: false,
+        capacity: true,
+        deleted: true,
+    };
+    settings(pairs, &mut given, allow)?;
+    Ok(given)
+}
+
 /// Which optional keywords [`settings`] takes.
 #[derive(Clone, Copy)]
 pub(crate) struct Allow {

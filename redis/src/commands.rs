@@ -834,14 +834,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         if value::write(&key, &CF_TYPE)?.is_some() {
             return Err(RedisError::Str("ERR item exists"));
         }
-        let mut given = Meta::UNSET;
-        let allow = Allow {
-            expansion: false,
-            seed: false,
-            capacity: true,
-            deleted: true,
-        };
-        args::settings(&args[4..], &mut given, allow)?;
+        let mut given = args::first_chunk_settings(&args[4..])?;
         // The reported settings the chunk did not give are this server's
         // configs, and reach replicas (and the AOF) explicitly: every copy
         // restores the same filter whatever its own configs.

@@ -461,14 +461,7 @@ pub(crate) fn loadchunk(
 
 fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> RedisResult {
     let data = args[3].as_slice();
-    let mut given = Meta::UNSET;
-    let allow = Allow {
-        expansion: false,
-        seed: false,
-        capacity: true,
-        deleted: true,
-    };
-    args::settings(&args[4..], &mut given, allow)?;
+    let given = args::first_chunk_settings(&args[4..])?;
     let cannot = || RedisError::Str("Couldn't create filter!");
     let (clock, total) = wv::parse_header(data).ok_or_else(cannot)?;
     if data.len() as u64 > total {
