@@ -20,6 +20,7 @@ impl<F: Fingerprint> RawTable<F> {
             Some(self.stripes.version_count()),
             self.max_path,
             self.index.scheme(),
+            self.stripes.memory(),
         )?;
         let mut counts = vec![0i64; copy.stripes.count()];
         {

@@ -8,6 +8,7 @@ use crate::lookup::Lookup;
 #[cfg(not(concurrent_cuckoo_loom))]
 use crate::relocate::{Relocate, Relocated};
 use crate::stats::Stats;
+use crate::storage::TableMemory;
 use crate::table::{Location, Mode, RawTable, DEFAULT_MAX_PATH, MAX_PATH_LIMIT};
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -855,6 +856,14 @@ impl<S> CuckooFilter<S> {
         with_table!(&self.table, t => t.index.scheme() == HashScheme::Raw)
     }
 
+    /// Where the filter's table got its memory ([`Builder::table_memory`],
+    /// or [`ReadOptions::table_memory`](crate::ReadOptions::table_memory)
+    /// for a decoded filter); its copies take theirs from the same place.
+    #[must_use]
+    pub fn table_memory(&self) -> TableMemory {
+        with_table!(&self.table, t => t.stripes.memory())
+    }
+
     /// Fingerprints moved by inserts' displacement paths since creation
     /// (diagnostics; shows how often readers could have had to retry).
     ///
@@ -993,6 +1002,7 @@ pub struct Builder<S = DefaultHashBuilder> {
     stripe_count: Option<usize>,
     version_count: Option<usize>,
     scheme: HashScheme,
+    table_memory: TableMemory,
     hasher: S,
 }
 
@@ -1007,6 +1017,7 @@ impl Builder<DefaultHashBuilder> {
             stripe_count: None,
             version_count: None,
             scheme: HashScheme::Finalized,
+            table_memory: TableMemory::Mapped,
             hasher: DefaultHashBuilder::new(),
         }
     }
@@ -1162,8 +1173,30 @@ impl<S> Builder<S> {
             stripe_count: self.stripe_count,
             version_count: self.version_count,
             scheme: self.scheme,
+            table_memory: self.table_memory,
             hasher,
         }
+    }
+
+    /// Where the filter's table gets its memory (see [`TableMemory`]):
+    /// by default large tables are mappings of their own on 2 MiB pages;
+    /// [`TableMemory::GlobalAllocator`] takes every byte from the global
+    /// allocator, for a host that accounts for memory through it.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, TableMemory};
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(1000)
+    ///     .table_memory(TableMemory::GlobalAllocator)
+    ///     .build()?;
+    /// assert_eq!(filter.table_memory(), TableMemory::GlobalAllocator);
+    /// assert_eq!(filter.clone().table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
+    pub fn table_memory(mut self, memory: TableMemory) -> Self {
+        self.table_memory = memory;
+        self
     }
 
     crate::unstable_api! {
@@ -1253,6 +1286,7 @@ impl<S> Builder<S> {
             versions,
             path,
             self.scheme,
+            self.table_memory,
         )
         .map_err(BuildError::AllocationFailed)?);
         Ok(CuckooFilter::from_parts(table, self.hasher))

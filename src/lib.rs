@@ -182,7 +182,8 @@
 //! *key, size_t len)` hashes exactly as the Rust call on a `&[u8]` of the
 //! same bytes, so a filter saved by Rust with byte-slice keys answers the
 //! same in C, and the other way round. The header documents every function;
-//! the repository's README shows how to build and link.
+//! [`ffi/README.md`](https://github.com/concurrent-cuckoo/concurrent-cuckoo/blob/main/ffi/README.md)
+//! shows how to build and link.
 //!
 //! # Design in brief
 //! The paper's parameters: 4 slots per bucket, 16-bit fingerprints by
@@ -299,13 +300,12 @@ pub use frozen::{FrozenBytes, FrozenFilter, MappedFile};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
 pub use membership::Filter;
 #[cfg(not(concurrent_cuckoo_loom))]
-pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter};
+pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter, ReadOptions};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use relocate::{Relocate, Relocated};
 pub use scalable::{CompactStats, Removal, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
-#[cfg(not(concurrent_cuckoo_loom))]
-pub use storage::{set_table_memory, TableMemory};
+pub use storage::TableMemory;
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
 #[cfg(feature = "unstable")]

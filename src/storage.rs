@@ -38,9 +38,24 @@ pub(crate) unsafe trait ZeroInit {}
 #[cfg(not(concurrent_cuckoo_loom))]
 unsafe impl<T: ZeroInit> ZeroInit for crossbeam_utils::CachePadded<T> {}
 
-/// Where a filter's table gets its memory. See [`set_table_memory`].
-#[cfg(not(concurrent_cuckoo_loom))]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Where a filter's tables get their memory: an option of each filter
+/// (the builders' `table_memory`, [`ReadOptions::table_memory`] and
+/// [`ChunkDecoder::table_memory`](crate::ChunkDecoder::table_memory) for
+/// decoded ones), kept by the filter for every table it makes later (a
+/// growing filter's new levels, compaction, copies).
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, TableMemory};
+/// let filter = CuckooFilter::builder()
+///     .capacity(4_000_000) // ~9 MiB, from the global allocator
+///     .table_memory(TableMemory::GlobalAllocator)
+///     .build()?;
+/// assert_eq!(filter.table_memory(), TableMemory::GlobalAllocator);
+/// # Ok::<(), concurrent_cuckoo::BuildError>(())
+/// ```
+///
+/// [`ReadOptions::table_memory`]: crate::ReadOptions::table_memory
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TableMemory {
     /// The default: on Linux, tables of 4 MiB and more are private
@@ -49,6 +64,7 @@ pub enum TableMemory {
     /// lazily by the kernel, and given back to the system when a growing
     /// filter retires a level; smaller tables come from the global
     /// allocator.
+    #[default]
     Mapped,
     /// Every table from the global allocator (`alloc_zeroed`), whatever
     /// its size: for a host that must account for every byte through its
@@ -64,39 +80,8 @@ pub enum TableMemory {
 }
 
 #[cfg(not(concurrent_cuckoo_loom))]
-static TABLES_FROM_GLOBAL_ALLOCATOR: core::sync::atomic::AtomicBool =
-    core::sync::atomic::AtomicBool::new(false);
-
-/// Chooses where the tables of filters created from now on (built,
-/// decoded, grown, or read by [`FrozenFilter::load`](crate::FrozenFilter::load))
-/// get their memory, for the whole process. Existing tables keep theirs.
-///
-/// ```
-/// use concurrent_cuckoo::{set_table_memory, CuckooFilter, TableMemory};
-/// set_table_memory(TableMemory::GlobalAllocator);
-/// let filter = CuckooFilter::with_capacity(4_000_000); // ~9 MiB, from the allocator
-/// filter.insert("k")?;
-/// set_table_memory(TableMemory::Mapped);
-/// # Ok::<(), concurrent_cuckoo::InsertError>(())
-/// ```
-#[cfg(not(concurrent_cuckoo_loom))]
-pub fn set_table_memory(memory: TableMemory) {
-    TABLES_FROM_GLOBAL_ALLOCATOR.store(
-        memory == TableMemory::GlobalAllocator,
-        core::sync::atomic::Ordering::Relaxed,
-    );
-}
-
-/// Whether large tables are mapped (the default), not allocated.
-#[cfg(not(concurrent_cuckoo_loom))]
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-fn large_tables_mapped() -> bool {
-    !TABLES_FROM_GLOBAL_ALLOCATOR.load(core::sync::atomic::Ordering::Relaxed)
-}
-
-#[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
-    use super::{AllocationError, ZeroInit, CACHE_LINE};
+    use super::{AllocationError, TableMemory, ZeroInit, CACHE_LINE};
     use core::alloc::Layout;
     use core::marker::PhantomData;
     use core::ptr::NonNull;
@@ -182,21 +167,29 @@ mod raw {
     unsafe impl Sync for Region {}
 
     impl Region {
-        /// `bytes` zeroed bytes (`bytes > 0`), 64-byte aligned.
-        pub(crate) fn zeroed(bytes: usize) -> Result<Self, AllocationError> {
-            Self::zeroed_aligned(bytes, CACHE_LINE)
+        /// `bytes` zeroed bytes (`bytes > 0`), 64-byte aligned, from
+        /// `memory`.
+        pub(crate) fn zeroed(bytes: usize, memory: TableMemory) -> Result<Self, AllocationError> {
+            Self::zeroed_aligned(bytes, CACHE_LINE, memory)
         }
 
         /// `bytes` zeroed bytes (`bytes > 0`), aligned to `align` (a power
         /// of two, at least [`CACHE_LINE`], at most a page: a mapping is
-        /// page-aligned).
-        pub(crate) fn zeroed_aligned(bytes: usize, align: usize) -> Result<Self, AllocationError> {
+        /// page-aligned), from `memory`.
+        pub(crate) fn zeroed_aligned(
+            bytes: usize,
+            align: usize,
+            memory: TableMemory,
+        ) -> Result<Self, AllocationError> {
             assert!(bytes > 0, "a region holds at least one byte");
             assert!(align.is_power_of_two() && (CACHE_LINE..=4096).contains(&align));
             #[cfg(target_os = "linux")]
-            if bytes >= HUGE_PAGE_THRESHOLD && super::large_tables_mapped() {
+            if bytes >= HUGE_PAGE_THRESHOLD && memory == TableMemory::Mapped {
                 return Self::mmap(bytes);
             }
+            // Elsewhere every region comes from the global allocator.
+            #[cfg(not(target_os = "linux"))]
+            let _ = memory;
             let layout =
                 Layout::from_size_align(bytes, align).map_err(|_| AllocationError::new(bytes))?;
             // SAFETY: `layout` has non-zero size (asserted above).
@@ -337,16 +330,16 @@ mod raw {
     unsafe impl<B: Sync> Sync for ZeroedArray<B> {}
 
     impl<B: ZeroInit> ZeroedArray<B> {
-        /// `len` (`> 0`) zeroed elements, in one allocation sized first
-        /// (an error, not a panic, when it cannot be had).
-        pub(crate) fn zeroed(len: usize) -> Result<Self, AllocationError> {
+        /// `len` (`> 0`) zeroed elements, in one allocation from `memory`
+        /// sized first (an error, not a panic, when it cannot be had).
+        pub(crate) fn zeroed(len: usize, memory: TableMemory) -> Result<Self, AllocationError> {
             let bytes = len
                 .checked_mul(core::mem::size_of::<B>())
                 .ok_or(AllocationError::new(usize::MAX))?;
             assert!(len > 0 && bytes > 0);
             let align = core::mem::align_of::<B>().max(CACHE_LINE);
             Ok(Self {
-                region: Region::zeroed_aligned(bytes, align)?,
+                region: Region::zeroed_aligned(bytes, align, memory)?,
                 len,
                 _owns: PhantomData,
             })
@@ -534,8 +527,12 @@ mod tests {
 
     #[test]
     fn small_and_huge_arrays_are_zeroed_and_line_aligned() {
-        for len in [1usize, 7, 1000, (8 << 20) / 8 + 3] {
-            let a = ZeroedArray::<AtomicU64>::zeroed(len).unwrap();
+        let memories = [TableMemory::Mapped, TableMemory::GlobalAllocator];
+        for (len, memory) in [1usize, 7, 1000, (8 << 20) / 8 + 3]
+            .into_iter()
+            .flat_map(|len| memories.map(|m| (len, m)))
+        {
+            let a = ZeroedArray::<AtomicU64>::zeroed(len, memory).unwrap();
             assert_eq!(a.len(), len);
             assert_eq!(a.as_ptr() as usize % CACHE_LINE, 0);
             assert!(a.iter().all(|b| b.load(Ordering::Relaxed) == 0));
@@ -547,14 +544,18 @@ mod tests {
 
     #[test]
     fn discarded_mappings_read_as_zero_and_heap_arrays_are_kept() {
-        let big = ZeroedArray::<AtomicU64>::zeroed((8 << 20) / 8).unwrap();
+        let big = ZeroedArray::<AtomicU64>::zeroed((8 << 20) / 8, TableMemory::Mapped).unwrap();
         big[12345].store(0, Ordering::Relaxed); // touched, still zero
         assert!(big.discard(), "a mapping returns its pages");
         assert!(big.iter().all(|b| b.load(Ordering::Relaxed) == 0));
         big[7].store(9, Ordering::Relaxed); // faulted in fresh
         assert_eq!(big[7].load(Ordering::Relaxed), 9);
-        let small = ZeroedArray::<AtomicU64>::zeroed(16).unwrap();
+        let small = ZeroedArray::<AtomicU64>::zeroed(16, TableMemory::Mapped).unwrap();
         assert!(!small.discard(), "heap memory is kept");
+        // A large array the filter was told to take from the allocator.
+        let heap =
+            ZeroedArray::<AtomicU64>::zeroed((8 << 20) / 8, TableMemory::GlobalAllocator).unwrap();
+        assert!(!heap.is_mapped() && !heap.discard(), "heap memory is kept");
     }
 
     /// A table's mapping, trimmed to a 2 MiB-aligned range, leaves a head
@@ -592,9 +593,12 @@ mod tests {
 
     #[test]
     fn absurd_sizes_fail_cleanly() {
-        assert!(ZeroedArray::<AtomicU64>::zeroed(usize::MAX / 4).is_err());
-        // Just past isize::MAX bytes: representable, never allocatable (on
-        // 32-bit targets `mmap` would have granted it; found under qemu-arm).
-        assert!(ZeroedArray::<AtomicU64>::zeroed(isize::MAX as usize / 8 + 1).is_err());
+        for memory in [TableMemory::Mapped, TableMemory::GlobalAllocator] {
+            assert!(ZeroedArray::<AtomicU64>::zeroed(usize::MAX / 4, memory).is_err());
+            // Just past isize::MAX bytes: representable, never allocatable
+            // (on 32-bit targets `mmap` would have granted it; found under
+            // qemu-arm).
+            assert!(ZeroedArray::<AtomicU64>::zeroed(isize::MAX as usize / 8 + 1, memory).is_err());
+        }
     }
 }

@@ -35,7 +35,8 @@
 #[cfg(not(concurrent_cuckoo_loom))]
 use crate::storage::ZeroInit;
 use crate::storage::{
-    prefetch, prefetch_for_write, write_prefetch_supported, AllocationError, ZeroedArray,
+    prefetch, prefetch_for_write, write_prefetch_supported, AllocationError, TableMemory,
+    ZeroedArray,
 };
 use crate::sync::{AtomicI64, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
@@ -141,6 +142,9 @@ pub(crate) struct Stripes {
     /// Whether [`prefetch_locks`](Self::prefetch_locks) may prefetch for
     /// write (`storage::write_prefetch_supported`, asked once here).
     write_prefetch: bool,
+    /// Where this table's arrays came from: the table's copies (and a
+    /// growing filter's next levels) take theirs from the same place.
+    memory: TableMemory,
 }
 
 /// The version of a lookup's bucket pair as it first read it.
@@ -208,17 +212,22 @@ impl Stripes {
     /// Exactly `stripes` lock stripes and `versions` versions (powers of
     /// two, `versions >= stripes`), each array one zeroed allocation made
     /// fallibly (as the table's buckets are: a host that admits the
-    /// table's memory, the Redis module, admits these with it).
-    pub(crate) fn new(stripes: usize, versions: usize) -> Result<Self, AllocationError> {
+    /// table's memory, the Redis module, admits these with it), from
+    /// `memory`.
+    pub(crate) fn new(
+        stripes: usize,
+        versions: usize,
+        memory: TableMemory,
+    ) -> Result<Self, AllocationError> {
         assert!(stripes.is_power_of_two() && versions.is_power_of_two());
         // No longer needed for correctness (a version word may be bumped
         // under several locks), but the sizing rule the builder checks.
         assert!(versions >= stripes, "never fewer versions than stripes");
         #[cfg(not(concurrent_cuckoo_loom))]
         let (locks, words, waiting) = (
-            ZeroedArray::zeroed(stripes)?,
-            ZeroedArray::zeroed(versions)?,
-            ZeroedArray::zeroed(1)?,
+            ZeroedArray::zeroed(stripes, memory)?,
+            ZeroedArray::zeroed(versions, memory)?,
+            ZeroedArray::zeroed(1, memory)?,
         );
         #[cfg(concurrent_cuckoo_loom)]
         let (locks, words, waiting) = (
@@ -235,7 +244,13 @@ impl Stripes {
             lock_mask: stripes - 1,
             version_mask: versions - 1,
             write_prefetch: write_prefetch_supported(),
+            memory,
         })
+    }
+
+    /// Where the table's arrays got their memory ([`Stripes::new`]).
+    pub(crate) fn memory(&self) -> TableMemory {
+        self.memory
     }
 
     /// Offers the lock stripes' and the version words' blocks to `mover`
@@ -636,7 +651,7 @@ mod tests {
     /// 0), aligned for their cache-padded type.
     #[test]
     fn zeroed_stripes_and_versions_start_as_new_ones() {
-        let s = Stripes::new(8, 64).unwrap();
+        let s = Stripes::new(8, 64, TableMemory::Mapped).unwrap();
         assert_eq!((s.count(), s.version_count()), (8, 64));
         assert_eq!(s.len(), 0);
         assert_eq!(s.counters(), Counters::default());
@@ -668,13 +683,13 @@ mod tests {
         // armv7, which CI's portable step builds): its stripes or version
         // words take more bytes than `isize::MAX`.
         let huge = 1usize << (usize::BITS - 2);
-        assert!(Stripes::new(huge, huge).is_err());
-        assert!(Stripes::new(1, huge).is_err());
+        assert!(Stripes::new(huge, huge, TableMemory::Mapped).is_err());
+        assert!(Stripes::new(1, huge, TableMemory::Mapped).is_err());
     }
 
     #[test]
     fn a_thread_waiting_for_a_stripe_is_visible_until_it_gets_the_lock() {
-        let s = Stripes::new(4, 4).unwrap();
+        let s = Stripes::new(4, 4, TableMemory::Mapped).unwrap();
         assert!(!s.has_waiters());
         let all = s.lock_all();
         assert!(!s.has_waiters(), "taking free locks is not waiting");
@@ -700,7 +715,7 @@ mod tests {
 
     #[test]
     fn a_pair_has_one_version_whichever_bucket_names_it_first() {
-        let s = Stripes::new(2, 8).unwrap();
+        let s = Stripes::new(2, 8, TableMemory::Mapped).unwrap();
         let g = s.lock_pair(1, 6); // both stripes; pair word (1 ^ 6) >> 1 = 3
         g.bump_version(6, 1);
         drop(g);
@@ -714,7 +729,7 @@ mod tests {
 
     #[test]
     fn pair_locks_deduplicate_and_count() {
-        let s = Stripes::new(4, 4).unwrap();
+        let s = Stripes::new(4, 4, TableMemory::Mapped).unwrap();
         {
             let g = s.lock_pair(1, 5); // same stripe: must not self-deadlock
             g.add_len(1, 2);

@@ -65,7 +65,7 @@ use crate::fingerprint::{Fingerprint, SLOTS};
 use crate::index::{HashScheme, IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
-use crate::storage::{prefetch, AllocationError, ZeroedArray};
+use crate::storage::{prefetch, AllocationError, TableMemory, ZeroedArray};
 use crate::stripes::{StripeGuard, Stripes, VersionSnapshot};
 use crate::sync::{fence, spin_hint, AtomicBool, Ordering};
 
@@ -170,13 +170,15 @@ pub(crate) struct RawTable<F: Fingerprint> {
 impl<F: Fingerprint> RawTable<F> {
     /// A table of `buckets` buckets (even, >= 2), `stripes` lock stripes and
     /// `versions` move versions (powers of two; the defaults for the bucket
-    /// count when `None`), mapping hashes with `scheme`.
+    /// count when `None`), mapping hashes with `scheme`, its arrays from
+    /// `memory`.
     pub(crate) fn new(
         buckets: usize,
         stripes: Option<usize>,
         versions: Option<usize>,
         max_path: usize,
         scheme: HashScheme,
+        memory: TableMemory,
     ) -> Result<Self, AllocationError> {
         assert!(max_path <= MAX_PATH_LIMIT);
         let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
@@ -185,9 +187,9 @@ impl<F: Fingerprint> RawTable<F> {
         // each allocation against a limit (the Redis module) refuses the
         // table before its buckets, the large part, are allocated (and
         // zeroed) if its locks and versions already take it past the limit.
-        let stripes = Stripes::new(stripes, versions)?;
+        let stripes = Stripes::new(stripes, versions, memory)?;
         #[cfg(not(concurrent_cuckoo_loom))]
-        let array = ZeroedArray::zeroed(buckets)?;
+        let array = ZeroedArray::zeroed(buckets, memory)?;
         #[cfg(concurrent_cuckoo_loom)]
         let array = ZeroedArray::from_fn(buckets, F::empty_bucket)?;
         Ok(Self {

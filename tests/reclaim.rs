@@ -3,10 +3,10 @@
 //! it is reclaimed, `memory_usage` counts it until then (it used to leave
 //! it out, claiming it given back), and reclaiming gives back about that
 //! level's bytes to the allocator without changing any answer, encoding
-//! or later growth. Its own test binary: the table memory setting is
-//! process-wide, and the allocator counts every byte of the process.
+//! or later growth. Its own test binary: the allocator counts every byte
+//! of the process.
 
-use concurrent_cuckoo::{set_table_memory, ScalableCuckooFilter, TableMemory};
+use concurrent_cuckoo::{ScalableCuckooFilter, TableMemory};
 mod counting_alloc;
 use counting_alloc::Counting;
 
@@ -31,13 +31,13 @@ fn twin(seed: u64) -> ScalableCuckooFilter {
         .initial_capacity(1_000_000) // 32-bit levels of 4.5 MiB and up: mapped unless told
         .false_positive_rate(1e-7) // 32-bit: no remove is refused
         .seed(seed)
+        .table_memory(TableMemory::GlobalAllocator)
         .build()
         .unwrap()
 }
 
 #[test]
 fn reclaiming_a_retired_heap_level_gives_its_table_back() {
-    set_table_memory(TableMemory::GlobalAllocator);
     // Every vector this test fills is allocated before the baseline.
     let mut first: Vec<u64> = Vec::with_capacity(4_000_000);
     let kept: Vec<u64> = (1 << 40..(1 << 40) + 10_000).collect();
@@ -103,5 +103,4 @@ fn reclaiming_a_retired_heap_level_gives_its_table_back() {
     f.insert_hash_batch(&more).unwrap();
     reference.insert_hash_batch(&more).unwrap();
     assert!(f.to_bytes() == reference.to_bytes(), "regrowth after clear");
-    set_table_memory(TableMemory::Mapped);
 }

@@ -1,10 +1,23 @@
 //! The module's global allocator: Redis's, so that every byte the module
-//! holds, filter tables included (`concurrent_cuckoo::set_table_memory`),
-//! counts in Redis's `used_memory`, which `maxmemory` acts on.
+//! holds, filter tables included ([`TABLES`]), counts in Redis's
+//! `used_memory`, which `maxmemory` acts on.
 
 use crate::api::api;
+use concurrent_cuckoo::{ChunkDecoder, TableMemory};
 use core::ptr::NonNull;
 use std::alloc::{GlobalAlloc, Layout, System};
+
+/// Where every filter the module builds, decodes or copies gets its
+/// tables: from the global allocator, whatever their size, never a mapping
+/// of their own, so Redis counts them. Each builder and decoder is told
+/// (the library's option is per filter; copies and grown levels follow
+/// their filter's).
+pub(crate) const TABLES: TableMemory = TableMemory::GlobalAllocator;
+
+/// A decoder whose filter takes its tables from [`TABLES`].
+pub(crate) fn decoder() -> ChunkDecoder {
+    ChunkDecoder::new().table_memory(TABLES)
+}
 
 /// Redis's allocator once the module is loaded (`RedisModule_Init` sets
 /// its entry points before the module allocates anything), the system's

@@ -18,7 +18,7 @@ use crate::value::{
     self, complete_if_done, random_seed, Body, CfValue, Filter, Meta, CREATE_REFUSED,
 };
 use crate::window;
-use concurrent_cuckoo::{BuildError, ChunkDecoder, InsertError};
+use concurrent_cuckoo::{BuildError, InsertError};
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
 
@@ -855,7 +855,7 @@ pub(crate) fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         // one claiming more than the limits is refused here). The decoder
         // is made in the scope too: all it holds is measured.
         let ((decoder, fed), admitted) = admission::within(0, || {
-            let mut decoder = Box::new(ChunkDecoder::new());
+            let mut decoder = Box::new(crate::alloc::decoder());
             let fed = decoder.feed(data);
             (decoder, fed)
         });

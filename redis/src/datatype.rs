@@ -42,7 +42,6 @@
 use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
 use crate::window_value::{self, Window, WindowLoad};
-use concurrent_cuckoo::ChunkDecoder;
 use core::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -374,9 +373,9 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     // allocated. A restore in progress saved only the start of its
     // encoding, whose headers rightly claim more.
     let mut decoder = if loading {
-        ChunkDecoder::new()
+        crate::alloc::decoder()
     } else {
-        ChunkDecoder::new().limit(total)
+        crate::alloc::decoder().limit(total)
     };
     for _ in 0..pieces {
         let piece = raw::load_string_buffer(rdb).ok()?;
@@ -653,7 +652,7 @@ unsafe extern "C" fn copy(
         }
         Body::Loading(_) => {
             // Fed a piece at a time (no copy of every byte received).
-            let mut copy = ChunkDecoder::new();
+            let mut copy = crate::alloc::decoder();
             let mut fed = Ok(());
             for_each_piece(value, COPY_PIECE, |_, piece| {
                 fed = copy.feed(piece).map_err(|e| e.to_string());

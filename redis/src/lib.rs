@@ -55,7 +55,6 @@ use redis_module::{raw, redis_module, Context, RedisString, Status};
 /// `maxmemory` see them), and every command gets its key spec.
 fn init(ctx: &Context, _args: &[RedisString]) -> Status {
     ctx.set_module_options(raw::ModuleOptions::HANDLE_IO_ERRORS);
-    concurrent_cuckoo::set_table_memory(concurrent_cuckoo::TableMemory::GlobalAllocator);
     admission::init(ctx.ctx);
     raw::register_info_function(ctx.ctx, Some(module_info));
     if let Err(e) = dispatch::register(ctx) {

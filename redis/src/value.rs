@@ -161,6 +161,7 @@ impl Filter {
                     .capacity(capacity)
                     .false_positive_rate(meta.error_rate)
                     .seed(seed)
+                    .table_memory(crate::alloc::TABLES)
                     .build()?,
             )
         } else {
@@ -171,6 +172,7 @@ impl Filter {
                     .max_levels(meta.levels())
                     .false_positive_rate(meta.error_rate)
                     .seed(seed)
+                    .table_memory(crate::alloc::TABLES)
                     .build()?,
             )
         })
@@ -291,7 +293,7 @@ impl Filter {
     /// copy of the whole encoding in memory).
     pub(crate) fn duplicate(&self) -> Result<Self, String> {
         let mut encoder = self.encoder();
-        let mut decoder = ChunkDecoder::new();
+        let mut decoder = crate::alloc::decoder();
         let mut piece = Vec::with_capacity(COPY_PIECE);
         while !encoder.is_done() {
             piece.clear();

@@ -139,6 +139,7 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
             .generations(generations as usize + 1)
             .false_positive_rate(meta.error_rate)
             .seed(seed)
+            .table_memory(crate::alloc::TABLES)
             .build()
     });
     let filter = built.map_err(|e| build_error(e, meta.error_rate))?;

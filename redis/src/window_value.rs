@@ -34,7 +34,7 @@
 //! 64  .. the library's encoding of the filter (docs/format.md, version 4)
 //! ```
 
-use concurrent_cuckoo::WindowedCuckooFilter;
+use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, WindowedCuckooFilter};
 use core::cell::RefCell;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -257,7 +257,12 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Window, String> {
             bytes.len()
         ));
     }
-    let filter = WindowedCuckooFilter::from_bytes(&bytes[BLOCK..]).map_err(|e| e.to_string())?;
+    let options = ReadOptions::new().table_memory(crate::alloc::TABLES);
+    let filter = WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(
+        &bytes[BLOCK..],
+        options,
+    )
+    .map_err(|e| e.to_string())?;
     if filter.generations() != clock.generations + 1 {
         return Err("the window's generations disagree with its filter's".into());
     }

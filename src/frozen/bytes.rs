@@ -3,6 +3,7 @@
 //! file mapped read-only.
 
 use crate::error::DecodeError;
+use crate::persist::ReadOptions;
 use crate::storage::Region;
 use core::fmt;
 use std::io::Read;
@@ -25,16 +26,24 @@ pub struct FrozenBytes {
 }
 
 impl FrozenBytes {
-    /// Reads the whole file at `path`.
-    pub(crate) fn read_file(path: &Path) -> Result<Self, DecodeError> {
+    /// Reads the whole file at `path`, no longer than the options' limit,
+    /// into memory from their table memory.
+    pub(crate) fn read_file(path: &Path, options: ReadOptions) -> Result<Self, DecodeError> {
         let mut file = std::fs::File::open(path).map_err(DecodeError::Io)?;
         let len = file.metadata().map_err(DecodeError::Io)?.len();
+        if let Some(limit) = options.limit.filter(|&limit| len > limit) {
+            return Err(DecodeError::ExceedsLimit {
+                claimed: len,
+                limit,
+            });
+        }
         let len = usize::try_from(len).map_err(|_| {
             DecodeError::InvalidHeader("the file is too large for this platform's address space")
         })?;
         // A region holds at least one byte; an empty file decodes to an
         // error either way.
-        let region = Region::zeroed(len.max(1)).map_err(DecodeError::AllocationFailed)?;
+        let region = Region::zeroed(len.max(1), options.table_memory)
+            .map_err(DecodeError::AllocationFailed)?;
         // SAFETY: the region holds `len.max(1)` zeroed (initialised) bytes
         // that no one else can reach yet: this is the only reference until
         // `Self` is built, and it ends before.

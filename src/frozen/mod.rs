@@ -12,8 +12,8 @@ use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
 use crate::persist::format::{Header, CHECKSUM_LEN};
-use crate::persist::{admit_header, TableFill};
-use crate::storage::prefetch;
+use crate::persist::{admit_header, ReadOptions, TableFill};
+use crate::storage::{prefetch, TableMemory};
 use crate::table::RawTable;
 use core::fmt;
 use core::hash::{BuildHasher, Hash};
@@ -227,7 +227,33 @@ impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
     /// # Errors
     /// As [`load`](FrozenFilter::load).
     pub fn load_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(FrozenBytes::read_file(path.as_ref())?)
+        Self::load_with_options(path, ReadOptions::new())
+    }
+
+    /// [`load_with_hasher`](Self::load_with_hasher) as `options` say: a
+    /// file longer than their limit is refused before anything is read
+    /// ([`DecodeError::ExceedsLimit`]), and its bytes are held where their
+    /// [`TableMemory`] says ([`TableMemory::GlobalAllocator`]: from the
+    /// global allocator, whatever the size).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, DefaultHashBuilder, FrozenFilter, ReadOptions};
+    /// let filter = CuckooFilter::with_capacity(100_000);
+    /// let path = std::env::temp_dir().join(format!("frozen-load-options-doc-{}.ccf", std::process::id()));
+    /// filter.write_to_path(&path)?;
+    /// let refused = FrozenFilter::<_, DefaultHashBuilder>::load_with_options(&path, ReadOptions::new().limit(4096));
+    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`load`](FrozenFilter::load), plus [`DecodeError::ExceedsLimit`].
+    pub fn load_with_options<P: AsRef<Path>>(
+        path: P,
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
+        Self::from_bytes_with_hasher(FrozenBytes::read_file(path.as_ref(), options)?)
     }
 }
 
@@ -677,7 +703,7 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
 
 /// A live table holding the buckets of `body` (already validated).
 fn thaw<F: Fingerprint>(header: &Header, body: &[u8]) -> Result<RawTable<F>, DecodeError> {
-    let mut fill = TableFill::<F>::new(header)?;
+    let mut fill = TableFill::<F>::new(header, TableMemory::Mapped)?;
     fill.fill(body);
     Ok(fill.into_table())
 }

@@ -11,12 +11,13 @@
 
 use super::format::{Header, CHECKSUM_LEN, MAX_HEADER_LEN, PREFIX_LEN, V1, V2, V3_SCALABLE};
 use super::scalable::{check_container_version, level_cap, level_error, ContainerHead};
-use super::{admit_header, encoded_header, TableFill};
+use super::{admit_header, encoded_header, ReadOptions, TableFill};
 use crate::error::DecodeError;
 use crate::filter::{with_table, CuckooFilter, Table};
 use crate::fingerprint::{BucketWord, Fingerprint};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::scalable::{Level, ScalableCuckooFilter};
+use crate::storage::TableMemory;
 use crate::table::RawTable;
 use core::fmt;
 use core::marker::PhantomData;
@@ -549,11 +550,11 @@ macro_rules! with_fill {
 }
 
 impl AnyFill {
-    fn new(header: &Header) -> Result<Self, DecodeError> {
+    fn new(header: &Header, memory: TableMemory) -> Result<Self, DecodeError> {
         Ok(match header.bits {
-            8 => Self::F8(TableFill::new(header)?),
-            16 => Self::F16(TableFill::new(header)?),
-            _ => Self::F32(TableFill::new(header)?),
+            8 => Self::F8(TableFill::new(header, memory)?),
+            16 => Self::F16(TableFill::new(header, memory)?),
+            _ => Self::F32(TableFill::new(header, memory)?),
         })
     }
 
@@ -585,12 +586,13 @@ struct LevelDecoder {
     tail: Vec<u8>,
     sum: Xxh3Default,
     hasher_id: u32,
-    /// The most bytes this table's encoding may take.
-    limit: Option<u64>,
+    /// The most bytes this table's encoding may take, and where the table
+    /// gets its memory.
+    options: ReadOptions,
 }
 
 impl LevelDecoder {
-    fn new(hasher_id: u32, limit: Option<u64>) -> Self {
+    fn new(hasher_id: u32, options: ReadOptions) -> Self {
         Self {
             head: Vec::with_capacity(MAX_HEADER_LEN),
             header: None,
@@ -599,7 +601,7 @@ impl LevelDecoder {
             tail: Vec::with_capacity(CHECKSUM_LEN),
             sum: Xxh3Default::new(),
             hasher_id,
-            limit,
+            options,
         }
     }
 
@@ -628,9 +630,9 @@ impl LevelDecoder {
                 return Ok(false);
             }
             let header = Header::parse(&self.head)?;
-            admit_header(&header, self.hasher_id, None, self.limit)?;
+            admit_header(&header, self.hasher_id, None, self.options.limit)?;
             self.sum.update(&self.head);
-            self.fill = Some(AnyFill::new(&header)?);
+            self.fill = Some(AnyFill::new(&header, self.options.table_memory)?);
             self.header = Some(header);
         }
         let fill = self.fill.as_mut().expect("the header is in");
@@ -761,7 +763,7 @@ struct Container {
 pub struct ChunkDecoder<S = DefaultHashBuilder> {
     state: State<S>,
     consumed: u64,
-    limit: Option<u64>,
+    options: ReadOptions,
     _hasher: PhantomData<fn() -> S>,
 }
 
@@ -796,7 +798,7 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
         Self {
             state: State::Start(Vec::with_capacity(PREFIX_LEN)),
             consumed: 0,
-            limit: None,
+            options: ReadOptions::new(),
             _hasher: PhantomData,
         }
     }
@@ -806,7 +808,26 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
     /// `read_from_limited` does: for pieces from an untrusted sender.
     #[must_use]
     pub fn limit(mut self, max_bytes: u64) -> Self {
-        self.limit = Some(max_bytes);
+        self.options = self.options.limit(max_bytes);
+        self
+    }
+
+    /// Where the decoded filter's tables get their memory, and every table
+    /// it makes later (see [`TableMemory`]), as
+    /// [`ReadOptions::table_memory`] does for `read_from_with_options`.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodedFilter, TableMemory};
+    /// let bytes = CuckooFilter::with_capacity(1000).to_bytes();
+    /// let mut decoder = ChunkDecoder::new().table_memory(TableMemory::GlobalAllocator);
+    /// decoder.feed(&bytes)?;
+    /// let DecodedFilter::Filter(copy) = decoder.finish()? else { unreachable!() };
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
+    #[must_use]
+    pub fn table_memory(mut self, memory: TableMemory) -> Self {
+        self.options = self.options.table_memory(memory);
         self
     }
 
@@ -861,7 +882,7 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
                     let prefix = core::mem::take(prefix);
                     let mut rest: &[u8] = &prefix;
                     self.state = match version? {
-                        V1 | V2 => State::Single(LevelDecoder::new(S::ID, self.limit)),
+                        V1 | V2 => State::Single(LevelDecoder::new(S::ID, self.options)),
                         V3_SCALABLE => State::Container(Container {
                             bytes: Vec::new(),
                             head: None,
@@ -912,8 +933,7 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
                 Ok(())
             }
             State::Container(c) => {
-                let limit = self.limit;
-                if let Some(filter) = c.take::<S>(input, limit)? {
+                if let Some(filter) = c.take::<S>(input, self.options)? {
                     self.state = State::Done(DecodedFilter::Scalable(filter));
                 }
                 Ok(())
@@ -959,8 +979,9 @@ impl Container {
     fn take<S: PersistentHasher>(
         &mut self,
         input: &mut &[u8],
-        limit: Option<u64>,
+        options: ReadOptions,
     ) -> Result<Option<ScalableCuckooFilter<S>>, DecodeError> {
+        let limit = options.limit;
         if self.head.is_none() {
             const FIXED: usize = ContainerHead::FIXED;
             if self.bytes.len() < FIXED {
@@ -996,7 +1017,8 @@ impl Container {
                 };
                 let (want, most) = head.level_size(i)?;
                 let cap = level_cap(most, self.done_bytes, limit);
-                self.current = Some((LevelDecoder::new(S::ID, Some(cap)), want, most));
+                let level = LevelDecoder::new(S::ID, options.limit(cap));
+                self.current = Some((level, want, most));
             }
             let (level, want, most) = self.current.as_mut().expect("set above");
             let complete = level
@@ -1015,7 +1037,7 @@ impl Container {
             self.levels.push((i, Level::from_table(table)));
         }
         let levels = core::mem::take(&mut self.levels);
-        head.assemble(levels).map(Some)
+        head.assemble(levels, options.table_memory).map(Some)
     }
 
     fn write_taken<S: PersistentHasher>(&self, out: &mut impl Write) -> io::Result<()> {

@@ -39,14 +39,17 @@
 mod chunks;
 mod file;
 pub(crate) mod format;
+mod options;
 mod scalable;
 
 pub use chunks::{ChunkDecoder, ChunkEncoder, DecodedFilter};
+pub use options::ReadOptions;
 
 use crate::error::DecodeError;
 use crate::filter::{table_of_width, with_table, CuckooFilter, Table};
 use crate::fingerprint::{BucketWord, Fingerprint};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
+use crate::storage::TableMemory;
 use crate::table::RawTable;
 pub(crate) use file::write_atomically;
 use format::{header_len, version_for, Header, CHECKSUM_LEN, MAX_HEADER_LEN, PREFIX_LEN};
@@ -189,7 +192,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// the input, and allocates nothing before the header is validated and
     /// `bytes` is known to have the length the header implies.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        decode_stream(bytes, Some(bytes.len()), None)
+        decode_stream(bytes, Some(bytes.len()), ReadOptions::new())
     }
 
     /// Decodes a filter from `reader`, as written by
@@ -220,7 +223,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// [`DecodeError::Truncated`] and any other read error is
     /// [`DecodeError::Io`].
     pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        decode_stream(reader, None, None)
+        decode_stream(reader, None, ReadOptions::new())
     }
 
     /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
@@ -242,7 +245,47 @@ impl<S: PersistentHasher> CuckooFilter<S> {
         reader: R,
         max_bytes: u64,
     ) -> Result<Self, DecodeError> {
-        decode_stream(reader, None, Some(max_bytes))
+        decode_stream(reader, None, ReadOptions::new().limit(max_bytes))
+    }
+
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
+    /// say: a bound on what the header may claim, and where the table
+    /// gets its memory. For any hasher `S`; name the type
+    /// (`CuckooFilter::<DefaultHashBuilder>::read_from_with_options`) for
+    /// the default one.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, ReadOptions, TableMemory};
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// filter.insert("k")?;
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = CuckooFilter::<DefaultHashBuilder>::read_from_with_options(&filter.to_bytes()[..], options)?;
+    /// assert!(copy.contains("k"));
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
+    /// [`DecodeError::ExceedsLimit`] under a limit.
+    pub fn read_from_with_options<R: Read>(
+        reader: R,
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
+        decode_stream(reader, None, options)
+    }
+
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
+    /// `options` say (see [`read_from_with_options`](Self::read_from_with_options)).
+    ///
+    /// # Errors
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
+    /// [`DecodeError::ExceedsLimit`] under a limit.
+    pub fn from_bytes_with_options(
+        bytes: &[u8],
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
+        decode_stream(bytes, Some(bytes.len()), options)
     }
 }
 
@@ -438,33 +481,35 @@ fn read_header(r: &mut impl Read) -> Result<(Header, [u8; MAX_HEADER_LEN]), Deco
 }
 
 /// Decodes one encoding from `r`. `exact_len` is the input's total length
-/// when known (`from_bytes`), `limit` the caller's bound on it: both are
-/// checked against the header before anything is allocated.
+/// when known (`from_bytes`), the options' limit the caller's bound on it:
+/// both are checked against the header before anything is allocated.
 fn decode_stream<S: PersistentHasher, R: Read>(
     r: R,
     exact_len: Option<usize>,
-    limit: Option<u64>,
+    options: ReadOptions,
 ) -> Result<CuckooFilter<S>, DecodeError> {
-    let (header, table) = decode_one(r, S::ID, exact_len, limit)?;
+    let (header, table) = decode_one(r, S::ID, exact_len, options)?;
     Ok(CuckooFilter::from_parts(table, S::from_seed(header.seed)))
 }
 
 /// Decodes one single-table encoding (format versions 1 and 2) from `r`,
-/// made with hasher `hasher_id`: its header and its table. `exact_len` is
-/// the input's total length when known (`from_bytes`), `limit` the caller's
-/// bound on it: both are checked against the header before anything is
-/// allocated.
+/// made with hasher `hasher_id`: its header and its table, placed as
+/// `options` say. `exact_len` is the input's total length when known
+/// (`from_bytes`), the options' limit the caller's bound on it: both are
+/// checked against the header before anything is allocated.
 pub(crate) fn decode_one<R: Read>(
     mut r: R,
     hasher_id: u32,
     exact_len: Option<usize>,
-    limit: Option<u64>,
+    options: ReadOptions,
 ) -> Result<(Header, Table), DecodeError> {
     let (header, head) = read_header(&mut r)?;
-    admit_header(&header, hasher_id, exact_len, limit)?;
+    admit_header(&header, hasher_id, exact_len, options.limit)?;
     let mut sum = Xxh3Default::new();
     sum.update(&head[..header.body_offset()]);
-    let table = table_of_width!(header.bits, F => decode_table::<F>(&header, &mut r, &mut sum)?);
+    let memory = options.table_memory;
+    let table =
+        table_of_width!(header.bits, F => decode_table::<F>(&header, &mut r, &mut sum, memory)?);
     Ok((header, table))
 }
 
@@ -515,8 +560,9 @@ fn decode_table<F: Fingerprint>(
     header: &Header,
     r: &mut impl Read,
     sum: &mut Xxh3Default,
+    memory: TableMemory,
 ) -> Result<RawTable<F>, DecodeError> {
-    let mut fill = TableFill::<F>::new(header)?;
+    let mut fill = TableFill::<F>::new(header, memory)?;
     let mut chunk = vec![0u8; CHUNK.min(fill.remaining_bytes())];
     while fill.remaining_bytes() > 0 {
         let bytes = &mut chunk[..CHUNK.min(fill.remaining_bytes())];
@@ -542,10 +588,10 @@ pub(crate) struct TableFill<F: Fingerprint> {
 }
 
 impl<F: Fingerprint> TableFill<F> {
-    /// An empty table for a validated `header` of this width. The header's
-    /// size must fit the platform (the callers check the encoding's length
-    /// against `usize` first).
-    pub(crate) fn new(header: &Header) -> Result<Self, DecodeError> {
+    /// An empty table for a validated `header` of this width, its memory
+    /// from `memory`. The header's size must fit the platform (the callers
+    /// check the encoding's length against `usize` first).
+    pub(crate) fn new(header: &Header, memory: TableMemory) -> Result<Self, DecodeError> {
         debug_assert_eq!(u32::from(header.bits), F::BITS);
         let table = RawTable::<F>::new(
             header.buckets as usize,
@@ -553,6 +599,7 @@ impl<F: Fingerprint> TableFill<F> {
             None,
             usize::from(header.max_path),
             header.scheme(),
+            memory,
         )
         .map_err(DecodeError::AllocationFailed)?;
         let counts = vec![0i64; table.stripes.count()];

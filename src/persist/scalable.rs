@@ -36,11 +36,12 @@
 use super::format::{
     any_version, header_len, Header, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE,
 };
-use super::{decode_one, encode, read_exact, read_full, write_atomically};
+use super::{decode_one, encode, read_exact, read_full, write_atomically, ReadOptions};
 use crate::error::DecodeError;
 use crate::filter::with_table;
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::scalable::{Config, Level, ScalableCuckooFilter, LEVEL_LIMIT};
+use crate::storage::TableMemory;
 use std::io::{self, Read, Write};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
@@ -155,12 +156,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// A [`DecodeError`] if `bytes` is not exactly one intact encoding made
     /// with a hasher of the same ID. Never panics, whatever the input.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        let mut reader = bytes;
-        let filter = decode_container(&mut reader, Input::Exact(bytes.len() as u64))?;
-        if !reader.is_empty() {
-            return Err(DecodeError::TrailingBytes);
-        }
-        Ok(filter)
+        Self::from_bytes_with_options(bytes, ReadOptions::new())
     }
 
     /// Decodes a filter from `reader`, as written by
@@ -174,8 +170,8 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     ///
     /// # Errors
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus [`DecodeError::Io`].
-    pub fn read_from_with_hasher<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
-        decode_container(&mut reader, Input::Stream(None))
+    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        Self::read_from_with_options(reader, ReadOptions::new())
     }
 
     /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
@@ -195,10 +191,65 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
     /// [`DecodeError::ExceedsLimit`].
     pub fn read_from_limited_with_hasher<R: Read>(
-        mut reader: R,
+        reader: R,
         max_bytes: u64,
     ) -> Result<Self, DecodeError> {
-        decode_container(&mut reader, Input::Stream(Some(max_bytes)))
+        Self::read_from_with_options(reader, ReadOptions::new().limit(max_bytes))
+    }
+
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
+    /// say: a bound on the bytes the levels' headers may claim (as
+    /// [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher)),
+    /// and where every level's table, decoded or grown later, gets its
+    /// memory.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, ScalableCuckooFilter, TableMemory};
+    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
+    /// let options = ReadOptions::new().limit(1 << 20).table_memory(TableMemory::GlobalAllocator);
+    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::read_from_with_options(&bytes[..], options)?;
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher).
+    pub fn read_from_with_options<R: Read>(
+        mut reader: R,
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
+        decode_container(
+            &mut reader,
+            Input::Stream(options.limit),
+            options.table_memory,
+        )
+    }
+
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
+    /// `options` say (see [`read_from_with_options`](Self::read_from_with_options));
+    /// an input longer than the limit is refused before anything is
+    /// allocated.
+    ///
+    /// # Errors
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
+    /// [`DecodeError::ExceedsLimit`].
+    pub fn from_bytes_with_options(
+        bytes: &[u8],
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
+        let total = bytes.len() as u64;
+        if let Some(limit) = options.limit.filter(|&limit| total > limit) {
+            return Err(DecodeError::ExceedsLimit {
+                claimed: total,
+                limit,
+            });
+        }
+        let mut reader = bytes;
+        let filter = decode_container(&mut reader, Input::Exact(total), options.table_memory)?;
+        if !reader.is_empty() {
+            return Err(DecodeError::TrailingBytes);
+        }
+        Ok(filter)
     }
 }
 
@@ -305,6 +356,7 @@ enum Input {
 fn decode_container<S: PersistentHasher>(
     r: &mut impl Read,
     input: Input,
+    memory: TableMemory,
 ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
     let mut fixed = [0u8; FIXED];
     let got = read_full(r, &mut fixed[..PREFIX_LEN])?;
@@ -325,8 +377,9 @@ fn decode_container<S: PersistentHasher>(
     for &i in &indices {
         let (want_buckets, most) = head.level_size(i)?;
         let cap = level_cap(most, consumed, bound);
+        let options = ReadOptions::new().limit(cap).table_memory(memory);
         let (header, table) =
-            decode_one(&mut *r, S::ID, None, Some(cap)).map_err(|e| match (e, input) {
+            decode_one(&mut *r, S::ID, None, options).map_err(|e| match (e, input) {
                 // Longer than what is left of a whole input: cut short.
                 (DecodeError::ExceedsLimit { claimed, .. }, Input::Exact(_)) if claimed <= most => {
                     DecodeError::Truncated
@@ -337,7 +390,7 @@ fn decode_container<S: PersistentHasher>(
         consumed += header.encoded_len();
         levels.push((i, Level::from_table(table)));
     }
-    head.assemble(levels)
+    head.assemble(levels, memory)
 }
 
 /// The most bytes the next level's encoding may take. Its length is
@@ -437,6 +490,8 @@ impl ContainerHead {
                 false_positive_rate: rate,
                 growth_factor: factor as usize,
                 max_levels,
+                // The decoder's choice, set by `assemble`.
+                table_memory: TableMemory::Mapped,
             },
             seed,
         })
@@ -530,9 +585,11 @@ impl ContainerHead {
     }
 
     /// The filter of the decoded levels, if their bounds fit the rate.
+    /// The filter of these levels, its later levels' memory from `memory`.
     pub(crate) fn assemble<S: PersistentHasher>(
         &self,
         levels: Vec<(usize, Level)>,
+        memory: TableMemory,
     ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
         let bound: f64 = levels
             .iter()
@@ -543,8 +600,12 @@ impl ContainerHead {
                 "the levels' false-positive bounds exceed the recorded rate",
             ));
         }
+        let config = Config {
+            table_memory: memory,
+            ..self.config
+        };
         Ok(ScalableCuckooFilter::from_parts(
-            self.config,
+            config,
             S::from_seed(self.seed),
             levels,
         ))

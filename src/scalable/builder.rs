@@ -5,6 +5,7 @@ use super::{ScalableCuckooFilter, LEVEL_LIMIT};
 use crate::error::BuildError;
 use crate::hashing::DefaultHashBuilder;
 use crate::index::HashScheme;
+use crate::storage::TableMemory;
 
 /// Configures a [`ScalableCuckooFilter`]. Obtained from
 /// [`ScalableCuckooFilter::builder`].
@@ -29,6 +30,7 @@ pub struct ScalableBuilder<S = DefaultHashBuilder> {
     pub(super) false_positive_rate: f64,
     pub(super) growth_factor: usize,
     pub(super) max_levels: usize,
+    pub(super) table_memory: TableMemory,
     pub(super) hasher: S,
     #[cfg(concurrent_cuckoo_loom)]
     pub(super) level_stripes: Option<usize>,
@@ -156,10 +158,34 @@ impl<S> ScalableBuilder<S> {
             false_positive_rate: self.false_positive_rate,
             growth_factor: self.growth_factor,
             max_levels: self.max_levels,
+            table_memory: self.table_memory,
             hasher,
             #[cfg(concurrent_cuckoo_loom)]
             level_stripes: self.level_stripes,
         }
+    }
+
+    /// Where every level's table gets its memory (see [`TableMemory`]),
+    /// the first and each one the filter grows: by default large tables
+    /// are mappings of their own, given back to the system when a level
+    /// retires; [`TableMemory::GlobalAllocator`] takes every byte from
+    /// the global allocator.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ScalableCuckooFilter, TableMemory};
+    /// let filter = ScalableCuckooFilter::builder()
+    ///     .initial_capacity(100)
+    ///     .table_memory(TableMemory::GlobalAllocator)
+    ///     .build()?;
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
+    /// assert!(filter.levels() > 1);
+    /// assert_eq!(filter.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use = "a builder does nothing until `build` is called"]
+    pub fn table_memory(mut self, memory: TableMemory) -> Self {
+        self.table_memory = memory;
+        self
     }
 
     /// Lock stripes of every level (loom models only: a four-bucket level
@@ -208,19 +234,27 @@ impl<S> ScalableBuilder<S> {
             false_positive_rate: rate,
             growth_factor: self.growth_factor,
             max_levels: self.max_levels,
+            table_memory: self.table_memory,
             #[cfg(concurrent_cuckoo_loom)]
             level_stripes: self.level_stripes,
         };
         let Some(bits) = config.bits(0) else {
             return Err(BuildError::FingerprintTooShort { bits: 32, rate });
         };
-        let first = Level::new(initial.max(1), bits, HashScheme::Finalized, {
+        let stripes = {
             #[cfg(concurrent_cuckoo_loom)]
             let stripes = self.level_stripes;
             #[cfg(not(concurrent_cuckoo_loom))]
             let stripes = None;
             stripes
-        })?;
+        };
+        let first = Level::new(
+            initial.max(1),
+            bits,
+            HashScheme::Finalized,
+            stripes,
+            self.table_memory,
+        )?;
         Ok(ScalableCuckooFilter::from_parts(
             config,
             self.hasher,

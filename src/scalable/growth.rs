@@ -193,9 +193,13 @@ impl<S> ScalableCuckooFilter<S> {
                 let Some(items) = self.config.items(next) else {
                     return false;
                 };
-                let Ok(level) =
-                    Level::new(items, bits, HashScheme::Finalized, self.level_stripes())
-                else {
+                let Ok(level) = Level::new(
+                    items,
+                    bits,
+                    HashScheme::Finalized,
+                    self.level_stripes(),
+                    self.config.table_memory,
+                ) else {
                     return false;
                 };
                 // A kept level of another width or path limit (decoded

@@ -316,6 +316,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
             false_positive_rate: 1e-3,
             growth_factor: 2,
             max_levels: 32,
+            table_memory: crate::TableMemory::Mapped,
             hasher: DefaultHashBuilder::new(),
             #[cfg(concurrent_cuckoo_loom)]
             level_stripes: None,
@@ -469,6 +470,16 @@ impl<S> ScalableCuckooFilter<S> {
     #[must_use]
     pub fn configured_false_positive_rate(&self) -> f64 {
         self.config.false_positive_rate
+    }
+
+    /// Where the filter's levels get their memory
+    /// ([`ScalableBuilder::table_memory`], or
+    /// [`ReadOptions::table_memory`](crate::ReadOptions::table_memory) for
+    /// a decoded filter): every level it grows, and its copies, take
+    /// theirs from the same place.
+    #[must_use]
+    pub fn table_memory(&self) -> crate::TableMemory {
+        self.config.table_memory
     }
 
     /// Fingerprint width of each level in use, in the order of the saved

@@ -9,6 +9,7 @@ use crate::error::BuildError;
 use crate::filter::{table_of_width, with_table, Table};
 use crate::fingerprint::SLOTS;
 use crate::index::HashScheme;
+use crate::storage::TableMemory;
 use crate::sync::RawLock;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 use crate::table::{RawTable, MAX_PATH_LIMIT};
@@ -46,12 +47,13 @@ pub(crate) struct Level {
 
 impl Level {
     /// A level of a freshly built table (stripe count: the default for
-    /// its size, or `stripes`).
+    /// its size, or `stripes`), its memory from `memory`.
     pub(super) fn new(
         items: usize,
         bits: u32,
         seed_scheme: HashScheme,
         stripes: Option<usize>,
+        memory: TableMemory,
     ) -> Result<Self, BuildError> {
         let buckets = crate::filter::buckets_for_capacity(items)?;
         let table = table_of_width!(bits, F => RawTable::<F>::new(
@@ -60,6 +62,7 @@ impl Level {
             None,
             LEVEL_MAX_PATH,
             seed_scheme,
+            memory,
         )
         .map_err(BuildError::AllocationFailed)?);
         Ok(Self::from_table(table))
@@ -160,6 +163,8 @@ pub(crate) struct Config {
     pub(crate) false_positive_rate: f64,
     pub(crate) growth_factor: usize,
     pub(crate) max_levels: usize,
+    /// Where every level's table gets its memory.
+    pub(crate) table_memory: TableMemory,
     /// Lock stripes of every level (the default for its size when
     /// `None`): loom models need two stripes in a four-bucket level.
     #[cfg(concurrent_cuckoo_loom)]

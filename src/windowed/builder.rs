@@ -6,6 +6,7 @@ use super::table::WindowTable;
 use super::{path, WindowedCuckooFilter};
 use crate::error::BuildError;
 use crate::hashing::DefaultHashBuilder;
+use crate::storage::TableMemory;
 
 /// Configures a [`WindowedCuckooFilter`]; from
 /// [`WindowedCuckooFilter::builder`].
@@ -26,6 +27,7 @@ pub struct WindowedBuilder<S = DefaultHashBuilder> {
     bucket_count: Option<usize>,
     stripe_count: Option<usize>,
     max_path_len: usize,
+    table_memory: TableMemory,
     hasher: S,
 }
 
@@ -40,6 +42,7 @@ impl WindowedBuilder<DefaultHashBuilder> {
             bucket_count: None,
             stripe_count: None,
             max_path_len: path::MAX_PATH,
+            table_memory: TableMemory::Mapped,
             hasher: DefaultHashBuilder::new(),
         }
     }
@@ -126,8 +129,28 @@ impl<S> WindowedBuilder<S> {
             bucket_count: self.bucket_count,
             stripe_count: self.stripe_count,
             max_path_len: self.max_path_len,
+            table_memory: self.table_memory,
             hasher,
         }
+    }
+
+    /// Where the filter's table gets its memory (see [`TableMemory`]): by
+    /// default a large table is a mapping of its own on 2 MiB pages;
+    /// [`TableMemory::GlobalAllocator`] takes every byte from the global
+    /// allocator.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{TableMemory, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder()
+    ///     .capacity(1000)
+    ///     .table_memory(TableMemory::GlobalAllocator)
+    ///     .build()?;
+    /// assert_eq!(f.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    pub fn table_memory(mut self, memory: TableMemory) -> Self {
+        self.table_memory = memory;
+        self
     }
 
     crate::unstable_api! {
@@ -203,8 +226,14 @@ impl<S> WindowedBuilder<S> {
                 return Err(BuildError::InvalidStripeCount(s));
             }
         }
-        let table = WindowTable::new(buckets, self.stripe_count, layout, self.max_path_len)
-            .map_err(BuildError::AllocationFailed)?;
+        let table = WindowTable::new(
+            buckets,
+            self.stripe_count,
+            layout,
+            self.max_path_len,
+            self.table_memory,
+        )
+        .map_err(BuildError::AllocationFailed)?;
         Ok(WindowedCuckooFilter {
             table,
             hasher: self.hasher,

@@ -473,6 +473,15 @@ impl<S> WindowedCuckooFilter<S> {
         self.table.layout.generations()
     }
 
+    /// Where the filter's table got its memory
+    /// ([`WindowedBuilder::table_memory`], or
+    /// [`ReadOptions::table_memory`](crate::ReadOptions::table_memory) for
+    /// a decoded filter); its copies take theirs from the same place.
+    #[must_use]
+    pub fn table_memory(&self) -> crate::TableMemory {
+        self.table.stripes.memory()
+    }
+
     /// Live keys, each once (keys whose fingerprints collide in one bucket
     /// pair count once). Exact when no thread writes.
     ///

@@ -7,6 +7,8 @@ use super::{WindowedBuilder, WindowedCuckooFilter};
 use crate::error::{BuildError, DecodeError};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
 use crate::persist::format::{MAGIC, MAX_HEADER_LEN};
+use crate::persist::ReadOptions;
+use crate::storage::TableMemory;
 use std::io::{self, Read, Write};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -228,7 +230,33 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// # Errors
     /// A [`DecodeError`] naming what is wrong.
     pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
+        Self::from_bytes_with_options(bytes, ReadOptions::new())
+    }
+
+    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
+    /// `options` say: a limit on the length the header may claim, and
+    /// where the table gets its memory.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, TableMemory, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(&f.to_bytes(), options)?;
+    /// assert!(copy.contains("k"));
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
+    /// [`DecodeError::ExceedsLimit`].
+    pub fn from_bytes_with_options(
+        bytes: &[u8],
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
         let header = Header::parse(bytes)?;
+        admit(&header, options)?;
         let rest = &bytes[HEADER..];
         if (rest.len() as u64) < header.rest_len() {
             return Err(DecodeError::Truncated);
@@ -236,7 +264,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         if rest.len() as u64 > header.rest_len() {
             return Err(DecodeError::TrailingBytes);
         }
-        Self::decode_parts(header, &bytes[..HEADER], rest)
+        Self::decode_parts(header, &bytes[..HEADER], rest, options.table_memory)
     }
 
     /// Reads one filter from `reader` (exactly its bytes), with the hasher
@@ -254,7 +282,34 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     ///
     /// # Errors
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and [`DecodeError::Io`].
-    pub fn read_from_with_hasher<R: Read>(mut reader: R) -> Result<Self, DecodeError> {
+    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
+        Self::read_from_with_options(reader, ReadOptions::new())
+    }
+
+    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
+    /// say: a header claiming more than their limit is refused before
+    /// anything more is read ([`DecodeError::ExceedsLimit`]: for streams
+    /// from an untrusted sender), and the table gets its memory where
+    /// they say.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ReadOptions, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100_000).build()?;
+    /// let refused = WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_options(
+    ///     &f.to_bytes()[..],
+    ///     ReadOptions::new().limit(4096),
+    /// );
+    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
+    /// [`DecodeError::ExceedsLimit`].
+    pub fn read_from_with_options<R: Read>(
+        mut reader: R,
+        options: ReadOptions,
+    ) -> Result<Self, DecodeError> {
         let eof = |e: io::Error| match e.kind() {
             io::ErrorKind::UnexpectedEof => DecodeError::Truncated,
             _ => DecodeError::Io(e),
@@ -262,6 +317,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         let mut head = [0u8; HEADER];
         reader.read_exact(&mut head).map_err(eof)?;
         let header = Header::parse(&head)?;
+        admit(&header, options)?;
         // Grows as the bytes arrive: a header that claims more than the
         // stream holds costs no more memory than the stream.
         let mut rest = Vec::new();
@@ -273,11 +329,17 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         if (rest.len() as u64) < want {
             return Err(DecodeError::Truncated);
         }
-        Self::decode_parts(header, &head, &rest)
+        Self::decode_parts(header, &head, &rest, options.table_memory)
     }
 
-    /// A filter of `header` filled from `body` (buckets, then checksum).
-    fn decode_parts(header: Header, head: &[u8], rest: &[u8]) -> Result<Self, DecodeError> {
+    /// A filter of `header` filled from `body` (buckets, then checksum),
+    /// its table from `memory`.
+    fn decode_parts(
+        header: Header,
+        head: &[u8],
+        rest: &[u8],
+        memory: TableMemory,
+    ) -> Result<Self, DecodeError> {
         if header.hasher_id != S::ID {
             return Err(DecodeError::HasherMismatch {
                 expected: S::ID,
@@ -297,6 +359,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             .tag_bits(u32::from(header.tag_bits))
             .generations(usize::from(header.generations))
             .max_path_len(usize::from(header.max_path))
+            .table_memory(memory)
             .build()
             .map_err(|e| match e {
                 BuildError::AllocationFailed(e) => DecodeError::AllocationFailed(e),
@@ -307,6 +370,15 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
         restore(&filter.table, header.generation, words)?;
         Ok(filter)
+    }
+}
+
+/// Refuses a header that claims more bytes than the options' limit.
+fn admit(header: &Header, options: ReadOptions) -> Result<(), DecodeError> {
+    let claimed = (HEADER as u64).saturating_add(header.rest_len());
+    match options.limit {
+        Some(limit) if claimed > limit => Err(DecodeError::ExceedsLimit { claimed, limit }),
+        _ => Ok(()),
     }
 }
 

@@ -81,7 +81,7 @@ use super::lanes::{self, Layout, FLAGS};
 use super::path::{Hop, Path, Search};
 use crate::error::InsertError;
 use crate::index::{FinalizedHashes, HashScheme, IndexMap};
-use crate::storage::{prefetch, AllocationError, ZeroedArray};
+use crate::storage::{prefetch, AllocationError, TableMemory, ZeroedArray};
 use crate::stripes::{Counters, StripeGuard, Stripes};
 use crate::sync::{fence, spin_hint, AtomicU64, Ordering, RawLock};
 use crossbeam_utils::CachePadded;
@@ -175,16 +175,17 @@ impl WindowTable {
         stripes: Option<usize>,
         layout: Layout,
         max_path: usize,
+        memory: TableMemory,
     ) -> Result<Self, AllocationError> {
         let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
         let versions = Stripes::default_versions(buckets, stripes);
-        let stripes = Stripes::new(stripes, versions)?;
+        let stripes = Stripes::new(stripes, versions, memory)?;
         // A row fills whole cache lines: stripes' writers do not share one.
         let row = (layout.tags() as usize).max(8);
         #[cfg(not(concurrent_cuckoo_loom))]
         let (counts, array) = (
-            ZeroedArray::zeroed(stripes.count() * row)?,
-            ZeroedArray::zeroed(buckets)?,
+            ZeroedArray::zeroed(stripes.count() * row, memory)?,
+            ZeroedArray::zeroed(buckets, memory)?,
         );
         #[cfg(concurrent_cuckoo_loom)]
         let (counts, array) = (
@@ -679,6 +680,7 @@ impl WindowTable {
             Some(self.stripes.count()),
             self.layout,
             self.max_path,
+            self.stripes.memory(),
         )?;
         self.with_snapshot(|generation, words| copy.restore(generation, words));
         Ok(copy)

@@ -16,6 +16,7 @@ from redis.exceptions import ResponseError
 
 from test_cluster_and_hostile import reseal
 from test_commands import encoding, error, info
+from test_persistence import scandump_chunks
 
 CONFIG = "cuckoo.cf-max-memory-usage"
 MIB = 1 << 20
@@ -713,3 +714,60 @@ def test_a_tables_locks_and_versions_are_admitted_with_it(servers):
                 assert 0.8 * grew <= reported <= grew, (key, reported, grew)
             else:
                 assert abs(reported - grew) <= grew // 100, (key, reported, grew)
+
+
+def test_every_way_a_filter_is_made_takes_its_tables_from_redis(servers):
+    """The library's table memory is a per-filter option (it was one
+    process-wide setting): the module tells every builder and decoder to
+    take tables from Redis's allocator, never a mapping of their own, so
+    used_memory and maxmemory see them. For a fixed, a growing and a window
+    filter of about 9 MB (tables of 4 MiB and more are mapped by default),
+    each way one is made — CF.RESERVE, COPY, RESTORE, CF.LOADCHUNK, and
+    DEBUG RELOAD — grows used_memory by its MEMORY USAGE: a path left on
+    the default would grow it by almost nothing."""
+    r = servers().client()
+    r.config_set(CONFIG, "1gb")
+    made = {
+        "fixed": ("CF.RESERVE", "fixed", 4_000_000, "EXPANSION", 0),
+        "growing": ("CF.RESERVE", "growing", 4_000_000, "EXPANSION", 2),
+        "window": ("CF.RESERVE", "window", 4_000_000, "WINDOW", 60_000),
+    }
+
+    def grew_by(make):
+        before = used(r)
+        make()
+        return used(r) - before
+
+    def assert_counted(key, grew):
+        reported = r.memory_usage(key)
+        assert reported > 8 * MIB, (key, reported)
+        # jemalloc rounds large blocks up to a size class: grew >= reported.
+        assert grew >= 0.9 * reported, (key, grew, reported)
+
+    for kind, command in made.items():
+        assert_counted(kind, grew_by(lambda: r.execute_command(*command)))
+        r.execute_command("CF.ADD", kind, "item")
+        assert_counted(f"{kind}-copy", grew_by(lambda: r.copy(kind, f"{kind}-copy")))
+        payload = r.dump(kind)
+        assert_counted(
+            f"{kind}-restored",
+            grew_by(lambda: r.restore(f"{kind}-restored", 0, payload)),
+        )
+        del payload
+        chunks = scandump_chunks(r, kind)
+
+        def load():
+            for at, data in chunks:
+                r.execute_command("CF.LOADCHUNK", f"{kind}-loaded", at, data)
+
+        assert_counted(f"{kind}-loaded", grew_by(load))
+        del chunks
+    keys = [k.decode() for k in r.keys("*")]
+    assert len(keys) == 12
+    for key in keys:
+        assert r.execute_command("CF.EXISTS", key, "item") == 1, key
+    total = sum(r.memory_usage(k) for k in keys)
+    r.execute_command("DEBUG", "RELOAD")
+    assert used(r) >= 0.9 * total, (used(r), total)
+    for key in keys:
+        assert r.execute_command("CF.EXISTS", key, "item") == 1, key
