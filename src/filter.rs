@@ -859,6 +859,11 @@ impl<S> CuckooFilter<S> {
     /// Where the filter's table got its memory ([`Builder::table_memory`],
     /// or [`ReadOptions::table_memory`](crate::ReadOptions::table_memory)
     /// for a decoded filter); its copies take theirs from the same place.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, TableMemory};
+    /// assert_eq!(CuckooFilter::with_capacity(100).table_memory(), TableMemory::Mapped);
+    /// ```
     #[must_use]
     pub fn table_memory(&self) -> TableMemory {
         with_table!(&self.table, t => t.stripes.memory())

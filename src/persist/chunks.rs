@@ -138,6 +138,18 @@ fn changed(what: &str) -> io::Error {
 
 impl ChunkEncoder {
     /// An encoder of `filter`'s encoding ([`CuckooFilter::to_bytes`]).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let mut encoder = ChunkEncoder::new(&filter);
+    /// let mut out = Vec::new();
+    /// while !encoder.is_done() {
+    ///     encoder.next_chunk(&filter, 256, &mut out)?;
+    /// }
+    /// assert_eq!(out, filter.to_bytes());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[must_use]
     pub fn new<S: PersistentHasher>(filter: &CuckooFilter<S>) -> Self {
         let seed = filter.hasher.seed();
@@ -147,6 +159,19 @@ impl ChunkEncoder {
 
     /// An encoder of a growing filter's encoding
     /// ([`ScalableCuckooFilter::to_bytes`]).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::with_capacity(100);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?; // grown
+    /// let mut encoder = ChunkEncoder::scalable(&filter);
+    /// let mut out = Vec::new();
+    /// while !encoder.is_done() {
+    ///     encoder.next_chunk_scalable(&filter, 4096, &mut out)?;
+    /// }
+    /// assert_eq!(out, filter.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn scalable<S: PersistentHasher>(filter: &ScalableCuckooFilter<S>) -> Self {
         let seed = filter.hasher.seed();
@@ -192,6 +217,20 @@ impl ChunkEncoder {
     /// table's buckets computes it then (the cost of the table, once: the
     /// encoder and its clones keep it). A seek inside a table's header
     /// hashes the skipped header bytes and loses nothing.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// filter.insert("k")?;
+    /// let whole = filter.to_bytes();
+    /// let mut encoder = ChunkEncoder::new(&filter);
+    /// encoder.seek(100)?; // no byte before 100 is produced
+    /// let mut out = Vec::new();
+    /// encoder.next_chunk(&filter, whole.len(), &mut out)?;
+    /// assert_eq!(out, whole[100..]);
+    /// assert!(encoder.seek(whole.len() as u64 + 1).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// `InvalidInput` for a position past the end of the encoding; the
@@ -249,6 +288,21 @@ impl ChunkEncoder {
     /// same filter (a clone of this encoder, or of one made from the
     /// filter unchanged since); one of another encoding (another number
     /// of tables) gives nothing.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let mut first = ChunkEncoder::new(&filter);
+    /// let mut all = Vec::new();
+    /// first.next_chunk(&filter, filter.encoded_len(), &mut all)?; // learns the checksum
+    /// let mut later = ChunkEncoder::new(&filter);
+    /// later.adopt_digests(&first);
+    /// later.seek(filter.encoded_len() as u64 - 8)?; // the checksum: known, no pass over the table
+    /// let mut tail = Vec::new();
+    /// later.next_chunk(&filter, 8, &mut tail)?;
+    /// assert_eq!(tail, all[all.len() - 8..]);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn adopt_digests(&mut self, other: &ChunkEncoder) {
         if other.digests.len() != self.digests.len() || other.total != self.total {
             return;
@@ -281,6 +335,12 @@ impl ChunkEncoder {
     }
 
     /// Bytes of the whole encoding.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(ChunkEncoder::new(&filter).total_len(), filter.encoded_len() as u64);
+    /// ```
     #[must_use]
     pub fn total_len(&self) -> u64 {
         self.total
@@ -291,18 +351,43 @@ impl ChunkEncoder {
     /// single filter's header. A host handing the encoding out in pieces
     /// can make its first piece exactly these bytes (the Redis module's
     /// `CF.SCANDUMP` sends them as a header chunk, as RedisBloom does).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// assert_eq!(ChunkEncoder::new(&filter).header_len(), 64); // format version 2
+    /// ```
     #[must_use]
     pub fn header_len(&self) -> u64 {
         self.prefix.len() as u64 + self.parts.first().map_or(0, |p| p.header.len() as u64)
     }
 
     /// Bytes handed out so far.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let mut encoder = ChunkEncoder::new(&filter);
+    /// encoder.next_chunk(&filter, 100, &mut Vec::new())?;
+    /// assert_eq!(encoder.position(), 100);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[must_use]
     pub fn position(&self) -> u64 {
         self.pos
     }
 
     /// Whether every byte has been handed out.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(10);
+    /// let mut encoder = ChunkEncoder::new(&filter);
+    /// assert!(!encoder.is_done());
+    /// encoder.next_chunk(&filter, usize::MAX, &mut Vec::new())?;
+    /// assert!(encoder.is_done());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[must_use]
     pub fn is_done(&self) -> bool {
         self.pos == self.total
@@ -313,6 +398,13 @@ impl ChunkEncoder {
     /// handed out). A host that keeps encoders between calls, as the
     /// Redis module keeps the state of each `CF.SCANDUMP` in progress,
     /// reports them with its own memory.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1_000_000);
+    /// // The encoder holds headers, not the filter's buckets.
+    /// assert!(ChunkEncoder::new(&filter).memory_usage() < 4096);
+    /// ```
     #[must_use]
     pub fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>()
@@ -330,6 +422,19 @@ impl ChunkEncoder {
     /// Appends the next at most `max` bytes (`max > 0`; fewer only at the
     /// end) of the encoding of `filter`, the one this encoder was made
     /// from, to `out`; returns how many.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, CuckooFilter, ScalableCuckooFilter};
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let mut encoder = ChunkEncoder::new(&filter);
+    /// let mut out = Vec::new();
+    /// assert_eq!(encoder.next_chunk(&filter, 10, &mut out)?, 10);
+    /// assert_eq!(out, filter.to_bytes()[..10]);
+    /// // A growing filter's encoder is driven by `next_chunk_scalable`.
+    /// let growing = ScalableCuckooFilter::with_capacity(10);
+    /// assert!(ChunkEncoder::scalable(&growing).next_chunk(&filter, 10, &mut out).is_err());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ///
     /// # Errors
     /// If this encoder encodes a growing filter, or `filter` visibly
@@ -350,6 +455,16 @@ impl ChunkEncoder {
     }
 
     /// [`next_chunk`](Self::next_chunk) for a growing filter.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkEncoder, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// let mut encoder = ChunkEncoder::scalable(&filter);
+    /// let mut out = Vec::new();
+    /// encoder.next_chunk_scalable(&filter, usize::MAX, &mut out)?;
+    /// assert_eq!(out, filter.to_bytes());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`next_chunk`](Self::next_chunk).
@@ -778,6 +893,15 @@ impl<S> fmt::Debug for ChunkDecoder<S> {
 
 impl ChunkDecoder<DefaultHashBuilder> {
     /// A decoder of an encoding made with the default hasher.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, DecodedFilter, ScalableCuckooFilter};
+    /// let filter = ScalableCuckooFilter::with_capacity(10);
+    /// let mut decoder = ChunkDecoder::new(); // either kind of filter
+    /// decoder.feed(&filter.to_bytes())?;
+    /// assert!(matches!(decoder.finish()?, DecodedFilter::Scalable(_)));
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
     #[must_use]
     pub fn new() -> Self {
         Self::new_with_hasher()
@@ -793,6 +917,16 @@ impl Default for ChunkDecoder<DefaultHashBuilder> {
 impl<S: PersistentHasher> ChunkDecoder<S> {
     /// A decoder of an encoding made with hasher `S` (rebuilt from the
     /// seed the encoding holds, as every `*_with_hasher` decoder does).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodedFilter, DefaultHashBuilder};
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// // Any `PersistentHasher`; here the default one, spelled out.
+    /// let mut decoder = ChunkDecoder::<DefaultHashBuilder>::new_with_hasher();
+    /// decoder.feed(&filter.to_bytes())?;
+    /// assert!(matches!(decoder.finish()?, DecodedFilter::Filter(_)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub fn new_with_hasher() -> Self {
         Self {
@@ -806,6 +940,14 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
     /// Refuses, before allocating it, a table whose header would take the
     /// encoding past `max_bytes` ([`DecodeError::ExceedsLimit`]), as
     /// `read_from_limited` does: for pieces from an untrusted sender.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodeError};
+    /// let bytes = CuckooFilter::with_capacity(100_000).to_bytes();
+    /// let mut decoder = ChunkDecoder::new().limit(4096);
+    /// // Refused at the header, before the table is allocated.
+    /// assert!(matches!(decoder.feed(&bytes[..64]), Err(DecodeError::ExceedsLimit { .. })));
+    /// ```
     #[must_use]
     pub fn limit(mut self, max_bytes: u64) -> Self {
         self.options = self.options.limit(max_bytes);
@@ -832,6 +974,15 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
     }
 
     /// Bytes taken in so far.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let mut decoder = ChunkDecoder::new();
+    /// decoder.feed(&bytes[..100])?;
+    /// assert_eq!(decoder.consumed(), 100);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
     #[must_use]
     pub fn consumed(&self) -> u64 {
         self.consumed
@@ -839,12 +990,32 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
 
     /// Whether the whole encoding has arrived and checked out:
     /// [`finish`](Self::finish) will succeed.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let mut decoder = ChunkDecoder::new();
+    /// decoder.feed(&bytes[..bytes.len() - 1])?;
+    /// assert!(!decoder.is_complete());
+    /// decoder.feed(&bytes[bytes.len() - 1..])?;
+    /// assert!(decoder.is_complete());
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
     #[must_use]
     pub fn is_complete(&self) -> bool {
         matches!(self.state, State::Done(_))
     }
 
     /// Takes in the next piece of the encoding.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodeError};
+    /// let mut bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// bytes.push(0);
+    /// let mut decoder = ChunkDecoder::new();
+    /// assert!(matches!(decoder.feed(&bytes), Err(DecodeError::TrailingBytes)));
+    /// assert!(decoder.feed(b"").is_err()); // failed for good
+    /// ```
     ///
     /// # Errors
     /// A [`DecodeError`] as soon as the bytes so far cannot be the start
@@ -944,6 +1115,15 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
 
     /// The decoded filter.
     ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodeError};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let mut decoder = ChunkDecoder::new();
+    /// decoder.feed(&bytes[..10])?;
+    /// assert!(matches!(decoder.finish(), Err(DecodeError::Truncated)));
+    /// # Ok::<(), DecodeError>(())
+    /// ```
+    ///
     /// # Errors
     /// [`DecodeError::Truncated`] if the encoding has not all arrived, or
     /// the error that stopped the decoder.
@@ -958,6 +1138,21 @@ impl<S: PersistentHasher> ChunkDecoder<S> {
     /// Writes the bytes taken in so far, exactly as they came (what a
     /// server saving an unfinished restore writes out, to feed to a new
     /// decoder later), in time and memory proportional to them.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let mut decoder = ChunkDecoder::new();
+    /// decoder.feed(&bytes[..300])?;
+    /// let mut saved = Vec::new();
+    /// decoder.write_consumed(&mut saved)?; // an unfinished restore, saved
+    /// assert_eq!(saved, bytes[..300]);
+    /// let mut resumed = ChunkDecoder::new();
+    /// resumed.feed(&saved)?;
+    /// resumed.feed(&bytes[300..])?;
+    /// assert!(resumed.is_complete());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     ///
     /// # Errors
     /// Any error of `out`, or [`io::ErrorKind::Other`] for a finished or

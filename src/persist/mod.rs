@@ -278,6 +278,15 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
     /// `options` say (see [`read_from_with_options`](Self::read_from_with_options)).
     ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, ReadOptions, TableMemory};
+    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = CuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(&bytes, options)?;
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
+    /// ```
+    ///
     /// # Errors
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
     /// [`DecodeError::ExceedsLimit`] under a limit.

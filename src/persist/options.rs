@@ -27,6 +27,12 @@ pub struct ReadOptions {
 
 impl ReadOptions {
     /// No limit, tables as [`TableMemory::Mapped`] places them.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ReadOptions, TableMemory};
+    /// assert_eq!(ReadOptions::new(), ReadOptions::default());
+    /// assert_eq!(ReadOptions::new(), ReadOptions::new().table_memory(TableMemory::Mapped));
+    /// ```
     #[must_use]
     pub const fn new() -> Self {
         Self {
@@ -39,6 +45,16 @@ impl ReadOptions {
     /// claims more than `max_bytes` bytes
     /// ([`DecodeError::ExceedsLimit`](crate::DecodeError::ExceedsLimit)).
     /// For inputs from anyone not trusted with your memory.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, DefaultHashBuilder, ReadOptions};
+    /// let bytes = CuckooFilter::with_capacity(100_000).to_bytes();
+    /// let limited = ReadOptions::new().limit(4096);
+    /// assert!(matches!(
+    ///     CuckooFilter::<DefaultHashBuilder>::read_from_with_options(&bytes[..], limited),
+    ///     Err(DecodeError::ExceedsLimit { .. })
+    /// ));
+    /// ```
     #[must_use]
     pub const fn limit(mut self, max_bytes: u64) -> Self {
         self.limit = Some(max_bytes);
@@ -47,6 +63,16 @@ impl ReadOptions {
 
     /// Where the decoded filter's tables get their memory, and every table
     /// it makes later (see [`TableMemory`]).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, ScalableCuckooFilter, TableMemory};
+    /// let bytes = ScalableCuckooFilter::with_capacity(100).to_bytes();
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(&bytes, options)?;
+    /// copy.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows: heap levels too
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[must_use]
     pub const fn table_memory(mut self, memory: TableMemory) -> Self {
         self.table_memory = memory;

@@ -230,6 +230,16 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// an input longer than the limit is refused before anything is
     /// allocated.
     ///
+    /// ```
+    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ReadOptions, ScalableCuckooFilter};
+    /// let bytes = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
+    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(
+    ///     &bytes,
+    ///     ReadOptions::new().limit(4096),
+    /// );
+    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
+    /// ```
+    ///
     /// # Errors
     /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
     /// [`DecodeError::ExceedsLimit`].

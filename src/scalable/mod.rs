@@ -477,6 +477,11 @@ impl<S> ScalableCuckooFilter<S> {
     /// [`ReadOptions::table_memory`](crate::ReadOptions::table_memory) for
     /// a decoded filter): every level it grows, and its copies, take
     /// theirs from the same place.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{ScalableCuckooFilter, TableMemory};
+    /// assert_eq!(ScalableCuckooFilter::with_capacity(100).table_memory(), TableMemory::Mapped);
+    /// ```
     #[must_use]
     pub fn table_memory(&self) -> crate::TableMemory {
         self.config.table_memory

@@ -31,6 +31,36 @@ impl<S> ScalableCuckooFilter<S> {
     /// key locks. The filter answers exactly as before, and its encoding
     /// is the same bytes. `&mut self`: no thread is in the filter
     /// meanwhile.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{Relocate, ScalableCuckooFilter};
+    /// use std::alloc::Layout;
+    /// use std::ptr::NonNull;
+    ///
+    /// /// Copies every block to a fresh allocation of the same layout.
+    /// struct Fresh;
+    /// // SAFETY: the new block is the global allocator's, for `layout`,
+    /// // holds the old block's bytes, and the old block is freed.
+    /// unsafe impl Relocate for Fresh {
+    ///     fn relocate(&mut self, block: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+    ///         unsafe {
+    ///             let new = NonNull::new(std::alloc::alloc(layout))?;
+    ///             new.as_ptr().copy_from_nonoverlapping(block.as_ptr(), layout.size());
+    ///             std::alloc::dealloc(block.as_ptr(), layout);
+    ///             Some(new)
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let mut filter = ScalableCuckooFilter::with_capacity(100);
+    /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?; // several levels
+    /// let before = filter.to_bytes();
+    /// let moved = filter.relocate(&mut Fresh);
+    /// assert_eq!(moved.moved, moved.offered);
+    /// assert_eq!(filter.to_bytes(), before);
+    /// assert!((0..1000u32).all(|k| filter.contains(&k)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn relocate(&mut self, mover: &mut dyn Relocate) -> Relocated {
         let mut tally = Relocated::default();
         for slot in self.slots.iter_mut() {

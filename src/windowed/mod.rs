@@ -477,6 +477,13 @@ impl<S> WindowedCuckooFilter<S> {
     /// ([`WindowedBuilder::table_memory`], or
     /// [`ReadOptions::table_memory`](crate::ReadOptions::table_memory) for
     /// a decoded filter); its copies take theirs from the same place.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{TableMemory, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// assert_eq!(f.table_memory(), TableMemory::Mapped);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
     #[must_use]
     pub fn table_memory(&self) -> crate::TableMemory {
         self.table.stripes.memory()
