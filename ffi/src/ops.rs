@@ -233,6 +233,32 @@ where
     guard(none, || unsafe { filter_of(f) }.map_or(none, get))
 }
 
+/// `get` of the filter behind `f` and the byte key `key`/`len`, or `none`
+/// for NULL `f` or an invalid key.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `key` is NULL or points to `len` readable
+/// bytes.
+#[inline(always)]
+unsafe fn read_key<H: Handle, R>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+    none: R,
+    get: impl FnOnce(&H::Filter, &[u8]) -> R,
+) -> R
+where
+    R: Copy,
+{
+    guard(none, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => get(filter, key),
+            _ => none,
+        }
+    })
+}
+
 /// Runs `op` on the filter behind `f` and returns its status;
 /// `CCF_INVALID_ARGUMENT` for NULL.
 ///
@@ -298,13 +324,8 @@ pub(crate) unsafe fn contains<H: Handle<Filter: Lookup>>(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.contains_key(key),
-            _ => false,
-        }
-    })
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, false, |filter, key| filter.contains_key(key)) }
 }
 
 /// Looks up one precomputed hash; false for NULL `f`.
@@ -497,13 +518,8 @@ pub(crate) unsafe fn count<H: Handle<Filter: Counted>>(
     key: *const c_void,
     len: usize,
 ) -> usize {
-    guard(0, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.count_key(key),
-            _ => 0,
-        }
-    })
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, 0, |filter, key| filter.count_key(key)) }
 }
 
 /// Copies of one precomputed hash's fingerprint; 0 for NULL `f`.
@@ -525,13 +541,8 @@ pub(crate) unsafe fn remove<H: Handle<Filter: Removable>>(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.remove_key(key),
-            _ => false,
-        }
-    })
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, false, |filter, key| filter.remove_key(key)) }
 }
 
 /// Removes one copy of one precomputed hash; false if none was taken, or
