@@ -3,11 +3,12 @@
 //! are the generic ones of the private `ops` module.
 
 use crate::ops::{self, counted, lookup, Handle};
-use crate::persist::c_path;
+use crate::persist::open;
 use crate::status::ccf_status::{self, *};
 use crate::{ccf_filter, guard};
 use concurrent_cuckoo::{FrozenFilter, MappedFile};
 use core::ffi::{c_char, c_void};
+use std::path::Path;
 
 /// A saved filter, queried where its file lies: read-only, copying
 /// nothing, taking no locks.
@@ -71,25 +72,15 @@ pub unsafe extern "C" fn ccf_frozen_open(
     path: *const c_char,
     out: *mut *mut ccf_frozen,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
-        let Some(path) = (unsafe { c_path(path) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        if out.is_null() {
-            return CCF_INVALID_ARGUMENT;
-        }
+    let map = |path: &Path| {
         // SAFETY: `FrozenFilter::open` needs the file left as it is while
         // the mapping lives: that is this function's documented contract
         // with C callers (see `ccf_frozen`: replace it only by renaming a
         // new file over it, never truncate or rewrite it in place).
-        match unsafe { FrozenFilter::open(path) } {
-            // SAFETY: `out` is non-null (checked) and valid for writing a
-            // pointer (caller's contract).
-            Ok(inner) => unsafe { ops::store(out, inner) },
-            Err(e) => ccf_status::from(e),
-        }
-    })
+        unsafe { FrozenFilter::open(path) }.map_err(ccf_status::from)
+    };
+    // SAFETY: the caller's contract is `persist::open`'s.
+    unsafe { open(path, out, map) }
 }
 
 /// Releases a frozen filter: unmaps its file. NULL is a no-op.

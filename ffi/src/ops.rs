@@ -9,7 +9,7 @@
 //! are alike are one-line calls of the generic functions here, so a new
 //! filter type adds its names and their C documentation, not another copy
 //! of the argument checks and `SAFETY` reasoning. Saving and loading files
-//! are the generic `save` and `load` of [`crate::persist`].
+//! are the generic `save`, `load` and `open` of [`crate::persist`].
 
 use crate::status::ccf_status::{self, *};
 use crate::{

@@ -93,18 +93,18 @@ pub(crate) unsafe fn save<H: Handle>(
     })
 }
 
-/// Loads the one filter the file at `path` holds with `decode` (see
-/// [`load_file`]) and stores a new handle for it in `*out`; on any error
-/// `*out` is left unchanged: `CCF_INVALID_ARGUMENT` for an unusable `path`
-/// (see [`c_path`]) or a NULL `out`, otherwise [`load_file`]'s status.
+/// Makes a filter from the file at `path` with `make` and stores a new
+/// handle for it in `*out`; on any error `*out` is left unchanged:
+/// `CCF_INVALID_ARGUMENT` for an unusable `path` (see [`c_path`]) or a
+/// NULL `out`, otherwise `make`'s status.
 ///
 /// # Safety
 /// `path` is NULL or a NUL-terminated string that stays unchanged during
 /// the call; `out` is NULL or valid for writing one pointer.
-pub(crate) unsafe fn load<H: Handle>(
+pub(crate) unsafe fn open<H: Handle>(
     path: *const c_char,
     out: *mut *mut H,
-    decode: impl FnOnce(&mut File, u64) -> Result<H::Filter, DecodeError>,
+    make: impl FnOnce(&Path) -> Result<H::Filter, ccf_status>,
 ) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
@@ -114,13 +114,27 @@ pub(crate) unsafe fn load<H: Handle>(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match load_file(path, decode) {
+        match make(path) {
             // SAFETY: `out` is non-null (checked) and valid for writing a
             // pointer (caller's contract).
             Ok(inner) => unsafe { ops::store(out, inner) },
             Err(status) => status,
         }
     })
+}
+
+/// [`open`] with [`load_file`]: loads the one filter the file at `path`
+/// holds with `decode`.
+///
+/// # Safety
+/// As [`open`].
+pub(crate) unsafe fn load<H: Handle>(
+    path: *const c_char,
+    out: *mut *mut H,
+    decode: impl FnOnce(&mut File, u64) -> Result<H::Filter, DecodeError>,
+) -> ccf_status {
+    // SAFETY: the caller's contract is `open`'s.
+    unsafe { open(path, out, |path| load_file(path, decode)) }
 }
 
 /// Decodes the one filter the file at `path` holds with `decode` (a
