@@ -5,13 +5,44 @@
 //! hash maps to buckets belongs to the core library and may change, and
 //! only the keyed path keeps C and Rust answering alike.
 
+use crate::ops::{self, counted, keyed, unique, Handle, Removable};
 use crate::status::ccf_status::{self, *};
-use crate::{
-    array_or_empty, ccf_filter, contains_byte_keys, filter_ref, guard, insert_byte_keys,
-    insert_hashes, key_bytes, out_array, remove_byte_keys, remove_hashes, set_added, set_count,
-};
+use crate::{ccf_filter, guard};
 use concurrent_cuckoo::CuckooFilter;
 use core::ffi::c_void;
+
+keyed!(CuckooFilter);
+counted!(CuckooFilter);
+unique!(CuckooFilter);
+
+impl Removable for CuckooFilter {
+    #[inline(always)]
+    fn remove_key(&self, key: &[u8]) -> bool {
+        self.remove(key)
+    }
+    #[inline(always)]
+    fn remove_one_hash(&self, hash: u64) -> bool {
+        self.remove_hash(hash)
+    }
+    #[inline(always)]
+    fn remove_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+        self.remove_batch(keys, out)
+    }
+    #[inline(always)]
+    fn remove_many_hashes(&self, hashes: &[u64], out: &mut [bool]) {
+        self.remove_hash_batch(hashes, out)
+    }
+}
+
+impl Handle for ccf_filter {
+    type Filter = CuckooFilter;
+    fn filter(&self) -> &CuckooFilter {
+        &self.inner
+    }
+    fn wrap(inner: CuckooFilter) -> Self {
+        ccf_filter { inner }
+    }
+}
 
 /// Creates a filter that holds at least `capacity` items, with a random
 /// hash seed.
@@ -130,13 +161,9 @@ pub unsafe extern "C" fn ccf_new_with_flags(
             builder = builder.seed(seed);
         }
         match builder.build() {
-            Ok(inner) => {
-                let handle = Box::into_raw(Box::new(ccf_filter { inner }));
-                // SAFETY: `out` is non-null (checked) and valid for writing
-                // a pointer (caller's contract).
-                unsafe { out.write(handle) };
-                CCF_OK
-            }
+            // SAFETY: `out` is non-null (checked) and valid for writing a
+            // pointer (caller's contract).
+            Ok(inner) => unsafe { ops::store(out, inner) },
             Err(e) => e.into(),
         }
     })
@@ -150,10 +177,8 @@ pub unsafe extern "C" fn ccf_new_with_flags(
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_uniform_hashes(f: *const ccf_filter) -> bool {
-    guard(false, || {
-        // SAFETY: `f` is NULL or a live filter (caller's contract).
-        unsafe { filter_ref(f) }.is_some_and(CuckooFilter::uniform_hashes)
-    })
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    unsafe { ops::read(f, false, CuckooFilter::uniform_hashes) }
 }
 
 /// Releases a filter and its table. NULL is a no-op.
@@ -166,15 +191,8 @@ pub unsafe extern "C" fn ccf_uniform_hashes(f: *const ccf_filter) -> bool {
 /// `ccf_load` that has not been freed, and no other thread uses it.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_free(f: *mut ccf_filter) {
-    guard((), || {
-        if !f.is_null() {
-            // SAFETY: `f` came from `Box::into_raw` in `ccf_new_with_options`
-            // or `ccf_load`, has not been freed, and no other reference to
-            // it exists now (caller's contract), so rebuilding the box and
-            // dropping it is the single release of that allocation.
-            drop(unsafe { Box::from_raw(f) });
-        }
-    })
+    // SAFETY: the caller's contract is `ops::release`'s.
+    unsafe { ops::release(f) }
 }
 
 /// Adds one copy of the key: the `len` bytes at `key`.
@@ -193,16 +211,8 @@ pub unsafe extern "C" fn ccf_insert(
     key: *const c_void,
     len: usize,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        let (Some(filter), Some(key)) = (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) })
-        else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        filter
-            .insert(key)
-            .map_or_else(ccf_status::from, |()| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert`'s.
+    unsafe { ops::insert(f, key, len) }
 }
 
 /// Adds the key unless it (or a key indistinguishable from it) is already
@@ -223,19 +233,8 @@ pub unsafe extern "C" fn ccf_insert_unique(
     len: usize,
     added: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        let (Some(filter), Some(key)) = (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) })
-        else {
-            // SAFETY: `added` is NULL or writable (caller's contract).
-            unsafe { set_added(added, false) };
-            return CCF_INVALID_ARGUMENT;
-        };
-        let result = filter.insert_unique(key);
-        // SAFETY: as above.
-        unsafe { set_added(added, result == Ok(true)) };
-        result.map_or_else(ccf_status::from, |_| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_unique`'s.
+    unsafe { ops::insert_unique(f, key, len, added) }
 }
 
 /// Is the key (probably) present? Never a false negative; a false positive
@@ -252,13 +251,8 @@ pub unsafe extern "C" fn ccf_contains(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.contains(key),
-            _ => false,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains`'s.
+    unsafe { ops::contains(f, key, len) }
 }
 
 /// Removes one copy of the key; returns false if none was found (or for a
@@ -272,13 +266,8 @@ pub unsafe extern "C" fn ccf_contains(
 /// bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_remove(f: *mut ccf_filter, key: *const c_void, len: usize) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.remove(key),
-            _ => false,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::remove`'s.
+    unsafe { ops::remove(f, key, len) }
 }
 
 /// `ccf_insert` for a caller that already holds a well-mixed 64-bit hash of
@@ -292,15 +281,8 @@ pub unsafe extern "C" fn ccf_remove(f: *mut ccf_filter, key: *const c_void, len:
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_insert_hash(f: *mut ccf_filter, hash: u64) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live filter (caller's contract).
-        let Some(filter) = (unsafe { filter_ref(f) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        filter
-            .insert_hash(hash)
-            .map_or_else(ccf_status::from, |()| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_hash`'s.
+    unsafe { ops::insert_hash(f, hash) }
 }
 
 /// `ccf_insert_unique` for a precomputed hash. `added` may be NULL;
@@ -315,18 +297,8 @@ pub unsafe extern "C" fn ccf_insert_unique_hash(
     hash: u64,
     added: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live filter (caller's contract).
-        let Some(filter) = (unsafe { filter_ref(f) }) else {
-            // SAFETY: `added` is NULL or writable (caller's contract).
-            unsafe { set_added(added, false) };
-            return CCF_INVALID_ARGUMENT;
-        };
-        let result = filter.insert_unique_hash(hash);
-        // SAFETY: as above.
-        unsafe { set_added(added, result == Ok(true)) };
-        result.map_or_else(ccf_status::from, |_| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_unique_hash`'s.
+    unsafe { ops::insert_unique_hash(f, hash, added) }
 }
 
 /// `ccf_contains` for a precomputed hash; false for a NULL `f`.
@@ -335,10 +307,8 @@ pub unsafe extern "C" fn ccf_insert_unique_hash(
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_contains_hash(f: *const ccf_filter, hash: u64) -> bool {
-    // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(false, || {
-        unsafe { filter_ref(f) }.is_some_and(|filter| filter.contains_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash`'s.
+    unsafe { ops::contains_hash(f, hash) }
 }
 
 /// `ccf_remove` for a precomputed hash; false for a NULL `f`.
@@ -347,10 +317,8 @@ pub unsafe extern "C" fn ccf_contains_hash(f: *const ccf_filter, hash: u64) -> b
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_remove_hash(f: *mut ccf_filter, hash: u64) -> bool {
-    // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(false, || {
-        unsafe { filter_ref(f) }.is_some_and(|filter| filter.remove_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::remove_hash`'s.
+    unsafe { ops::remove_hash(f, hash) }
 }
 
 /// Looks up a burst of precomputed hashes: `out[i] = ccf_contains_hash(f,
@@ -373,20 +341,8 @@ pub unsafe extern "C" fn ccf_contains_hash_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        if let (Some(filter), Some(hashes)) =
-            (unsafe { filter_ref(f) }, unsafe { crate::array(hashes, n) })
-        {
-            filter.contains_hash_batch(hashes, out);
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash_batch`'s.
+    unsafe { ops::contains_hash_batch(f, hashes, n, out) }
 }
 
 /// Looks up a burst of byte keys: `out[i] = ccf_contains(f, keys[i],
@@ -411,29 +367,8 @@ pub unsafe extern "C" fn ccf_contains_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { filter_ref(f) },
-            unsafe { crate::array(keys, n) },
-            unsafe { crate::array(lens, n) },
-        ) else {
-            return;
-        };
-        // SAFETY: `keys` and `lens` have `n` elements, as `out` does; each
-        // `keys[i]` is NULL or `lens[i]` readable bytes (caller's contract).
-        unsafe {
-            contains_byte_keys(keys, lens, out, |chunk, out| {
-                filter.contains_batch(chunk, out)
-            })
-        };
-    })
+    // SAFETY: the caller's contract is `ops::contains_batch`'s.
+    unsafe { ops::contains_batch(f, keys, lens, n, out) }
 }
 
 /// Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,
@@ -469,23 +404,8 @@ pub unsafe extern "C" fn ccf_insert_batch(
     n: usize,
     inserted: *mut usize,
 ) -> ccf_status {
-    // SAFETY: `inserted` is NULL or writable (caller's contract).
-    unsafe { set_count(inserted, 0) };
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { filter_ref(f) },
-            unsafe { array_or_empty(keys, n) },
-            unsafe { array_or_empty(lens, n) },
-        ) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `keys` and `lens` have `n` elements, each `keys[i]` NULL
-        // or `lens[i]` readable bytes; `inserted` is NULL or writable
-        // (caller's contract).
-        unsafe { insert_byte_keys(keys, lens, inserted, |chunk| filter.insert_batch(chunk)) }
-    })
+    // SAFETY: the caller's contract is `ops::insert_batch`'s.
+    unsafe { ops::insert_batch(f, keys, lens, n, inserted) }
 }
 
 /// `ccf_insert_batch` for precomputed hashes (see `ccf_insert_hash`):
@@ -505,19 +425,8 @@ pub unsafe extern "C" fn ccf_insert_hash_batch(
     n: usize,
     inserted: *mut usize,
 ) -> ccf_status {
-    // SAFETY: `inserted` is NULL or writable (caller's contract).
-    unsafe { set_count(inserted, 0) };
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        let (Some(filter), Some(hashes)) = (unsafe { filter_ref(f) }, unsafe {
-            array_or_empty(hashes, n)
-        }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `inserted` is NULL or writable (caller's contract).
-        unsafe { insert_hashes(hashes, inserted, |hashes| filter.insert_hash_batch(hashes)) }
-    })
+    // SAFETY: the caller's contract is `ops::insert_hash_batch`'s.
+    unsafe { ops::insert_hash_batch(f, hashes, n, inserted) }
 }
 
 /// Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
@@ -549,29 +458,8 @@ pub unsafe extern "C" fn ccf_remove_batch(
     n: usize,
     removed: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `removed` is NULL or `n` writable, unshared,
-        // non-overlapping bools (caller's contract); every element is set
-        // to false first.
-        let removed = unsafe { out_array(removed, n) };
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { filter_ref(f) },
-            unsafe { array_or_empty(keys, n) },
-            unsafe { array_or_empty(lens, n) },
-        ) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `keys`, `lens` and `removed` (if any) have `n` elements;
-        // each `keys[i]` is NULL or `lens[i]` readable bytes (caller's
-        // contract).
-        unsafe {
-            remove_byte_keys(keys, lens, removed, |chunk, out| {
-                filter.remove_batch(chunk, out)
-            })
-        }
-    })
+    // SAFETY: the caller's contract is `ops::remove_batch`'s.
+    unsafe { ops::remove_batch(f, keys, lens, n, removed) }
 }
 
 /// `ccf_remove_batch` for precomputed hashes: removes one copy of each
@@ -594,23 +482,8 @@ pub unsafe extern "C" fn ccf_remove_hash_batch(
     n: usize,
     removed: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `removed` is NULL or `n` writable, unshared,
-        // non-overlapping bools (caller's contract); every element is set
-        // to false first.
-        let removed = unsafe { out_array(removed, n) };
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        let (Some(filter), Some(hashes)) = (unsafe { filter_ref(f) }, unsafe {
-            array_or_empty(hashes, n)
-        }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        remove_hashes(hashes, removed, |hashes, out| {
-            filter.remove_hash_batch(hashes, out)
-        });
-        CCF_OK
-    })
+    // SAFETY: the caller's contract is `ops::remove_hash_batch`'s.
+    unsafe { ops::remove_hash_batch(f, hashes, n, removed) }
 }
 
 /// Copies of the key's fingerprint in its two buckets, 0 to 8: how many
@@ -626,13 +499,8 @@ pub unsafe extern "C" fn ccf_remove_hash_batch(
 /// bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_count(f: *const ccf_filter, key: *const c_void, len: usize) -> usize {
-    guard(0, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.count(key),
-            _ => 0,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::count`'s.
+    unsafe { ops::count(f, key, len) }
 }
 
 /// `ccf_count` for a precomputed hash; 0 for a NULL `f`.
@@ -641,10 +509,8 @@ pub unsafe extern "C" fn ccf_count(f: *const ccf_filter, key: *const c_void, len
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_count_hash(f: *const ccf_filter, hash: u64) -> usize {
-    // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0, || {
-        unsafe { filter_ref(f) }.map_or(0, |filter| filter.count_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::count_hash`'s.
+    unsafe { ops::count_hash(f, hash) }
 }
 
 /// Items stored (each copy counts): exact while no insert or remove runs,
@@ -655,7 +521,7 @@ pub unsafe extern "C" fn ccf_count_hash(f: *const ccf_filter, hash: u64) -> usiz
 #[no_mangle]
 pub unsafe extern "C" fn ccf_len(f: *const ccf_filter) -> usize {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0, || unsafe { filter_ref(f) }.map_or(0, CuckooFilter::len))
+    unsafe { ops::read(f, 0, CuckooFilter::len) }
 }
 
 /// `ccf_len(f) == 0` (so true for a NULL `f`).
@@ -678,9 +544,7 @@ pub unsafe extern "C" fn ccf_is_empty(f: *const ccf_filter) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_capacity(f: *const ccf_filter) -> usize {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0, || {
-        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::capacity)
-    })
+    unsafe { ops::read(f, 0, CuckooFilter::capacity) }
 }
 
 /// `ccf_len(f) / ccf_capacity(f)`; 0 for a NULL `f`.
@@ -690,9 +554,7 @@ pub unsafe extern "C" fn ccf_capacity(f: *const ccf_filter) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_load_factor(f: *const ccf_filter) -> f64 {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0.0, || {
-        unsafe { filter_ref(f) }.map_or(0.0, CuckooFilter::load_factor)
-    })
+    unsafe { ops::read(f, 0.0, CuckooFilter::load_factor) }
 }
 
 /// Bytes the filter holds: its table, stripe locks and versions, and the
@@ -703,9 +565,7 @@ pub unsafe extern "C" fn ccf_load_factor(f: *const ccf_filter) -> f64 {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_memory_usage(f: *const ccf_filter) -> usize {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0, || {
-        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::memory_usage)
-    })
+    unsafe { ops::read(f, 0, CuckooFilter::memory_usage) }
 }
 
 /// Fingerprint width in bits: 8, 16 or 32; 0 for a NULL `f`.
@@ -715,9 +575,7 @@ pub unsafe extern "C" fn ccf_memory_usage(f: *const ccf_filter) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_fingerprint_bits(f: *const ccf_filter) -> u32 {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0, || {
-        unsafe { filter_ref(f) }.map_or(0, CuckooFilter::fingerprint_bits)
-    })
+    unsafe { ops::read(f, 0, CuckooFilter::fingerprint_bits) }
 }
 
 /// Upper bound on the false-positive rate, reached when the table is full:
@@ -728,9 +586,7 @@ pub unsafe extern "C" fn ccf_fingerprint_bits(f: *const ccf_filter) -> u32 {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_false_positive_bound(f: *const ccf_filter) -> f64 {
     // SAFETY: `f` is NULL or a live filter (caller's contract).
-    guard(0.0, || {
-        unsafe { filter_ref(f) }.map_or(0.0, CuckooFilter::false_positive_bound)
-    })
+    unsafe { ops::read(f, 0.0, CuckooFilter::false_positive_bound) }
 }
 
 /// Removes every item. Concurrent inserts and removes wait for it;
@@ -741,16 +597,13 @@ pub unsafe extern "C" fn ccf_false_positive_bound(f: *const ccf_filter) -> f64 {
 /// `f` is NULL or a live filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_clear(f: *mut ccf_filter) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live filter (caller's contract).
-        match unsafe { filter_ref(f) } {
-            Some(filter) => {
-                filter.clear();
-                CCF_OK
-            }
-            None => CCF_INVALID_ARGUMENT,
-        }
-    })
+    // SAFETY: `f` is NULL or a live filter (caller's contract).
+    unsafe {
+        ops::with(f, |filter| {
+            filter.clear();
+            CCF_OK
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,11 +1,14 @@
 //! Frozen filters: a file saved by `ccf_save`, mapped read-only and
-//! queried in place (Rust's `FrozenFilter::open`).
+//! queried in place (Rust's `FrozenFilter::open`). The lookups and counts
+//! are the generic ones of the private `ops` module.
 
-use crate::persist::c_path;
+use crate::ops::{self, counted, lookup, Handle};
+use crate::persist::open;
 use crate::status::ccf_status::{self, *};
-use crate::{array, ccf_filter, contains_byte_keys, guard, key_bytes, out_array};
-use concurrent_cuckoo::FrozenFilter;
+use crate::{ccf_filter, guard};
+use concurrent_cuckoo::{FrozenFilter, MappedFile};
 use core::ffi::{c_char, c_void};
+use std::path::Path;
 
 /// A saved filter, queried where its file lies: read-only, copying
 /// nothing, taking no locks.
@@ -34,19 +37,17 @@ pub struct ccf_frozen {
     inner: FrozenFilter<concurrent_cuckoo::MappedFile>,
 }
 
-/// The frozen filter behind a handle; `None` for NULL.
-///
-/// # Safety
-/// `f` is NULL or a handle from `ccf_frozen_open` not yet freed.
-#[inline(always)]
-unsafe fn frozen_ref<'a>(
-    f: *const ccf_frozen,
-) -> Option<&'a FrozenFilter<concurrent_cuckoo::MappedFile>> {
-    // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
-    // points to a live `ccf_frozen` made by `Box::into_raw`, which nothing
-    // mutates until `ccf_frozen_free` (which may not run concurrently with
-    // this call), so a shared reference is valid for the call.
-    unsafe { f.as_ref() }.map(|f| &f.inner)
+lookup!(FrozenFilter<MappedFile>);
+counted!(FrozenFilter<MappedFile>);
+
+impl Handle for ccf_frozen {
+    type Filter = FrozenFilter<MappedFile>;
+    fn filter(&self) -> &FrozenFilter<MappedFile> {
+        &self.inner
+    }
+    fn wrap(inner: FrozenFilter<MappedFile>) -> Self {
+        ccf_frozen { inner }
+    }
 }
 
 /// Opens the file at `path`, saved by `ccf_save` (or by Rust's
@@ -71,29 +72,15 @@ pub unsafe extern "C" fn ccf_frozen_open(
     path: *const c_char,
     out: *mut *mut ccf_frozen,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
-        let Some(path) = (unsafe { c_path(path) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        if out.is_null() {
-            return CCF_INVALID_ARGUMENT;
-        }
+    let map = |path: &Path| {
         // SAFETY: `FrozenFilter::open` needs the file left as it is while
         // the mapping lives: that is this function's documented contract
         // with C callers (see `ccf_frozen`: replace it only by renaming a
         // new file over it, never truncate or rewrite it in place).
-        match unsafe { FrozenFilter::open(path) } {
-            Ok(inner) => {
-                let handle = Box::into_raw(Box::new(ccf_frozen { inner }));
-                // SAFETY: `out` is non-null (checked) and valid for writing a
-                // pointer (caller's contract).
-                unsafe { out.write(handle) };
-                CCF_OK
-            }
-            Err(e) => ccf_status::from(e),
-        }
-    })
+        unsafe { FrozenFilter::open(path) }.map_err(ccf_status::from)
+    };
+    // SAFETY: the caller's contract is `persist::open`'s.
+    unsafe { open(path, out, map) }
 }
 
 /// Releases a frozen filter: unmaps its file. NULL is a no-op.
@@ -107,14 +94,8 @@ pub unsafe extern "C" fn ccf_frozen_open(
 /// and no other thread uses it.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_frozen_free(f: *mut ccf_frozen) {
-    guard((), || {
-        if !f.is_null() {
-            // SAFETY: `f` came from `Box::into_raw` in `ccf_frozen_open`,
-            // has not been freed, and no other reference to it exists now
-            // (caller's contract): this is the single release.
-            drop(unsafe { Box::from_raw(f) });
-        }
-    })
+    // SAFETY: the caller's contract is `ops::release`'s.
+    unsafe { ops::release(f) }
 }
 
 /// `ccf_contains` on a frozen filter: the answer the saved filter gave.
@@ -129,13 +110,8 @@ pub unsafe extern "C" fn ccf_frozen_contains(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { frozen_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(frozen), Some(key)) => frozen.contains(key),
-            _ => false,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains`'s.
+    unsafe { ops::contains(f, key, len) }
 }
 
 /// `ccf_contains_hash` on a frozen filter; false for a NULL `f`.
@@ -144,10 +120,8 @@ pub unsafe extern "C" fn ccf_frozen_contains(
 /// `f` is NULL or a live frozen filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_frozen_contains_hash(f: *const ccf_frozen, hash: u64) -> bool {
-    // SAFETY: `f` is NULL or a live frozen filter (caller's contract).
-    guard(false, || {
-        unsafe { frozen_ref(f) }.is_some_and(|frozen| frozen.contains_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash`'s.
+    unsafe { ops::contains_hash(f, hash) }
 }
 
 /// `ccf_contains_batch` on a frozen filter: `out[i] =
@@ -166,29 +140,8 @@ pub unsafe extern "C" fn ccf_frozen_contains_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(frozen), Some(keys), Some(lens)) = (
-            unsafe { frozen_ref(f) },
-            unsafe { array(keys, n) },
-            unsafe { array(lens, n) },
-        ) else {
-            return;
-        };
-        // SAFETY: `keys` and `lens` have `n` elements, as `out` does; each
-        // `keys[i]` is NULL or `lens[i]` readable bytes (caller's contract).
-        unsafe {
-            contains_byte_keys(keys, lens, out, |chunk, out| {
-                frozen.contains_batch(chunk, out)
-            })
-        };
-    })
+    // SAFETY: the caller's contract is `ops::contains_batch`'s.
+    unsafe { ops::contains_batch(f, keys, lens, n, out) }
 }
 
 /// `ccf_contains_hash_batch` on a frozen filter: `out[i] =
@@ -206,20 +159,8 @@ pub unsafe extern "C" fn ccf_frozen_contains_hash_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        if let (Some(frozen), Some(hashes)) =
-            (unsafe { frozen_ref(f) }, unsafe { array(hashes, n) })
-        {
-            frozen.contains_hash_batch(hashes, out);
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash_batch`'s.
+    unsafe { ops::contains_hash_batch(f, hashes, n, out) }
 }
 
 /// `ccf_count` on a frozen filter: copies of the key's fingerprint in its
@@ -235,13 +176,8 @@ pub unsafe extern "C" fn ccf_frozen_count(
     key: *const c_void,
     len: usize,
 ) -> usize {
-    guard(0, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { frozen_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(frozen), Some(key)) => frozen.count(key),
-            _ => 0,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::count`'s.
+    unsafe { ops::count(f, key, len) }
 }
 
 /// `ccf_count_hash` on a frozen filter; 0 for a NULL `f`.
@@ -250,10 +186,8 @@ pub unsafe extern "C" fn ccf_frozen_count(
 /// `f` is NULL or a live frozen filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_frozen_count_hash(f: *const ccf_frozen, hash: u64) -> usize {
-    // SAFETY: `f` is NULL or a live frozen filter (caller's contract).
-    guard(0, || {
-        unsafe { frozen_ref(f) }.map_or(0, |frozen| frozen.count_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::count_hash`'s.
+    unsafe { ops::count_hash(f, hash) }
 }
 
 /// Items the filter held when it was saved (each copy counts); 0 for a
@@ -264,9 +198,7 @@ pub unsafe extern "C" fn ccf_frozen_count_hash(f: *const ccf_frozen, hash: u64) 
 #[no_mangle]
 pub unsafe extern "C" fn ccf_frozen_len(f: *const ccf_frozen) -> usize {
     // SAFETY: `f` is NULL or a live frozen filter (caller's contract).
-    guard(0, || {
-        unsafe { frozen_ref(f) }.map_or(0, |frozen| frozen.len())
-    })
+    unsafe { ops::read(f, 0, |frozen| frozen.len()) }
 }
 
 /// Fingerprint slots, as `ccf_capacity` of the saved filter; 0 for a NULL
@@ -277,9 +209,7 @@ pub unsafe extern "C" fn ccf_frozen_len(f: *const ccf_frozen) -> usize {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_frozen_capacity(f: *const ccf_frozen) -> usize {
     // SAFETY: `f` is NULL or a live frozen filter (caller's contract).
-    guard(0, || {
-        unsafe { frozen_ref(f) }.map_or(0, |frozen| frozen.capacity())
-    })
+    unsafe { ops::read(f, 0, |frozen| frozen.capacity()) }
 }
 
 /// Thaws a frozen filter: a new, writable filter with the same contents
@@ -302,20 +232,16 @@ pub unsafe extern "C" fn ccf_frozen_thaw(
 ) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `f` is NULL or a live frozen filter (caller's contract).
-        let Some(frozen) = (unsafe { frozen_ref(f) }) else {
+        let Some(frozen) = (unsafe { ops::filter_of(f) }) else {
             return CCF_INVALID_ARGUMENT;
         };
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
         match frozen.to_filter() {
-            Ok(inner) => {
-                let handle = Box::into_raw(Box::new(ccf_filter { inner }));
-                // SAFETY: `out` is non-null (checked) and valid for writing a
-                // pointer (caller's contract).
-                unsafe { out.write(handle) };
-                CCF_OK
-            }
+            // SAFETY: `out` is non-null (checked) and valid for writing a
+            // pointer (caller's contract).
+            Ok(inner) => unsafe { ops::store::<ccf_filter>(out, inner) },
             Err(e) => ccf_status::from(e),
         }
     })

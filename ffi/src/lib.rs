@@ -26,8 +26,10 @@
 //! files), [`frozen`] (saved filters queried in place from a read-only
 //! mapping), [`scalable`] (growing filters), [`windowed`] (filters whose
 //! keys expire by age). The batch calls of every handle share the
-//! chunking helpers below; `ops` holds the key and batch calls generic
-//! over a handle, which the windowed filter's entry points call.
+//! chunking helpers below; `ops` holds the calls generic over a handle
+//! (keys, hashes, batches, counts, removes, releasing), which the entry
+//! points of every handle type call, and [`persist`] the generic saving
+//! and loading of files.
 
 // The exported items carry their C names (`ccf_filter`, `CCF_OK`), so the
 // header cbindgen generates is the C API verbatim.
@@ -98,20 +100,6 @@ fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
             on_panic
         }
     }
-}
-
-/// The filter behind a handle; `None` for NULL.
-///
-/// # Safety
-/// `f` is NULL or a handle from `ccf_new*`/`ccf_load` not yet freed.
-#[inline(always)]
-unsafe fn filter_ref<'a>(f: *const ccf_filter) -> Option<&'a CuckooFilter> {
-    // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
-    // points to a live `ccf_filter` made by `Box::into_raw`, which nothing
-    // mutates through a `&mut` until `ccf_free` (and `ccf_free` may not run
-    // concurrently with this call), so a shared reference is valid for the
-    // duration of the call.
-    unsafe { f.as_ref() }.map(|f| &f.inner)
 }
 
 /// Byte keys of the batch calls go to the library in groups of this many,
@@ -471,7 +459,7 @@ mod tests {
             assert_eq!(key_bytes(core::ptr::null(), 0), Some(&[][..]));
             assert_eq!(key_bytes(core::ptr::null(), 1), None);
             assert_eq!(array::<u64>(core::ptr::null(), 0), None);
-            assert!(filter_ref(core::ptr::null()).is_none());
+            assert!(ops::filter_of::<ccf_filter>(core::ptr::null()).is_none());
         }
         let big = [0u8; 4];
         // SAFETY: a too-large length is refused before any slice is made.

@@ -1,48 +1,74 @@
-//! The calls every filter handle makes the same way: insert and look up
-//! one byte key, one hash, and bursts of either. Each handle type
-//! ([`crate::windowed::ccf_windowed`], ...) says which library filter it
-//! wraps ([`Handle`]); the exported `ccf_*` functions are one-line calls
-//! of the generic functions here, so a new filter type adds its names and
-//! their C documentation, not another copy of the argument checks and
-//! `SAFETY` reasoning (`ffi/src/filter.rs` and `scalable.rs` predate this
-//! module and still spell them out).
+//! The calls every filter handle makes the same way: insert, look up,
+//! count and remove one byte key, one hash, and bursts of either; insert
+//! a key once (set semantics); run an operation on the filter behind a
+//! handle; box a filter into a handle and release it. Each handle type
+//! (`ccf_filter`, `ccf_scalable`, `ccf_windowed`, `ccf_frozen`) says which
+//! library filter it wraps ([`Handle`]), and each library filter which of
+//! the traits below it offers ([`Lookup`], [`Keyed`], [`Counted`],
+//! [`Unique`], [`Removable`]); the exported `ccf_*` functions whose bodies
+//! are alike are one-line calls of the generic functions here, so a new
+//! filter type adds its names and their C documentation, not another copy
+//! of the argument checks and `SAFETY` reasoning. Saving and loading files
+//! are the generic `save`, `load` and `open` of [`crate::persist`].
 
 use crate::status::ccf_status::{self, *};
 use crate::{
     array, array_or_empty, contains_byte_keys, guard, insert_byte_keys, insert_hashes, key_bytes,
     out_array, set_count,
 };
+use crate::{remove_byte_keys, remove_hashes, set_added};
 use concurrent_cuckoo::{BatchInsertError, InsertError};
 use core::ffi::c_void;
 
-/// What a handle's filter offers these calls: the library's inherent
-/// methods of the same meaning.
-pub(crate) trait Keyed: Sync {
-    fn insert_key(&self, key: &[u8]) -> Result<(), InsertError>;
-    fn insert_one_hash(&self, hash: u64) -> Result<(), InsertError>;
+/// The lookups a handle's filter offers these calls: the library's
+/// inherent methods of the same meaning.
+pub(crate) trait Lookup: Sync {
     fn contains_key(&self, key: &[u8]) -> bool;
     fn contains_one_hash(&self, hash: u64) -> bool;
     fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]);
     fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]);
+}
+
+/// The inserts of a filter that takes them, besides its lookups.
+pub(crate) trait Keyed: Lookup {
+    fn insert_key(&self, key: &[u8]) -> Result<(), InsertError>;
+    fn insert_one_hash(&self, hash: u64) -> Result<(), InsertError>;
     fn insert_keys(&self, keys: &[&[u8]]) -> Result<(), BatchInsertError>;
     fn insert_many_hashes(&self, hashes: &[u64]) -> Result<(), BatchInsertError>;
 }
 
-/// [`Keyed`] for a library filter type whose inherent methods have the
-/// usual names (`insert`, `insert_hash`, `contains`, `contains_hash`,
-/// `contains_batch`, `contains_hash_batch`, `insert_batch`,
-/// `insert_hash_batch`).
-macro_rules! keyed {
+/// Copies of a key's fingerprint (`count`, `count_hash`).
+pub(crate) trait Counted: Sync {
+    fn count_key(&self, key: &[u8]) -> usize;
+    fn count_one_hash(&self, hash: u64) -> usize;
+}
+
+/// Inserts with set semantics: `Ok(true)` when this call stored the key.
+pub(crate) trait Unique: Sync {
+    fn insert_unique_key(&self, key: &[u8]) -> Result<bool, InsertError>;
+    fn insert_unique_one_hash(&self, hash: u64) -> Result<bool, InsertError>;
+}
+
+/// Removes, each answering as C does: whether a copy was taken away.
+/// Implemented by hand for each filter type, since the library's answers
+/// differ (`CuckooFilter::remove` is a `bool`,
+/// `ScalableCuckooFilter::remove` a `Removal`).
+pub(crate) trait Removable: Sync {
+    fn remove_key(&self, key: &[u8]) -> bool;
+    fn remove_one_hash(&self, hash: u64) -> bool;
+    /// `out[i]`: whether a copy of `keys[i]` was removed; `out` is as long
+    /// as `keys`.
+    fn remove_keys(&self, keys: &[&[u8]], out: &mut [bool]);
+    /// As [`Removable::remove_keys`], for hashes.
+    fn remove_many_hashes(&self, hashes: &[u64], out: &mut [bool]);
+}
+
+/// [`Lookup`] for a library filter type whose inherent methods have the
+/// usual names (`contains`, `contains_hash`, `contains_batch`,
+/// `contains_hash_batch`).
+macro_rules! lookup {
     ($filter:ty) => {
-        impl $crate::ops::Keyed for $filter {
-            #[inline(always)]
-            fn insert_key(&self, key: &[u8]) -> Result<(), concurrent_cuckoo::InsertError> {
-                <$filter>::insert(self, key)
-            }
-            #[inline(always)]
-            fn insert_one_hash(&self, hash: u64) -> Result<(), concurrent_cuckoo::InsertError> {
-                <$filter>::insert_hash(self, hash)
-            }
+        impl $crate::ops::Lookup for $filter {
             #[inline(always)]
             fn contains_key(&self, key: &[u8]) -> bool {
                 <$filter>::contains(self, key)
@@ -58,6 +84,26 @@ macro_rules! keyed {
             #[inline(always)]
             fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) {
                 <$filter>::contains_hash_batch(self, hashes, out)
+            }
+        }
+    };
+}
+pub(crate) use lookup;
+
+/// [`Lookup`] and [`Keyed`] for a library filter type whose inherent
+/// methods have the usual names (those of [`lookup!`], and `insert`,
+/// `insert_hash`, `insert_batch`, `insert_hash_batch`).
+macro_rules! keyed {
+    ($filter:ty) => {
+        $crate::ops::lookup!($filter);
+        impl $crate::ops::Keyed for $filter {
+            #[inline(always)]
+            fn insert_key(&self, key: &[u8]) -> Result<(), concurrent_cuckoo::InsertError> {
+                <$filter>::insert(self, key)
+            }
+            #[inline(always)]
+            fn insert_one_hash(&self, hash: u64) -> Result<(), concurrent_cuckoo::InsertError> {
+                <$filter>::insert_hash(self, hash)
             }
             #[inline(always)]
             fn insert_keys(
@@ -78,9 +124,50 @@ macro_rules! keyed {
 }
 pub(crate) use keyed;
 
+/// [`Counted`] for a library filter type with `count` and `count_hash`.
+macro_rules! counted {
+    ($filter:ty) => {
+        impl $crate::ops::Counted for $filter {
+            #[inline(always)]
+            fn count_key(&self, key: &[u8]) -> usize {
+                <$filter>::count(self, key)
+            }
+            #[inline(always)]
+            fn count_one_hash(&self, hash: u64) -> usize {
+                <$filter>::count_hash(self, hash)
+            }
+        }
+    };
+}
+pub(crate) use counted;
+
+/// [`Unique`] for a library filter type with `insert_unique` and
+/// `insert_unique_hash`.
+macro_rules! unique {
+    ($filter:ty) => {
+        impl $crate::ops::Unique for $filter {
+            #[inline(always)]
+            fn insert_unique_key(
+                &self,
+                key: &[u8],
+            ) -> Result<bool, concurrent_cuckoo::InsertError> {
+                <$filter>::insert_unique(self, key)
+            }
+            #[inline(always)]
+            fn insert_unique_one_hash(
+                &self,
+                hash: u64,
+            ) -> Result<bool, concurrent_cuckoo::InsertError> {
+                <$filter>::insert_unique_hash(self, hash)
+            }
+        }
+    };
+}
+pub(crate) use unique;
+
 /// An opaque handle: a boxed library filter, given to C as a pointer.
 pub(crate) trait Handle: Sized {
-    type Filter: Keyed;
+    type Filter: Sync;
     fn filter(&self) -> &Self::Filter;
     fn wrap(filter: Self::Filter) -> Self;
 }
@@ -146,12 +233,60 @@ where
     guard(none, || unsafe { filter_of(f) }.map_or(none, get))
 }
 
+/// `get` of the filter behind `f` and the byte key `key`/`len`, or `none`
+/// for NULL `f` or an invalid key.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `key` is NULL or points to `len` readable
+/// bytes.
+#[inline(always)]
+unsafe fn read_key<H: Handle, R>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+    none: R,
+    get: impl FnOnce(&H::Filter, &[u8]) -> R,
+) -> R
+where
+    R: Copy,
+{
+    guard(none, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => get(filter, key),
+            _ => none,
+        }
+    })
+}
+
+/// Runs `op` on the filter behind `f` and returns its status;
+/// `CCF_INVALID_ARGUMENT` for NULL.
+///
+/// # Safety
+/// As [`filter_of`].
+pub(crate) unsafe fn with<H: Handle>(
+    f: *const H,
+    op: impl FnOnce(&H::Filter) -> ccf_status,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` as the caller's contract says.
+        match unsafe { filter_of(f) } {
+            Some(filter) => op(filter),
+            None => CCF_INVALID_ARGUMENT,
+        }
+    })
+}
+
 /// Inserts one byte key.
 ///
 /// # Safety
 /// `f` as for [`filter_of`]; `key` is NULL or points to `len` readable
 /// bytes.
-pub(crate) unsafe fn insert<H: Handle>(f: *const H, key: *const c_void, len: usize) -> ccf_status {
+pub(crate) unsafe fn insert<H: Handle<Filter: Keyed>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `f` and `key`/`len` as the caller's contract says.
         let (Some(filter), Some(key)) = (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) })
@@ -168,7 +303,7 @@ pub(crate) unsafe fn insert<H: Handle>(f: *const H, key: *const c_void, len: usi
 ///
 /// # Safety
 /// As [`filter_of`].
-pub(crate) unsafe fn insert_hash<H: Handle>(f: *const H, hash: u64) -> ccf_status {
+pub(crate) unsafe fn insert_hash<H: Handle<Filter: Keyed>>(f: *const H, hash: u64) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `f` as the caller's contract says.
         let Some(filter) = (unsafe { filter_of(f) }) else {
@@ -184,21 +319,20 @@ pub(crate) unsafe fn insert_hash<H: Handle>(f: *const H, hash: u64) -> ccf_statu
 ///
 /// # Safety
 /// As [`insert`].
-pub(crate) unsafe fn contains<H: Handle>(f: *const H, key: *const c_void, len: usize) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.contains_key(key),
-            _ => false,
-        }
-    })
+pub(crate) unsafe fn contains<H: Handle<Filter: Lookup>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+) -> bool {
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, false, |filter, key| filter.contains_key(key)) }
 }
 
 /// Looks up one precomputed hash; false for NULL `f`.
 ///
 /// # Safety
 /// As [`filter_of`].
-pub(crate) unsafe fn contains_hash<H: Handle>(f: *const H, hash: u64) -> bool {
+pub(crate) unsafe fn contains_hash<H: Handle<Filter: Lookup>>(f: *const H, hash: u64) -> bool {
     // SAFETY: `f` as the caller's contract says.
     unsafe { read(f, false, |filter| filter.contains_one_hash(hash)) }
 }
@@ -210,7 +344,7 @@ pub(crate) unsafe fn contains_hash<H: Handle>(f: *const H, hash: u64) -> bool {
 /// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable `uint64_t`s;
 /// `out` is NULL or `n` writable bools that nothing else reads or writes
 /// during the call.
-pub(crate) unsafe fn contains_hash_batch<H: Handle>(
+pub(crate) unsafe fn contains_hash_batch<H: Handle<Filter: Lookup>>(
     f: *const H,
     hashes: *const u64,
     n: usize,
@@ -237,7 +371,7 @@ pub(crate) unsafe fn contains_hash_batch<H: Handle>(
 /// `f` as for [`filter_of`]; `keys` and `lens` are NULL or `n` readable
 /// elements, each `keys[i]` NULL or `lens[i]` readable bytes; `out` as for
 /// [`contains_hash_batch`].
-pub(crate) unsafe fn contains_batch<H: Handle>(
+pub(crate) unsafe fn contains_batch<H: Handle<Filter: Lookup>>(
     f: *const H,
     keys: *const *const c_void,
     lens: *const usize,
@@ -275,7 +409,7 @@ pub(crate) unsafe fn contains_batch<H: Handle>(
 /// # Safety
 /// `f`, `keys` and `lens` as for [`contains_batch`]; `inserted` is NULL or
 /// valid for writing one `size_t`.
-pub(crate) unsafe fn insert_batch<H: Handle>(
+pub(crate) unsafe fn insert_batch<H: Handle<Filter: Keyed>>(
     f: *const H,
     keys: *const *const c_void,
     lens: *const usize,
@@ -305,7 +439,7 @@ pub(crate) unsafe fn insert_batch<H: Handle>(
 /// # Safety
 /// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable
 /// `uint64_t`s; `inserted` as for [`insert_batch`].
-pub(crate) unsafe fn insert_hash_batch<H: Handle>(
+pub(crate) unsafe fn insert_hash_batch<H: Handle<Filter: Keyed>>(
     f: *const H,
     hashes: *const u64,
     n: usize,
@@ -322,5 +456,172 @@ pub(crate) unsafe fn insert_hash_batch<H: Handle>(
         };
         // SAFETY: `inserted` is NULL or writable (caller's contract).
         unsafe { insert_hashes(hashes, inserted, |hashes| filter.insert_many_hashes(hashes)) }
+    })
+}
+
+/// Inserts one byte key unless it is present, as `ccf_insert_unique`
+/// documents: `*added` (unless NULL) is set on every return, to true
+/// exactly when this call stored the key.
+///
+/// # Safety
+/// As [`insert`]; `added` is NULL or valid for writing one `bool`.
+pub(crate) unsafe fn insert_unique<H: Handle<Filter: Unique>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+    added: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` and `key`/`len` as the caller's contract says.
+        let (Some(filter), Some(key)) = (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) })
+        else {
+            // SAFETY: `added` is NULL or writable (caller's contract).
+            unsafe { set_added(added, false) };
+            return CCF_INVALID_ARGUMENT;
+        };
+        let result = filter.insert_unique_key(key);
+        // SAFETY: as above.
+        unsafe { set_added(added, result == Ok(true)) };
+        result.map_or_else(ccf_status::from, |_| CCF_OK)
+    })
+}
+
+/// [`insert_unique`] for a precomputed hash.
+///
+/// # Safety
+/// As [`filter_of`]; `added` is NULL or valid for writing one `bool`.
+pub(crate) unsafe fn insert_unique_hash<H: Handle<Filter: Unique>>(
+    f: *const H,
+    hash: u64,
+    added: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` as the caller's contract says.
+        let Some(filter) = (unsafe { filter_of(f) }) else {
+            // SAFETY: `added` is NULL or writable (caller's contract).
+            unsafe { set_added(added, false) };
+            return CCF_INVALID_ARGUMENT;
+        };
+        let result = filter.insert_unique_one_hash(hash);
+        // SAFETY: as above.
+        unsafe { set_added(added, result == Ok(true)) };
+        result.map_or_else(ccf_status::from, |_| CCF_OK)
+    })
+}
+
+/// Copies of one byte key's fingerprint; 0 for NULL `f` or an invalid key.
+///
+/// # Safety
+/// As [`insert`].
+pub(crate) unsafe fn count<H: Handle<Filter: Counted>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+) -> usize {
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, 0, |filter, key| filter.count_key(key)) }
+}
+
+/// Copies of one precomputed hash's fingerprint; 0 for NULL `f`.
+///
+/// # Safety
+/// As [`filter_of`].
+pub(crate) unsafe fn count_hash<H: Handle<Filter: Counted>>(f: *const H, hash: u64) -> usize {
+    // SAFETY: `f` as the caller's contract says.
+    unsafe { read(f, 0, |filter| filter.count_one_hash(hash)) }
+}
+
+/// Removes one copy of one byte key; false if none was taken, or for NULL
+/// `f` or an invalid key.
+///
+/// # Safety
+/// As [`insert`].
+pub(crate) unsafe fn remove<H: Handle<Filter: Removable>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+) -> bool {
+    // SAFETY: `f` and `key`/`len` as the caller's contract says.
+    unsafe { read_key(f, key, len, false, |filter, key| filter.remove_key(key)) }
+}
+
+/// Removes one copy of one precomputed hash; false if none was taken, or
+/// for NULL `f`.
+///
+/// # Safety
+/// As [`filter_of`].
+pub(crate) unsafe fn remove_hash<H: Handle<Filter: Removable>>(f: *const H, hash: u64) -> bool {
+    // SAFETY: `f` as the caller's contract says.
+    unsafe { read(f, false, |filter| filter.remove_one_hash(hash)) }
+}
+
+/// Removes one copy of each byte key in order, as `ccf_remove_batch`
+/// documents: `removed[i]` (unless `removed` is NULL) is whether key `i`
+/// lost a copy, every one false after an error; `CCF_INVALID_ARGUMENT`
+/// (nothing removed) for NULL `f`, NULL arrays with `n > 0` or any invalid
+/// key.
+///
+/// # Safety
+/// `f`, `keys` and `lens` as for [`contains_batch`]; `removed` is NULL or
+/// `n` writable bools that overlap none of the inputs and that nothing
+/// else reads or writes during the call.
+pub(crate) unsafe fn remove_batch<H: Handle<Filter: Removable>>(
+    f: *const H,
+    keys: *const *const c_void,
+    lens: *const usize,
+    n: usize,
+    removed: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `removed` is NULL or `n` writable, unshared,
+        // non-overlapping bools (caller's contract); every element is set
+        // to false first.
+        let removed = unsafe { out_array(removed, n) };
+        // SAFETY: `f`, `keys` and `lens` as the caller's contract says.
+        let (Some(filter), Some(keys), Some(lens)) = (
+            unsafe { filter_of(f) },
+            unsafe { array_or_empty(keys, n) },
+            unsafe { array_or_empty(lens, n) },
+        ) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        // SAFETY: `keys`, `lens` and `removed` (if any) have `n` elements;
+        // each `keys[i]` is NULL or `lens[i]` readable bytes (caller's
+        // contract).
+        unsafe {
+            remove_byte_keys(keys, lens, removed, |chunk, out| {
+                filter.remove_keys(chunk, out)
+            })
+        }
+    })
+}
+
+/// [`remove_batch`] for precomputed hashes; `CCF_INVALID_ARGUMENT`
+/// (nothing removed) for NULL `f`, or NULL `hashes` with `n > 0`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable
+/// `uint64_t`s; `removed` as for [`remove_batch`].
+pub(crate) unsafe fn remove_hash_batch<H: Handle<Filter: Removable>>(
+    f: *const H,
+    hashes: *const u64,
+    n: usize,
+    removed: *mut bool,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `removed` is NULL or `n` writable, unshared,
+        // non-overlapping bools (caller's contract); every element is set
+        // to false first.
+        let removed = unsafe { out_array(removed, n) };
+        // SAFETY: `f` and `hashes` as the caller's contract says.
+        let (Some(filter), Some(hashes)) = (unsafe { filter_of(f) }, unsafe {
+            array_or_empty(hashes, n)
+        }) else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        remove_hashes(hashes, removed, |hashes, out| {
+            filter.remove_many_hashes(hashes, out)
+        });
+        CCF_OK
     })
 }

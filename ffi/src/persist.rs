@@ -1,8 +1,9 @@
 //! Saving a filter to a file and loading it back, in the library's
 //! versioned, checksummed binary format (`docs/format.md`).
 
+use crate::ops::{self, Handle};
 use crate::status::ccf_status::{self, *};
-use crate::{ccf_filter, filter_ref, guard};
+use crate::{ccf_filter, guard};
 use concurrent_cuckoo::{CuckooFilter, DecodeError};
 use core::ffi::{c_char, CStr};
 use std::fs::File;
@@ -32,17 +33,8 @@ use std::path::Path;
 /// `f` is NULL or a live filter; `path` is NULL or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_save(f: *const ccf_filter, path: *const c_char) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `path` is NULL or NUL-terminated
-        // (caller's contract).
-        let (Some(filter), Some(path)) = (unsafe { filter_ref(f) }, unsafe { c_path(path) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        match filter.write_to_path(path) {
-            Ok(()) => CCF_OK,
-            Err(_) => CCF_IO_ERROR,
-        }
-    })
+    // SAFETY: the caller's contract is `save`'s.
+    unsafe { save(f, path, |filter, path| filter.write_to_path(path)) }
 }
 
 /// Loads a filter saved by `ccf_save` (or by Rust's `write_to_path`,
@@ -66,6 +58,54 @@ pub unsafe extern "C" fn ccf_save(f: *const ccf_filter, path: *const c_char) -> 
 /// writing one pointer.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter) -> ccf_status {
+    // SAFETY: the caller's contract is `load`'s.
+    unsafe {
+        load(path, out, |file, len| {
+            CuckooFilter::read_from_limited(file, len)
+        })
+    }
+}
+
+/// Saves the filter behind `f` to the file at `path` with `write` (the
+/// library's crash-safe `write_to_path`): `CCF_OK`, `CCF_IO_ERROR` if
+/// `write` fails, `CCF_INVALID_ARGUMENT` for a NULL `f` or an unusable
+/// `path` (see [`c_path`]).
+///
+/// # Safety
+/// `f` as for `ops::filter_of`; `path` is NULL or a NUL-terminated string
+/// that stays unchanged during the call.
+pub(crate) unsafe fn save<H: Handle>(
+    f: *const H,
+    path: *const c_char,
+    write: impl FnOnce(&H::Filter, &Path) -> io::Result<()>,
+) -> ccf_status {
+    guard(CCF_INTERNAL_ERROR, || {
+        // SAFETY: `f` is NULL or live; `path` is NULL or NUL-terminated
+        // (caller's contract).
+        let (Some(filter), Some(path)) = (unsafe { ops::filter_of(f) }, unsafe { c_path(path) })
+        else {
+            return CCF_INVALID_ARGUMENT;
+        };
+        match write(filter, path) {
+            Ok(()) => CCF_OK,
+            Err(_) => CCF_IO_ERROR,
+        }
+    })
+}
+
+/// Makes a filter from the file at `path` with `make` and stores a new
+/// handle for it in `*out`; on any error `*out` is left unchanged:
+/// `CCF_INVALID_ARGUMENT` for an unusable `path` (see [`c_path`]) or a
+/// NULL `out`, otherwise `make`'s status.
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string that stays unchanged during
+/// the call; `out` is NULL or valid for writing one pointer.
+pub(crate) unsafe fn open<H: Handle>(
+    path: *const c_char,
+    out: *mut *mut H,
+    make: impl FnOnce(&Path) -> Result<H::Filter, ccf_status>,
+) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
         let Some(path) = (unsafe { c_path(path) }) else {
@@ -74,17 +114,27 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        match load_file(path, |file, len| CuckooFilter::read_from_limited(file, len)) {
-            Ok(inner) => {
-                let handle = Box::into_raw(Box::new(ccf_filter { inner }));
-                // SAFETY: `out` is non-null (checked) and valid for writing a
-                // pointer (caller's contract).
-                unsafe { out.write(handle) };
-                CCF_OK
-            }
+        match make(path) {
+            // SAFETY: `out` is non-null (checked) and valid for writing a
+            // pointer (caller's contract).
+            Ok(inner) => unsafe { ops::store(out, inner) },
             Err(status) => status,
         }
     })
+}
+
+/// [`open`] with [`load_file`]: loads the one filter the file at `path`
+/// holds with `decode`.
+///
+/// # Safety
+/// As [`open`].
+pub(crate) unsafe fn load<H: Handle>(
+    path: *const c_char,
+    out: *mut *mut H,
+    decode: impl FnOnce(&mut File, u64) -> Result<H::Filter, DecodeError>,
+) -> ccf_status {
+    // SAFETY: the caller's contract is `open`'s.
+    unsafe { open(path, out, |path| load_file(path, decode)) }
 }
 
 /// Decodes the one filter the file at `path` holds with `decode` (a

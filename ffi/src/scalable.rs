@@ -2,15 +2,15 @@
 //! of cuckoo filters, each larger than the last), with the operations of
 //! `ccf_filter` that apply to it, and saving and loading its files.
 //!
-//! Byte keys go through the keyed API, as in [`crate::filter`]; the batch
-//! calls share the chunking helpers of the crate root with `ccf_filter`'s.
+//! Byte keys go through the keyed API, as in [`crate::filter`]; the calls
+//! that every handle makes alike are the generic ones of the private `ops`
+//! module (and `persist`'s `save` and `load`): what is its own is growth
+//! (`levels`, `compact`) and its options.
 
-use crate::persist::{c_path, load_file};
+use crate::guard;
+use crate::ops::{self, counted, keyed, unique, Handle, Removable};
+use crate::persist::{load, save};
 use crate::status::ccf_status::{self, *};
-use crate::{
-    array, array_or_empty, contains_byte_keys, guard, insert_byte_keys, insert_hashes, key_bytes,
-    out_array, remove_byte_keys, remove_hashes, set_added, set_count,
-};
 use concurrent_cuckoo::ScalableCuckooFilter;
 use core::ffi::{c_char, c_void};
 
@@ -71,31 +71,42 @@ pub struct ccf_scalable {
     inner: ScalableCuckooFilter,
 }
 
-/// The growing filter behind a handle; `None` for NULL.
-///
-/// # Safety
-/// `f` is NULL or a handle from `ccf_scalable_new*`/`ccf_scalable_load` not
-/// yet freed.
-#[inline(always)]
-unsafe fn scalable_ref<'a>(f: *const ccf_scalable) -> Option<&'a ScalableCuckooFilter> {
-    // SAFETY: by the caller's contract `f` is NULL (`as_ref` gives None) or
-    // points to a live `ccf_scalable` made by `Box::into_raw`, which nothing
-    // mutates through a `&mut` until `ccf_scalable_free` (which may not run
-    // concurrently with this call), so a shared reference is valid for the
-    // duration of the call.
-    unsafe { f.as_ref() }.map(|f| &f.inner)
+keyed!(ScalableCuckooFilter);
+counted!(ScalableCuckooFilter);
+unique!(ScalableCuckooFilter);
+
+/// C gets a bool per key: whether a copy was removed.
+impl Removable for ScalableCuckooFilter {
+    #[inline(always)]
+    fn remove_key(&self, key: &[u8]) -> bool {
+        self.remove(key).is_removed()
+    }
+    #[inline(always)]
+    fn remove_one_hash(&self, hash: u64) -> bool {
+        self.remove_hash(hash).is_removed()
+    }
+    fn remove_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
+        // The library's batch is this loop (a growing filter removes one
+        // key at a time); C gets a bool per key.
+        for (key, out) in keys.iter().zip(out) {
+            *out = self.remove(key).is_removed();
+        }
+    }
+    fn remove_many_hashes(&self, hashes: &[u64], out: &mut [bool]) {
+        for (&hash, out) in hashes.iter().zip(out) {
+            *out = self.remove_hash(hash).is_removed();
+        }
+    }
 }
 
-/// Boxes `inner` into a handle and stores it in `*out`.
-///
-/// # Safety
-/// `out` is non-null and valid for writing one pointer.
-unsafe fn store(out: *mut *mut ccf_scalable, inner: ScalableCuckooFilter) -> ccf_status {
-    let handle = Box::into_raw(Box::new(ccf_scalable { inner }));
-    // SAFETY: `out` is non-null and valid for writing a pointer (caller's
-    // contract).
-    unsafe { out.write(handle) };
-    CCF_OK
+impl Handle for ccf_scalable {
+    type Filter = ScalableCuckooFilter;
+    fn filter(&self) -> &ScalableCuckooFilter {
+        &self.inner
+    }
+    fn wrap(inner: ScalableCuckooFilter) -> Self {
+        ccf_scalable { inner }
+    }
 }
 
 /// Creates a growing filter whose first level holds `initial_capacity`
@@ -183,7 +194,7 @@ pub unsafe extern "C" fn ccf_scalable_new_with_options(
         match builder.build() {
             // SAFETY: `out` is non-null (checked) and valid for writing a
             // pointer (caller's contract).
-            Ok(inner) => unsafe { store(out, inner) },
+            Ok(inner) => unsafe { ops::store(out, inner) },
             Err(e) => e.into(),
         }
     })
@@ -200,15 +211,8 @@ pub unsafe extern "C" fn ccf_scalable_new_with_options(
 /// freed, and no other thread uses it.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_free(f: *mut ccf_scalable) {
-    guard((), || {
-        if !f.is_null() {
-            // SAFETY: `f` came from `Box::into_raw` in `store`, has not been
-            // freed, and no other reference to it exists now (caller's
-            // contract), so rebuilding the box and dropping it is the single
-            // release of that allocation.
-            drop(unsafe { Box::from_raw(f) });
-        }
-    })
+    // SAFETY: the caller's contract is `ops::release`'s.
+    unsafe { ops::release(f) }
 }
 
 /// Adds one copy of the key (the `len` bytes at `key`) to the newest
@@ -230,17 +234,8 @@ pub unsafe extern "C" fn ccf_scalable_insert(
     key: *const c_void,
     len: usize,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        let (Some(filter), Some(key)) =
-            (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) })
-        else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        filter
-            .insert(key)
-            .map_or_else(ccf_status::from, |()| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert`'s.
+    unsafe { ops::insert(f, key, len) }
 }
 
 /// Adds the key unless it (or a key indistinguishable from it) is already
@@ -262,20 +257,8 @@ pub unsafe extern "C" fn ccf_scalable_insert_unique(
     len: usize,
     added: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        let (Some(filter), Some(key)) =
-            (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) })
-        else {
-            // SAFETY: `added` is NULL or writable (caller's contract).
-            unsafe { set_added(added, false) };
-            return CCF_INVALID_ARGUMENT;
-        };
-        let result = filter.insert_unique(key);
-        // SAFETY: as above.
-        unsafe { set_added(added, result == Ok(true)) };
-        result.map_or_else(ccf_status::from, |_| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_unique`'s.
+    unsafe { ops::insert_unique(f, key, len, added) }
 }
 
 /// Is the key (probably) present in any level? A false positive with
@@ -293,13 +276,8 @@ pub unsafe extern "C" fn ccf_scalable_contains(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.contains(key),
-            _ => false,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains`'s.
+    unsafe { ops::contains(f, key, len) }
 }
 
 /// Removes one copy of the key from a level holding its fingerprint;
@@ -319,13 +297,8 @@ pub unsafe extern "C" fn ccf_scalable_remove(
     key: *const c_void,
     len: usize,
 ) -> bool {
-    guard(false, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.remove(key).is_removed(),
-            _ => false,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::remove`'s.
+    unsafe { ops::remove(f, key, len) }
 }
 
 /// `ccf_scalable_insert` for a precomputed, well-mixed 64-bit hash (see
@@ -338,15 +311,8 @@ pub unsafe extern "C" fn ccf_scalable_remove(
 /// `f` is NULL or a live growing filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_insert_hash(f: *mut ccf_scalable, hash: u64) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-        let Some(filter) = (unsafe { scalable_ref(f) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        filter
-            .insert_hash(hash)
-            .map_or_else(ccf_status::from, |()| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_hash`'s.
+    unsafe { ops::insert_hash(f, hash) }
 }
 
 /// `ccf_scalable_insert_unique` for a precomputed hash. `added` may be
@@ -361,18 +327,8 @@ pub unsafe extern "C" fn ccf_scalable_insert_unique_hash(
     hash: u64,
     added: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-        let Some(filter) = (unsafe { scalable_ref(f) }) else {
-            // SAFETY: `added` is NULL or writable (caller's contract).
-            unsafe { set_added(added, false) };
-            return CCF_INVALID_ARGUMENT;
-        };
-        let result = filter.insert_unique_hash(hash);
-        // SAFETY: as above.
-        unsafe { set_added(added, result == Ok(true)) };
-        result.map_or_else(ccf_status::from, |_| CCF_OK)
-    })
+    // SAFETY: the caller's contract is `ops::insert_unique_hash`'s.
+    unsafe { ops::insert_unique_hash(f, hash, added) }
 }
 
 /// `ccf_scalable_contains` for a precomputed hash; false for a NULL `f`.
@@ -381,10 +337,8 @@ pub unsafe extern "C" fn ccf_scalable_insert_unique_hash(
 /// `f` is NULL or a live growing filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_contains_hash(f: *const ccf_scalable, hash: u64) -> bool {
-    // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(false, || {
-        unsafe { scalable_ref(f) }.is_some_and(|filter| filter.contains_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash`'s.
+    unsafe { ops::contains_hash(f, hash) }
 }
 
 /// `ccf_scalable_remove` for a precomputed hash; false for a NULL `f`.
@@ -393,10 +347,8 @@ pub unsafe extern "C" fn ccf_scalable_contains_hash(f: *const ccf_scalable, hash
 /// `f` is NULL or a live growing filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_remove_hash(f: *mut ccf_scalable, hash: u64) -> bool {
-    // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(false, || {
-        unsafe { scalable_ref(f) }.is_some_and(|filter| filter.remove_hash(hash).is_removed())
-    })
+    // SAFETY: the caller's contract is `ops::remove_hash`'s.
+    unsafe { ops::remove_hash(f, hash) }
 }
 
 /// Copies of the key's fingerprint in its two buckets, summed over every
@@ -414,13 +366,8 @@ pub unsafe extern "C" fn ccf_scalable_count(
     key: *const c_void,
     len: usize,
 ) -> usize {
-    guard(0, || {
-        // SAFETY: `f` and `key`/`len` as the caller's contract says.
-        match (unsafe { scalable_ref(f) }, unsafe { key_bytes(key, len) }) {
-            (Some(filter), Some(key)) => filter.count(key),
-            _ => 0,
-        }
-    })
+    // SAFETY: the caller's contract is `ops::count`'s.
+    unsafe { ops::count(f, key, len) }
 }
 
 /// `ccf_scalable_count` for a precomputed hash; 0 for a NULL `f`.
@@ -429,10 +376,8 @@ pub unsafe extern "C" fn ccf_scalable_count(
 /// `f` is NULL or a live growing filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_count_hash(f: *const ccf_scalable, hash: u64) -> usize {
-    // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0, || {
-        unsafe { scalable_ref(f) }.map_or(0, |filter| filter.count_hash(hash))
-    })
+    // SAFETY: the caller's contract is `ops::count_hash`'s.
+    unsafe { ops::count_hash(f, hash) }
 }
 
 /// Looks up a burst of precomputed hashes: `out[i] =
@@ -453,20 +398,8 @@ pub unsafe extern "C" fn ccf_scalable_contains_hash_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        if let (Some(filter), Some(hashes)) =
-            (unsafe { scalable_ref(f) }, unsafe { array(hashes, n) })
-        {
-            filter.contains_hash_batch(hashes, out);
-        }
-    })
+    // SAFETY: the caller's contract is `ops::contains_hash_batch`'s.
+    unsafe { ops::contains_hash_batch(f, hashes, n, out) }
 }
 
 /// Looks up a burst of byte keys: `out[i] = ccf_scalable_contains(f,
@@ -487,29 +420,8 @@ pub unsafe extern "C" fn ccf_scalable_contains_batch(
     n: usize,
     out: *mut bool,
 ) {
-    guard((), || {
-        // SAFETY: `out` is NULL or `n` writable, unshared, non-overlapping
-        // bools (caller's contract); every element is set to false first.
-        let Some(out) = (unsafe { out_array(out, n) }) else {
-            return;
-        };
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { scalable_ref(f) },
-            unsafe { array(keys, n) },
-            unsafe { array(lens, n) },
-        ) else {
-            return;
-        };
-        // SAFETY: `keys` and `lens` have `n` elements, as `out` does; each
-        // `keys[i]` is NULL or `lens[i]` readable bytes (caller's contract).
-        unsafe {
-            contains_byte_keys(keys, lens, out, |chunk, out| {
-                filter.contains_batch(chunk, out)
-            })
-        };
-    })
+    // SAFETY: the caller's contract is `ops::contains_batch`'s.
+    unsafe { ops::contains_batch(f, keys, lens, n, out) }
 }
 
 /// Inserts a batch of byte keys, `keys[i]`/`lens[i]` for `i < n`, in order,
@@ -537,23 +449,8 @@ pub unsafe extern "C" fn ccf_scalable_insert_batch(
     n: usize,
     inserted: *mut usize,
 ) -> ccf_status {
-    // SAFETY: `inserted` is NULL or writable (caller's contract).
-    unsafe { set_count(inserted, 0) };
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { scalable_ref(f) },
-            unsafe { array_or_empty(keys, n) },
-            unsafe { array_or_empty(lens, n) },
-        ) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `keys` and `lens` have `n` elements, each `keys[i]` NULL
-        // or `lens[i]` readable bytes; `inserted` is NULL or writable
-        // (caller's contract).
-        unsafe { insert_byte_keys(keys, lens, inserted, |chunk| filter.insert_batch(chunk)) }
-    })
+    // SAFETY: the caller's contract is `ops::insert_batch`'s.
+    unsafe { ops::insert_batch(f, keys, lens, n, inserted) }
 }
 
 /// `ccf_scalable_insert_batch` for precomputed hashes: `hashes[i]` for
@@ -573,19 +470,8 @@ pub unsafe extern "C" fn ccf_scalable_insert_hash_batch(
     n: usize,
     inserted: *mut usize,
 ) -> ccf_status {
-    // SAFETY: `inserted` is NULL or writable (caller's contract).
-    unsafe { set_count(inserted, 0) };
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        let (Some(filter), Some(hashes)) = (unsafe { scalable_ref(f) }, unsafe {
-            array_or_empty(hashes, n)
-        }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `inserted` is NULL or writable (caller's contract).
-        unsafe { insert_hashes(hashes, inserted, |hashes| filter.insert_hash_batch(hashes)) }
-    })
+    // SAFETY: the caller's contract is `ops::insert_hash_batch`'s.
+    unsafe { ops::insert_hash_batch(f, hashes, n, inserted) }
 }
 
 /// Removes one copy of each byte key `keys[i]`/`lens[i]`, `i < n`, in
@@ -613,33 +499,8 @@ pub unsafe extern "C" fn ccf_scalable_remove_batch(
     n: usize,
     removed: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `removed` is NULL or `n` writable, unshared,
-        // non-overlapping bools (caller's contract); every element is set
-        // to false first.
-        let removed = unsafe { out_array(removed, n) };
-        // SAFETY: `f` is NULL or live; `keys` and `lens` are NULL or `n`
-        // readable elements (caller's contract).
-        let (Some(filter), Some(keys), Some(lens)) = (
-            unsafe { scalable_ref(f) },
-            unsafe { array_or_empty(keys, n) },
-            unsafe { array_or_empty(lens, n) },
-        ) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        // SAFETY: `keys`, `lens` and `removed` (if any) have `n` elements;
-        // each `keys[i]` is NULL or `lens[i]` readable bytes (caller's
-        // contract).
-        unsafe {
-            remove_byte_keys(keys, lens, removed, |chunk, out| {
-                // The library's batch is this loop (a growing filter
-                // removes one key at a time); C gets a bool per key.
-                for (key, out) in chunk.iter().zip(out) {
-                    *out = filter.remove(key).is_removed();
-                }
-            })
-        }
-    })
+    // SAFETY: the caller's contract is `ops::remove_batch`'s.
+    unsafe { ops::remove_batch(f, keys, lens, n, removed) }
 }
 
 /// `ccf_scalable_remove_batch` for precomputed hashes: removes one copy of
@@ -660,25 +521,8 @@ pub unsafe extern "C" fn ccf_scalable_remove_hash_batch(
     n: usize,
     removed: *mut bool,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `removed` is NULL or `n` writable, unshared,
-        // non-overlapping bools (caller's contract); every element is set
-        // to false first.
-        let removed = unsafe { out_array(removed, n) };
-        // SAFETY: `f` is NULL or live; `hashes` is NULL or `n` readable
-        // `uint64_t`s (caller's contract).
-        let (Some(filter), Some(hashes)) = (unsafe { scalable_ref(f) }, unsafe {
-            array_or_empty(hashes, n)
-        }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        remove_hashes(hashes, removed, |hashes, out| {
-            for (&hash, out) in hashes.iter().zip(out) {
-                *out = filter.remove_hash(hash).is_removed();
-            }
-        });
-        CCF_OK
-    })
+    // SAFETY: the caller's contract is `ops::remove_hash_batch`'s.
+    unsafe { ops::remove_hash_batch(f, hashes, n, removed) }
 }
 
 /// Items stored over all levels (each copy counts): exact while no insert
@@ -689,9 +533,7 @@ pub unsafe extern "C" fn ccf_scalable_remove_hash_batch(
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_len(f: *const ccf_scalable) -> usize {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0, || {
-        unsafe { scalable_ref(f) }.map_or(0, ScalableCuckooFilter::len)
-    })
+    unsafe { ops::read(f, 0, ScalableCuckooFilter::len) }
 }
 
 /// `ccf_scalable_len(f) == 0` (so true for a NULL `f`).
@@ -713,9 +555,7 @@ pub unsafe extern "C" fn ccf_scalable_is_empty(f: *const ccf_scalable) -> bool {
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_capacity(f: *const ccf_scalable) -> usize {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0, || {
-        unsafe { scalable_ref(f) }.map_or(0, ScalableCuckooFilter::capacity)
-    })
+    unsafe { ops::read(f, 0, ScalableCuckooFilter::capacity) }
 }
 
 /// `ccf_scalable_len(f) / ccf_scalable_capacity(f)`: the newest level fills
@@ -727,9 +567,7 @@ pub unsafe extern "C" fn ccf_scalable_capacity(f: *const ccf_scalable) -> usize 
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_load_factor(f: *const ccf_scalable) -> f64 {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0.0, || {
-        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::load_factor)
-    })
+    unsafe { ops::read(f, 0.0, ScalableCuckooFilter::load_factor) }
 }
 
 /// Levels in use: 1 for a new filter, one more each time it grows, fewer
@@ -741,9 +579,7 @@ pub unsafe extern "C" fn ccf_scalable_load_factor(f: *const ccf_scalable) -> f64
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_levels(f: *const ccf_scalable) -> usize {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0, || {
-        unsafe { scalable_ref(f) }.map_or(0, ScalableCuckooFilter::levels)
-    })
+    unsafe { ops::read(f, 0, ScalableCuckooFilter::levels) }
 }
 
 /// Moves the items of sparse older levels into other levels in use of the
@@ -769,11 +605,7 @@ pub unsafe extern "C" fn ccf_scalable_compact(
     moved: *mut usize,
     retired: *mut usize,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-        let Some(filter) = (unsafe { scalable_ref(f) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
+    let compact = |filter: &ScalableCuckooFilter| {
         let stats = filter.compact_concurrently();
         // SAFETY: each out pointer is NULL (skipped) or writable (caller's
         // contract).
@@ -786,7 +618,9 @@ pub unsafe extern "C" fn ccf_scalable_compact(
             }
         }
         CCF_OK
-    })
+    };
+    // SAFETY: `f` is NULL or a live growing filter (caller's contract).
+    unsafe { ops::with(f, compact) }
 }
 
 /// Bytes the filter holds: the tables and locks of its levels in use (a
@@ -797,9 +631,7 @@ pub unsafe extern "C" fn ccf_scalable_compact(
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_memory_usage(f: *const ccf_scalable) -> usize {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0, || {
-        unsafe { scalable_ref(f) }.map_or(0, ScalableCuckooFilter::memory_usage)
-    })
+    unsafe { ops::read(f, 0, ScalableCuckooFilter::memory_usage) }
 }
 
 /// Upper bound on the false-positive rate of the levels in use: the sum of
@@ -811,9 +643,7 @@ pub unsafe extern "C" fn ccf_scalable_memory_usage(f: *const ccf_scalable) -> us
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_false_positive_bound(f: *const ccf_scalable) -> f64 {
     // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-    guard(0.0, || {
-        unsafe { scalable_ref(f) }.map_or(0.0, ScalableCuckooFilter::false_positive_bound)
-    })
+    unsafe { ops::read(f, 0.0, ScalableCuckooFilter::false_positive_bound) }
 }
 
 /// Removes every item from every level: the first level is emptied and
@@ -826,16 +656,13 @@ pub unsafe extern "C" fn ccf_scalable_false_positive_bound(f: *const ccf_scalabl
 /// `f` is NULL or a live growing filter.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_clear(f: *mut ccf_scalable) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live growing filter (caller's contract).
-        match unsafe { scalable_ref(f) } {
-            Some(filter) => {
-                filter.clear();
-                CCF_OK
-            }
-            None => CCF_INVALID_ARGUMENT,
-        }
-    })
+    // SAFETY: `f` is NULL or a live growing filter (caller's contract).
+    unsafe {
+        ops::with(f, |filter| {
+            filter.clear();
+            CCF_OK
+        })
+    }
 }
 
 /// Saves the growing filter to the file at `path`, crash-safely as
@@ -863,18 +690,8 @@ pub unsafe extern "C" fn ccf_scalable_save(
     f: *const ccf_scalable,
     path: *const c_char,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `path` is NULL or NUL-terminated
-        // (caller's contract).
-        let (Some(filter), Some(path)) = (unsafe { scalable_ref(f) }, unsafe { c_path(path) })
-        else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        match filter.write_to_path(path) {
-            Ok(()) => CCF_OK,
-            Err(_) => CCF_IO_ERROR,
-        }
-    })
+    // SAFETY: the caller's contract is `persist::save`'s.
+    unsafe { save(f, path, |filter, path| filter.write_to_path(path)) }
 }
 
 /// Loads a growing filter saved by `ccf_scalable_save` (or by Rust's
@@ -903,23 +720,12 @@ pub unsafe extern "C" fn ccf_scalable_load(
     path: *const c_char,
     out: *mut *mut ccf_scalable,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
-        let Some(path) = (unsafe { c_path(path) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        if out.is_null() {
-            return CCF_INVALID_ARGUMENT;
-        }
-        match load_file(path, |file, len| {
+    // SAFETY: the caller's contract is `persist::load`'s.
+    unsafe {
+        load(path, out, |file, len| {
             ScalableCuckooFilter::read_from_limited(file, len)
-        }) {
-            // SAFETY: `out` is non-null (checked) and valid for writing a
-            // pointer (caller's contract).
-            Ok(inner) => unsafe { store(out, inner) },
-            Err(status) => status,
-        }
-    })
+        })
+    }
 }
 
 #[cfg(test)]

@@ -1,8 +1,9 @@
 //! `ccf_stats`: a filter's size, memory and writers' counters in one
 //! snapshot, mirroring Rust's `Stats`.
 
+use crate::ops::filter_of;
 use crate::status::ccf_status::{self, *};
-use crate::{ccf_filter, filter_ref, guard};
+use crate::{ccf_filter, guard};
 use concurrent_cuckoo::Stats;
 
 /// What `ccf_stats` reports: size, memory, and what inserts and removes
@@ -96,7 +97,7 @@ pub unsafe extern "C" fn ccf_stats(
 ) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
         // SAFETY: `f` is NULL or a live filter (caller's contract).
-        let Some(filter) = (unsafe { filter_ref(f) }) else {
+        let Some(filter) = (unsafe { filter_of(f) }) else {
             return CCF_INVALID_ARGUMENT;
         };
         if out.is_null() || out_size < FIRST_RELEASE_SIZE {

@@ -11,7 +11,8 @@
 //! into the library only when a concurrent move changed the pair's version
 //! (`src/view.rs` in the core crate, `src/table.rs` for the protocol).
 
-use crate::{ccf_filter, filter_ref, guard};
+use crate::ops::filter_of;
+use crate::{ccf_filter, guard};
 
 /// What `concurrent_cuckoo_inline.h` needs to look keys up in a filter
 /// inline (`ccf_view_v2`; a changed layout or meaning will come from a
@@ -86,7 +87,7 @@ pub unsafe extern "C" fn ccf_view_v2(f: *const ccf_filter) -> ccf_view {
     let fallback = fallback_view(f);
     guard(fallback, || {
         // SAFETY: `f` is NULL or a live filter (caller's contract).
-        let Some(view) = unsafe { filter_ref(f) }.and_then(|filter| filter.lookup_view()) else {
+        let Some(view) = unsafe { filter_of(f) }.and_then(|filter| filter.lookup_view()) else {
             return fallback;
         };
         ccf_view {
@@ -126,7 +127,7 @@ fn fallback_view(f: *const ccf_filter) -> ccf_view {
 pub unsafe extern "C" fn ccf_prefetch_hash(f: *const ccf_filter, hash: u64) {
     guard((), || {
         // SAFETY: `f` is NULL or a live filter (caller's contract).
-        if let Some(filter) = unsafe { filter_ref(f) } {
+        if let Some(filter) = unsafe { filter_of(f) } {
             filter.prefetch_hash(hash);
         }
     });

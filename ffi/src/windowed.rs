@@ -1,11 +1,12 @@
 //! Filters whose keys expire by age: `ccf_windowed`, Rust's
 //! `WindowedCuckooFilter`. The key and batch calls are the generic ones of
-//! the private `ops` module; what is its own is the window (`advance`,
-//! `generation`), its size and saving and loading it.
+//! the private `ops` module, and saving and loading are `persist`'s `save`
+//! and `load`; what is its own is the window (`advance`, `generation`) and
+//! its size.
 
 use crate::guard;
 use crate::ops::{self, keyed, Handle};
-use crate::persist::{c_path, load_file};
+use crate::persist::{load, save};
 use crate::status::ccf_status::{self, *};
 use concurrent_cuckoo::WindowedCuckooFilter;
 use core::ffi::{c_char, c_void};
@@ -367,18 +368,8 @@ pub unsafe extern "C" fn ccf_windowed_save(
     f: *const ccf_windowed,
     path: *const c_char,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or live; `path` is NULL or NUL-terminated
-        // (caller's contract).
-        let (Some(filter), Some(path)) = (unsafe { ops::filter_of(f) }, unsafe { c_path(path) })
-        else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        match filter.write_to_path(path) {
-            Ok(()) => CCF_OK,
-            Err(_) => CCF_IO_ERROR,
-        }
-    })
+    // SAFETY: the caller's contract is `persist::save`'s.
+    unsafe { save(f, path, |filter, path| filter.write_to_path(path)) }
 }
 
 /// Loads a filter saved by `ccf_windowed_save` (or by Rust's
@@ -404,23 +395,14 @@ pub unsafe extern "C" fn ccf_windowed_load(
     path: *const c_char,
     out: *mut *mut ccf_windowed,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `path` is NULL or NUL-terminated (caller's contract).
-        let Some(path) = (unsafe { c_path(path) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        if out.is_null() {
-            return CCF_INVALID_ARGUMENT;
-        }
-        // The reader grows its buffer only as the file's bytes arrive: a
-        // header that claims more than the file holds costs no more.
-        match load_file(path, |file, _len| WindowedCuckooFilter::read_from(file)) {
-            // SAFETY: `out` is non-null (checked) and valid for writing a
-            // pointer (caller's contract).
-            Ok(inner) => unsafe { ops::store(out, inner) },
-            Err(status) => status,
-        }
-    })
+    // The reader grows its buffer only as the file's bytes arrive: a
+    // header that claims more than the file holds costs no more.
+    // SAFETY: the caller's contract is `persist::load`'s.
+    unsafe {
+        load(path, out, |file, _len| {
+            WindowedCuckooFilter::read_from(file)
+        })
+    }
 }
 
 #[cfg(test)]
