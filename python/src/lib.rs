@@ -1,11 +1,11 @@
 //! The `concurrent_cuckoo._native` extension module: the library's filters
 //! as Python classes (the `concurrent_cuckoo` package re-exports them).
 //!
-//! Keys are converted once, in [`keys`], so a key answers the same in
-//! Python, Rust, C and `ccf`; batches ([`batch`]) run without the GIL;
-//! the classes share their methods through [`methods::pyfilter`] over the
-//! traits of [`backend`]. Errors become the package's exceptions in
-//! [`errors`]; bad parameters are refused in [`params`] before the
+//! Keys are converted once, in `keys`, so a key answers the same in
+//! Python, Rust, C and `ccf`; batches (`batch`) run without the GIL;
+//! the classes share their methods through `methods::pyfilter` over the
+//! traits of `backend`. Errors become the package's exceptions in
+//! `errors`; bad parameters are refused in `params` before the
 //! library sees them.
 
 mod backend;
