@@ -59,6 +59,33 @@ live!(ScalableCuckooFilter, capacity);
 // `capacity` rounds up to).
 live!(WindowedCuckooFilter, slots);
 
+/// A live filter with set calls: add-if-absent, copies, clearing (the
+/// fixed and the growing filter; a windowed filter refreshes instead).
+pub(crate) trait Counting: Live {
+    fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError>;
+    fn count<K: Hash + ?Sized>(&self, key: &K) -> usize;
+    fn clear(&self);
+}
+
+macro_rules! counting {
+    ($ty:ty) => {
+        impl Counting for $ty {
+            fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
+                <$ty>::insert_unique(self, key)
+            }
+            fn count<K: Hash + ?Sized>(&self, key: &K) -> usize {
+                <$ty>::count(self, key)
+            }
+            fn clear(&self) {
+                <$ty>::clear(self)
+            }
+        }
+    };
+}
+
+counting!(CuckooFilter);
+counting!(ScalableCuckooFilter);
+
 impl Shape for FrozenFilter<MappedFile> {
     fn capacity(&self) -> usize {
         FrozenFilter::capacity(self)

@@ -15,7 +15,7 @@ pub(crate) struct PyCuckooFilter {
     pub(crate) inner: CuckooFilter,
 }
 
-pyfilter!(live PyCuckooFilter {
+pyfilter!(counting PyCuckooFilter {
     #[new]
     #[pyo3(signature = (capacity, false_positive_rate = 0.001, seed = None))]
     fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: f64, seed: Option<u64>) -> PyResult<Self> {
@@ -29,12 +29,6 @@ pyfilter!(live PyCuckooFilter {
         Ok(Self { inner })
     }
 
-    /// Adds `key` unless the filter reports it present (set semantics: a
-    /// false positive also skips it). Returns whether it was added.
-    fn add_unique(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let key = keys::extract(key)?;
-        with_key!(key.as_ref(), k => self.inner.insert_unique(k)).map_err(|e| errors::insert(e, 0))
-    }
 
     /// Removes one copy of `key`; `False` if none was found. Remove only
     /// keys that were added: removing another key that collides with an
@@ -44,16 +38,7 @@ pyfilter!(live PyCuckooFilter {
         Ok(with_key!(key.as_ref(), k => self.inner.remove(k)))
     }
 
-    /// How many copies of `key`'s fingerprint the filter holds.
-    fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let key = keys::extract(key)?;
-        Ok(with_key!(key.as_ref(), k => self.inner.count(k)))
-    }
 
-    /// Removes every key.
-    fn clear(&self, py: Python<'_>) {
-        py.detach(|| self.inner.clear());
-    }
 
     /// Bits per fingerprint (from the false-positive rate).
     #[getter]

@@ -4,13 +4,40 @@
 //!
 //! * `pyfilter!(frozen Class { own methods })`: lookups, sizes, `repr`;
 //! * `pyfilter!(live Class { own methods })`: those, plus `add`,
-//!   `add_many`, `to_bytes`/`from_bytes`, `save`/`load` and pickling.
+//!   `add_many`, `to_bytes`/`from_bytes`, `save`/`load` and pickling;
+//! * `pyfilter!(counting Class { own methods })`: those, plus
+//!   `add_unique`, `count` and `clear`.
 //!
 //! The class is a `#[pyclass(frozen)]` struct whose `inner` field is the
 //! library's filter: every method takes `&self`, as the library's do, so
 //! threads share one object with no borrow checks.
 
 macro_rules! pyfilter {
+    (counting $class:ident { $($own:tt)* }) => {
+        $crate::methods::pyfilter!(live $class {
+            /// Adds `key` unless the filter reports it present (set
+            /// semantics: a false positive also skips it). Returns whether
+            /// it was added.
+            fn add_unique(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+                let key = $crate::keys::extract(key)?;
+                $crate::keys::with_key!(key.as_ref(), k => $crate::backend::Counting::insert_unique(&self.inner, k))
+                    .map_err(|e| $crate::errors::insert(e, 0))
+            }
+
+            /// How many copies of `key`'s fingerprint the filter holds.
+            fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+                let key = $crate::keys::extract(key)?;
+                Ok($crate::keys::with_key!(key.as_ref(), k => $crate::backend::Counting::count(&self.inner, k)))
+            }
+
+            /// Removes every key.
+            fn clear(&self, py: Python<'_>) {
+                py.detach(|| $crate::backend::Counting::clear(&self.inner));
+            }
+
+            $($own)*
+        });
+    };
     (live $class:ident { $($own:tt)* }) => {
         $crate::methods::pyfilter!(@reads $class {
             /// Adds `key` (str, bytes, bytearray, memoryview or int).

@@ -15,7 +15,7 @@ pub(crate) struct PyScalableCuckooFilter {
     pub(crate) inner: ScalableCuckooFilter,
 }
 
-pyfilter!(live PyScalableCuckooFilter {
+pyfilter!(counting PyScalableCuckooFilter {
     #[new]
     #[pyo3(signature = (initial_capacity, false_positive_rate = 0.001, growth_factor = None, max_levels = None, seed = None))]
     fn new(
@@ -41,12 +41,6 @@ pyfilter!(live PyScalableCuckooFilter {
         Ok(Self { inner })
     }
 
-    /// Adds `key` unless the filter reports it present. Returns whether it
-    /// was added.
-    fn add_unique(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let key = keys::extract(key)?;
-        with_key!(key.as_ref(), k => self.inner.insert_unique(k)).map_err(|e| errors::insert(e, 0))
-    }
 
     /// Removes one copy of `key`: `True`, or `False` if no level holds it.
     /// Raises `RemovalRefused` (the key stays present) when levels of
@@ -64,16 +58,7 @@ pyfilter!(live PyScalableCuckooFilter {
         }
     }
 
-    /// How many copies of `key`'s fingerprint the levels hold.
-    fn count(&self, key: &Bound<'_, PyAny>) -> PyResult<usize> {
-        let key = keys::extract(key)?;
-        Ok(with_key!(key.as_ref(), k => self.inner.count(k)))
-    }
 
-    /// Removes every key.
-    fn clear(&self, py: Python<'_>) {
-        py.detach(|| self.inner.clear());
-    }
 
     /// Moves keys into the newest level where they fit (lookups and
     /// inserts may run meanwhile), without the GIL.
