@@ -29,7 +29,6 @@ pyfilter!(counting PyCuckooFilter {
         Ok(Self { inner })
     }
 
-
     /// Removes one copy of `key`; `False` if none was found. Remove only
     /// keys that were added: removing another key that collides with an
     /// added one removes that one.
@@ -37,8 +36,6 @@ pyfilter!(counting PyCuckooFilter {
         let key = keys::extract(key)?;
         Ok(with_key!(key.as_ref(), k => self.inner.remove(k)))
     }
-
-
 
     /// Bits per fingerprint (from the false-positive rate).
     #[getter]

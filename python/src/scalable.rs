@@ -41,7 +41,6 @@ pyfilter!(counting PyScalableCuckooFilter {
         Ok(Self { inner })
     }
 
-
     /// Removes one copy of `key`: `True`, or `False` if no level holds it.
     /// Raises `RemovalRefused` (the key stays present) when levels of
     /// different fingerprint widths hold it, so which copy is the key's
@@ -57,8 +56,6 @@ pyfilter!(counting PyScalableCuckooFilter {
             )),
         }
     }
-
-
 
     /// Moves keys into the newest level where they fit (lookups and
     /// inserts may run meanwhile), without the GIL.
