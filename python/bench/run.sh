@@ -11,4 +11,6 @@ venv=target/bench-venv
     "rbloom==1.5.4" "abloom==1.1.0" "fastbloom-rs==0.5.10" "pyprobables==0.7.0" "numpy==2.4.6"
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 cd target
+# numpy's BLAS threads would spin beside the measured ones.
+export OPENBLAS_NUM_THREADS=1
 exec "$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/bench.py" "$@"
