@@ -1,4 +1,8 @@
-"""Type stubs of the native module (re-exported by ``concurrent_cuckoo``)."""
+"""Type stubs of the native module (re-exported by ``concurrent_cuckoo``).
+
+``_Filter`` and ``_LiveFilter`` exist for typing only: at run time each
+class stands alone (the methods they list are on every class that names
+them as a base here)."""
 
 import os
 from typing import Any, Iterable, Tuple, Union

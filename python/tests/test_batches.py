@@ -136,3 +136,11 @@ def test_bad_batches():
     with pytest.raises(RuntimeError, match="from the iterator"):
         f.add_many(failing())
     assert len(f) == 0
+
+
+def test_non_native_byte_order_arrays_are_the_same_keys():
+    f = CuckooFilter(1000, seed=7)
+    native = np.array([1, 2**64 - 1, 12345], dtype=np.uint64)
+    f.add_many(native.astype(">u8"))
+    assert f.contains_many(native).tolist() == [True, True, True]
+    assert f.contains_many(np.array([-1, 7], dtype=">i8")).tolist() == [True, 7 in f]

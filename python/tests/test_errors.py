@@ -165,3 +165,19 @@ def test_a_frozen_filter_is_not_picklable(tmp_path):
 def test_no_direct_construction_of_a_frozen_filter():
     with pytest.raises(TypeError):
         FrozenFilter()
+
+
+def test_a_growing_filter_at_its_level_limit_is_full():
+    f = ScalableCuckooFilter(64, max_levels=1)
+    with pytest.raises(FilterFull) as caught:
+        f.add_many(range(10_000))
+    assert caught.value.added == len(f) > 0
+    assert f.levels == 1
+
+
+def test_a_frozen_filter_opens_only_the_fixed_format(tmp_path):
+    ScalableCuckooFilter(100).save(tmp_path / "s.ccf")
+    WindowedCuckooFilter(100, 2).save(tmp_path / "w.ccf")
+    for name in ("s.ccf", "w.ccf"):
+        with pytest.raises(InvalidFilterData):
+            FrozenFilter.open(tmp_path / name)
