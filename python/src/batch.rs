@@ -8,7 +8,12 @@
 //! Python thread may write to a writeable array (or to the writeable base
 //! of a read-only view) while the GIL is released, a data race on the
 //! keys. Under the GIL no Python code runs, and copying 8 bytes a key
-//! costs little beside hashing and probing it.
+//! costs little beside hashing and probing it (the reads go through
+//! `numpy`'s `PyReadonlyArray`, its contract for reading an array under
+//! the GIL). What stays outside any extension's reach: C code that
+//! writes the array after releasing the GIL itself (numpy's own ufuncs
+//! do, on large arrays) races with every reader of it, this one included;
+//! such a program has a race of its own making.
 //!
 //! Other keys are converted under the GIL (see [`crate::keys`]): the
 //! `bytes` objects stay referenced (alive, and immutable) for the whole
