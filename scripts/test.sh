@@ -12,7 +12,10 @@
 #    (cli/tests: build/query/info, bad input, push/pull against their own
 #    redis-server with the module) (CCF_REQUIRE_REDIS: a missing
 #    redis-server is a failure, not a skip);
-# 3. runs the rest of the Redis module's tests (scripts/test-redis.sh).
+# 3. runs the Python package's tests (scripts/test-python.sh: `pip install
+#    ./python` into a venv under target/, then pytest, with the `ccf` that
+#    step 2 built);
+# 4. runs the rest of the Redis module's tests (scripts/test-redis.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=lib/apt.sh
@@ -20,4 +23,5 @@ source scripts/lib/apt.sh
 
 apt_install_missing test libclang-dev redis-server redis-tools
 CCF_REQUIRE_REDIS=1 cargo test --workspace --all-features
+CCF="$PWD/target/debug/ccf" scripts/test-python.sh
 scripts/test-redis.sh --no-cargo

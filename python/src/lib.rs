@@ -1,0 +1,33 @@
+//! The `concurrent_cuckoo._native` extension module: the library's filters
+//! as Python classes (the `concurrent_cuckoo` package re-exports them).
+//!
+//! Keys are converted once, in `keys`, so a key answers the same in
+//! Python, Rust, C and `ccf`; batches (`batch`) run without the GIL;
+//! the classes share their methods through `methods::pyfilter` over the
+//! traits of `backend`. Errors become the package's exceptions in
+//! `errors`; bad parameters are refused in `params` before the
+//! library sees them.
+
+mod backend;
+mod batch;
+mod errors;
+mod fixed;
+mod frozen;
+mod keys;
+mod methods;
+mod params;
+mod scalable;
+mod stats;
+mod windowed;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<fixed::PyCuckooFilter>()?;
+    m.add_class::<scalable::PyScalableCuckooFilter>()?;
+    m.add_class::<windowed::PyWindowedCuckooFilter>()?;
+    m.add_class::<frozen::PyFrozenFilter>()?;
+    m.add("probe_backend", concurrent_cuckoo::probe_backend())?;
+    Ok(())
+}
