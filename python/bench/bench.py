@@ -30,8 +30,9 @@ RATE = 1e-3
 
 
 def peers(n):
-    """name -> (make, add(f) -> per-key add, contains(f) -> per-key in,
-    bytes(f), key transform)."""
+    """name -> (make, add(f) -> per-key add, contains(f) -> per-key
+    lookup, or None for the `in` operator (`k in f`, what users write: the
+    type's `sq_contains` slot, no method call), bytes(f), key transform)."""
     import abloom
     import fastbloom_rs
     import probables
@@ -41,21 +42,21 @@ def peers(n):
         "concurrent_cuckoo": (
             lambda: cc.CuckooFilter(n, RATE),
             lambda f: f.add,
-            lambda f: f.__contains__,
+            None,
             lambda f: f.memory_usage,
             None,
         ),
         "rbloom": (
             lambda: rbloom.Bloom(n, RATE),
             lambda f: f.add,
-            lambda f: f.__contains__,
+            None,
             lambda f: f.size_in_bits // 8,
             None,
         ),
         "abloom": (
             lambda: abloom.BloomFilter(n, RATE),
             lambda f: f.add,
-            lambda f: f.__contains__,
+            None,
             lambda f: f.byte_count,
             None,
         ),
@@ -92,6 +93,20 @@ def in_loop(contains, keys):
         if contains(k):
             hits += 1
     return time.perf_counter() - t, hits
+
+
+def in_operator_loop(f, keys):
+    hits = 0
+    t = time.perf_counter()
+    for k in keys:
+        if k in f:
+            hits += 1
+    return time.perf_counter() - t, hits
+
+
+def lookup_loop(f, contains, keys):
+    """The per-key lookup loop: `contains(f)`'s call, or `k in f`."""
+    return in_loop(contains(f), keys) if contains else in_operator_loop(f, keys)
 
 
 def batch_lookups(f, arr, threads):
@@ -144,10 +159,10 @@ def main():
                 keys, other = present, absent
             f = make()
             record(name, "add", add_loop(add(f), keys) / n)
-            t, hits = in_loop(contains(f), keys)
+            t, hits = lookup_loop(f, contains, keys)
             assert hits == n, (name, hits)
             record(name, "in", t / n)
-            _, fp = in_loop(contains(f), other)
+            _, fp = lookup_loop(f, contains, other)
             best[name]["fpr"] = fp / n
             best[name]["bytes_per_key"] = (size(f) / n) if size(f) is not None else None
             if name == "concurrent_cuckoo":
