@@ -33,7 +33,7 @@ pub(crate) const DUMP_CHUNK: usize = 1 << 20;
 /// stripe once per call instead of two stripes per item (the library's
 /// batch locking). 64 before: a fill of 4M items measured 1.07x faster
 /// this way (`docs/benchmarks.md`).
-const INSERT_WINDOW: usize = 1024;
+pub(crate) const INSERT_WINDOW: usize = 1024;
 
 /// The id of the client running the command (0 where there is none).
 fn client_id(ctx: &Context) -> u64 {

@@ -380,3 +380,31 @@ def test_damaged_window_payloads_are_refused(server):
             r.restore("dst", 0, reseal(body[:cut] + body[-2:]), replace=True)
     assert r.exists("dst") == 0 and r.ping()
     assert all(r.execute_command("CF.MEXISTS", "src", *range(40)))
+
+
+def test_a_pipelined_insert_does_what_one_add_per_item_does(r):
+    """CF.INSERT on a window filter hashes, looks up and inserts its items
+    in batches (it ran item by item, at 0.67x a plain filter's speed): each
+    reply, and the filter's bytes, must be what one CF.ADD per item in the
+    same order gives a twin of the same seed, refusals in the middle of a
+    batch and repeated items (refreshes) included."""
+    sec, usec = r.time()
+    origin = sec * 1000 + usec // 1000  # the digest covers the origin too
+    for key in ("batched", "single"):
+        assert ok(r.execute_command("CF.RESERVE", key, 64, "WINDOW", 3_600_000,
+                                    "SEED", 7, "ORIGIN", origin))
+    items = [f"k{i % 150}" for i in range(220)]  # 70 repeats; most refused
+    replies = r.execute_command("CF.INSERT", "batched", "ITEMS", *items)
+    expected = []
+    for item in items:
+        try:
+            expected.append(r.execute_command("CF.ADD", "single", item) in (1, True))
+        except ResponseError:
+            expected.append(False)
+    got = [reply in (1, True) for reply in replies]
+    assert got == expected
+    assert True in got and False in got, "some items went in, some were refused"
+    assert all(reply in (1, True, -1, False) for reply in replies)
+    assert digest(r, "batched") == digest(r, "single")
+    assert r.execute_command("CF.MEXISTS", "batched", *items) == \
+        r.execute_command("CF.MEXISTS", "single", *items)
