@@ -641,3 +641,21 @@ mod generic {
         assert!(CuckooFilter::try_with_capacity(10).is_ok());
     }
 }
+
+/// Keys are what their `Hash` impls write (README, Semantics): a `[u8]`
+/// writes its length (widened to 8 bytes) then its bytes, so the empty
+/// slice writes what `0u64` writes, and the two are one key (as in C,
+/// `ccf` and Python, which hash byte keys as `&[u8]`).
+#[test]
+fn the_empty_byte_key_and_zero_are_one_key() {
+    let f = CuckooFilter::builder()
+        .capacity(1000)
+        .seed(3)
+        .build()
+        .unwrap();
+    let empty: &[u8] = &[];
+    assert_eq!(f.hasher().hash_one(empty), f.hasher().hash_one(0u64));
+    f.insert(empty).unwrap();
+    assert!(f.contains(&0u64));
+    assert!(!f.contains(&1u64) && !f.contains(&[0u8][..]));
+}
