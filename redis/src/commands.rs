@@ -15,7 +15,7 @@ use crate::datatype::CF_TYPE;
 use crate::dumps::Found;
 use crate::reply::{reply_fields, to_i64, Field};
 use crate::value::{
-    self, complete_if_done, random_seed, Body, CfValue, Filter, Meta, CREATE_REFUSED,
+    self, complete_if_done, random_seed, Body, CfValue, Filter, Meta, CREATE_REFUSED, INSERT_WINDOW,
 };
 use crate::window;
 use concurrent_cuckoo::{BuildError, InsertError};
@@ -25,15 +25,6 @@ use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisStr
 /// Bytes of a `CF.SCANDUMP` chunk: about a third of a millisecond of work
 /// on the main thread (read, checksum, copy into the reply).
 pub(crate) const DUMP_CHUNK: usize = 1 << 20;
-
-/// Items of a `CF.INSERT` per pipelined batch call: a whole command of
-/// up to 1024 items in one call, so the library's pipeline (buckets
-/// prefetched 24 keys ahead) never restarts inside it, and a table with
-/// at most twice as many lock stripes as the call has items takes each
-/// stripe once per call instead of two stripes per item (the library's
-/// batch locking). 64 before: a fill of 4M items measured 1.07x faster
-/// this way (`docs/benchmarks.md`).
-pub(crate) const INSERT_WINDOW: usize = 1024;
 
 /// The id of the client running the command (0 where there is none).
 fn client_id(ctx: &Context) -> u64 {

@@ -16,9 +16,9 @@
 
 use crate::admission;
 use crate::args::{self, Allow, SMALL_CAPACITY};
-use crate::commands::INSERT_WINDOW;
 use crate::datatype::CF_TYPE;
 use crate::reply::{reply_fields, to_i64, Field};
+use crate::value::INSERT_WINDOW;
 use crate::value::{self, Body, CfValue, Meta, CREATE_REFUSED};
 use crate::value::{DEFAULT_BUCKET_SIZE, DEFAULT_MAX_ITERATIONS};
 use crate::window_value::{self as wv, Clock, Window, WindowLoad, MAX_GENERATIONS};
