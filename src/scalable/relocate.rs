@@ -43,6 +43,9 @@ impl<S> ScalableCuckooFilter<S> {
     /// // holds the old block's bytes, and the old block is freed.
     /// unsafe impl Relocate for Fresh {
     ///     fn relocate(&mut self, block: NonNull<u8>, layout: Layout) -> Option<NonNull<u8>> {
+    ///         // SAFETY: `layout` is the block's (the trait's contract) and
+    ///         // non-zero; the copy stays inside both blocks, which do not
+    ///         // overlap; `block` is freed once, with its own layout.
     ///         unsafe {
     ///             let new = NonNull::new(std::alloc::alloc(layout))?;
     ///             new.as_ptr().copy_from_nonoverlapping(block.as_ptr(), layout.size());
