@@ -247,7 +247,7 @@ struct Container {
 }
 
 /// Builds a filter from its encoding handed in by pieces, in order and of
-/// any sizes: the counterpart of [`ChunkEncoder`], checking exactly what
+/// any sizes: the counterpart of [`ChunkEncoder`](crate::ChunkEncoder), checking exactly what
 /// `from_bytes` checks. Each table is allocated when its header arrives and
 /// filled as its bytes come, so each [`feed`](Self::feed) costs time
 /// proportional to its piece.
