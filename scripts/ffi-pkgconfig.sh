@@ -19,7 +19,9 @@
 #   cc app.c $(pkg-config --cflags --libs concurrent_cuckoo-static)
 #
 # After copying the libraries and the header elsewhere, pass their
-# directories. The static library's system libraries come from rustc
+# directories (an installed copy is better made by scripts/ffi-install.sh,
+# which writes one pkg-config file for both). The static library's system
+# libraries come from rustc
 # (`--print native-static-libs`) for this host, so run this on the platform
 # you link on.
 set -euo pipefail
@@ -40,20 +42,11 @@ if [[ $# -ne 1 || "$1" == -* ]]; then
 fi
 outdir=$1
 
-# Builds both libraries; rustc prints the static library's native
-# dependencies (cargo replays the note when the build is fresh).
-build_log=$(cargo rustc -p concurrent-cuckoo-ffi --release -- --print native-static-libs 2>&1) || {
-    echo "$build_log" >&2
-    echo "ffi-pkgconfig: cargo build failed" >&2
-    exit 1
-}
-native=$(sed -n 's/^note: native-static-libs: //p' <<<"$build_log" | tail -n 1)
-if [[ -z "$native" ]]; then
-    echo "$build_log" >&2
-    echo "ffi-pkgconfig: rustc did not print native-static-libs" >&2
-    exit 1
-fi
-version=$(sed -n 's/^version = "\(.*\)"$/\1/p' ffi/Cargo.toml | head -n 1)
+# shellcheck source=lib/ffi.sh
+source scripts/lib/ffi.sh
+ffi_build_release
+native=$ffi_native
+version=$ffi_version
 
 mkdir -p "$outdir"
 cat >"$outdir/concurrent_cuckoo.pc" <<EOF

@@ -20,6 +20,10 @@
 # 5. builds ffi/tests/test_limits.c (no sanitizers) and runs it under
 #    `ulimit -v` on the oversized files `interop hostile` writes: every
 #    loader must refuse them as corrupt before reserving memory;
+# 5b. installs the libraries into a prefix (scripts/ffi-install.sh: SONAME,
+#    only ccf_* global in the static library, one pkg-config file) and
+#    builds ffi/tests/test_install.c through that pkg-config file alone,
+#    shared (run without LD_LIBRARY_PATH) and fully static (-static);
 # 6. compiles ffi/tests/header_check.cpp as C++17 (warnings are errors) and
 #    runs it;
 # 7. builds ffi/examples/dataplane.c and batch_bench.c, and runs the
@@ -76,8 +80,8 @@ if grep -q libconcurrent_cuckoo_ffi <<<"$static_deps"; then
     echo "test-c: test_ffi_static loads the shared library" >&2
     exit 1
 fi
-if ! grep -q "libconcurrent_cuckoo_ffi.so => $PWD/target/release/" <<<"$shared_deps"; then
-    echo "test-c: test_ffi_shared does not load target/release/libconcurrent_cuckoo_ffi.so" >&2
+if ! grep -q "libconcurrent_cuckoo_ffi.so.0.1 => $PWD/target/release/" <<<"$shared_deps"; then
+    echo "test-c: test_ffi_shared does not load target/release/libconcurrent_cuckoo_ffi.so.0.1 (the SONAME's link to it)" >&2
     exit 1
 fi
 
@@ -113,6 +117,39 @@ gcc -std=c11 -Wall -Wextra -Wpedantic -Werror -O1 ffi/tests/test_limits.c \
 mkdir -p "$out/tmp/limits"
 "$interop" hostile "$out/tmp/limits"
 (ulimit -v 1048576 && "$out/test_limits" "$out/tmp/limits")
+
+step "install: scripts/ffi-install.sh into a prefix; a program built only through its pkg-config file, shared (no LD_LIBRARY_PATH) and fully static"
+prefix="$PWD/$out/prefix"
+scripts/ffi-install.sh --prefix "$prefix"
+installed_so=$(readelf -d "$prefix/lib/libconcurrent_cuckoo_ffi.so")
+if ! grep -q "Library soname: \[libconcurrent_cuckoo_ffi.so.0.1\]" <<<"$installed_so"; then
+    echo "test-c: the installed shared library's SONAME is not libconcurrent_cuckoo_ffi.so.0.1" >&2
+    exit 1
+fi
+(
+    export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
+    unset LD_LIBRARY_PATH
+    strict=(-std=c11 -Wall -Wextra -Wpedantic -Werror -O1)
+    read -ra include_flags <<<"$(pkg-config --cflags concurrent_cuckoo)"
+    read -ra shared_link <<<"$(pkg-config --libs concurrent_cuckoo)"
+    read -ra static_link <<<"$(pkg-config --static --libs concurrent_cuckoo)"
+    gcc "${strict[@]}" ffi/tests/test_install.c "${include_flags[@]}" "${shared_link[@]}" \
+        -o "$out/test_install_shared"
+    gcc -static "${strict[@]}" ffi/tests/test_install.c "${include_flags[@]}" "${static_link[@]}" \
+        -o "$out/test_install_static"
+    shared_needs=$(ldd "$out/test_install_shared")
+    if ! grep -q "libconcurrent_cuckoo_ffi.so.0.1 => $prefix/lib/" <<<"$shared_needs"; then
+        echo "test-c: test_install_shared does not load the installed libconcurrent_cuckoo_ffi.so.0.1" >&2
+        echo "$shared_needs" >&2
+        exit 1
+    fi
+    if readelf -d "$out/test_install_static" 2>/dev/null | grep -q NEEDED; then
+        echo "test-c: test_install_static needs shared libraries" >&2
+        exit 1
+    fi
+    "$out/test_install_shared"
+    "$out/test_install_static"
+)
 
 step "C++17: the header compiles and links"
 g++ -std=c++17 -Wall -Wextra -Wpedantic -Werror ffi/tests/header_check.cpp \

@@ -7,6 +7,11 @@
  * section of the project's README. Every function except ccf_free,
  * ccf_frozen_free, ccf_scalable_free and ccf_windowed_free may be called
  * from any number of threads at once on the same filter.
+ *
+ * One rule for pointers: a call that changes a filter (insert, remove,
+ * advance, compact, clear, free) takes a non-const pointer; a call that
+ * only reads it (lookups, counts, sizes, statistics, save) takes a const
+ * one.
  */
 
 #ifndef CONCURRENT_CUCKOO_H
@@ -17,6 +22,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/**
+ * The major version of the header a program is compiled against. Before
+ * 1.0 a new minor version may change the ABI: the shared library's
+ * SONAME is `libconcurrent_cuckoo_ffi.so.0.MINOR` (from 1.0 on,
+ * `.so.MAJOR`). Compare with [`ccf_version`] at run time to catch a
+ * program that loaded another library than it was built for.
+ */
+#define CCF_VERSION_MAJOR 0
+
+/**
+ * The minor version of the header (see `CCF_VERSION_MAJOR`).
+ */
+#define CCF_VERSION_MINOR 1
+
+/**
+ * The patch version of the header (see `CCF_VERSION_MAJOR`).
+ */
+#define CCF_VERSION_PATCH 0
 
 /**
  * A `ccf_new_with_flags` flag: every hash given to the filter's `*_hash`
@@ -75,7 +99,10 @@ typedef enum ccf_status {
   CCF_ALLOCATION_FAILED = 4,
   /**
    * Opening, mapping, reading, writing, syncing or renaming a file
-   * failed; `errno` is not preserved.
+   * failed. On Linux `errno` then holds the failing system call's error
+   * (`ENOENT`, `EISDIR`, `EACCES`, `ENOSPC`, ...), or `EIO` where the
+   * failure was no system call's (a file that ended early); elsewhere
+   * it is unspecified.
    */
   CCF_IO_ERROR = 5,
   /**
@@ -372,7 +399,9 @@ extern "C" {
 
 /**
  * The version of this library, e.g. `"0.1.0"`: a static, NUL-terminated
- * string that must not be freed.
+ * string that must not be freed. It is `CCF_VERSION_MAJOR`,
+ * `CCF_VERSION_MINOR` and `CCF_VERSION_PATCH` of the header this library
+ * was built with, joined by dots.
  */
 const char *ccf_version(void);
 
@@ -1352,7 +1381,7 @@ size_t ccf_scalable_levels(const struct ccf_scalable *f);
  * `f` is NULL or a live growing filter; `moved` and `retired` are NULL or
  * writable.
  */
-enum ccf_status ccf_scalable_compact(const struct ccf_scalable *f, size_t *moved, size_t *retired);
+enum ccf_status ccf_scalable_compact(struct ccf_scalable *f, size_t *moved, size_t *retired);
 
 /**
  * Bytes the filter holds: the tables and locks of its levels in use (a
@@ -1549,7 +1578,7 @@ void ccf_windowed_free(struct ccf_windowed *f);
  * `f` is NULL or a live windowed filter; `key` is NULL or points to `len`
  * readable bytes.
  */
-enum ccf_status ccf_windowed_insert(const struct ccf_windowed *f, const void *key, size_t len);
+enum ccf_status ccf_windowed_insert(struct ccf_windowed *f, const void *key, size_t len);
 
 /**
  * `ccf_windowed_insert` for a precomputed, well-mixed 64-bit hash (as
@@ -1558,7 +1587,7 @@ enum ccf_status ccf_windowed_insert(const struct ccf_windowed *f, const void *ke
  * # Safety
  * `f` is NULL or a live windowed filter.
  */
-enum ccf_status ccf_windowed_insert_hash(const struct ccf_windowed *f, uint64_t hash);
+enum ccf_status ccf_windowed_insert_hash(struct ccf_windowed *f, uint64_t hash);
 
 /**
  * Is the key live (probably)? True for a key inserted or refreshed within
@@ -1625,7 +1654,7 @@ void ccf_windowed_contains_batch(const struct ccf_windowed *f,
  * As `ccf_windowed_contains_batch` for `f`, `keys` and `lens`;
  * `inserted` is NULL or valid for writing one `size_t`.
  */
-enum ccf_status ccf_windowed_insert_batch(const struct ccf_windowed *f,
+enum ccf_status ccf_windowed_insert_batch(struct ccf_windowed *f,
                                           const void *const *keys,
                                           const size_t *lens,
                                           size_t n,
@@ -1639,7 +1668,7 @@ enum ccf_status ccf_windowed_insert_batch(const struct ccf_windowed *f,
  * `n` readable `uint64_t`s; `inserted` is NULL or valid for writing one
  * `size_t`.
  */
-enum ccf_status ccf_windowed_insert_hash_batch(const struct ccf_windowed *f,
+enum ccf_status ccf_windowed_insert_hash_batch(struct ccf_windowed *f,
                                                const uint64_t *hashes,
                                                size_t n,
                                                size_t *inserted);
@@ -1654,7 +1683,7 @@ enum ccf_status ccf_windowed_insert_hash_batch(const struct ccf_windowed *f,
  * # Safety
  * `f` is NULL or a live windowed filter.
  */
-uint64_t ccf_windowed_advance(const struct ccf_windowed *f);
+uint64_t ccf_windowed_advance(struct ccf_windowed *f);
 
 /**
  * Advances until the generation is at least `generation` (for a clock:
@@ -1666,7 +1695,7 @@ uint64_t ccf_windowed_advance(const struct ccf_windowed *f);
  * # Safety
  * `f` is NULL or a live windowed filter.
  */
-uint64_t ccf_windowed_advance_to(const struct ccf_windowed *f, uint64_t generation);
+uint64_t ccf_windowed_advance_to(struct ccf_windowed *f, uint64_t generation);
 
 /**
  * The current generation (0 at creation); 0 for a NULL `f`.

@@ -406,8 +406,21 @@ unsafe fn out_array<'a>(p: *mut bool, n: usize) -> Option<&'a mut [bool]> {
     Some(unsafe { core::slice::from_raw_parts_mut(p, n) })
 }
 
+/// The major version of the header a program is compiled against. Before
+/// 1.0 a new minor version may change the ABI: the shared library's
+/// SONAME is `libconcurrent_cuckoo_ffi.so.0.MINOR` (from 1.0 on,
+/// `.so.MAJOR`). Compare with [`ccf_version`] at run time to catch a
+/// program that loaded another library than it was built for.
+pub const CCF_VERSION_MAJOR: u32 = 0;
+/// The minor version of the header (see `CCF_VERSION_MAJOR`).
+pub const CCF_VERSION_MINOR: u32 = 1;
+/// The patch version of the header (see `CCF_VERSION_MAJOR`).
+pub const CCF_VERSION_PATCH: u32 = 0;
+
 /// The version of this library, e.g. `"0.1.0"`: a static, NUL-terminated
-/// string that must not be freed.
+/// string that must not be freed. It is `CCF_VERSION_MAJOR`,
+/// `CCF_VERSION_MINOR` and `CCF_VERSION_PATCH` of the header this library
+/// was built with, joined by dots.
 #[no_mangle]
 pub extern "C" fn ccf_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
@@ -436,6 +449,12 @@ mod tests {
         // SAFETY: both return static NUL-terminated strings.
         let version = unsafe { CStr::from_ptr(ccf_version()) };
         assert_eq!(version.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
+        // The header's macros are the package's version: bumping one
+        // without the other fails here.
+        assert_eq!(
+            format!("{CCF_VERSION_MAJOR}.{CCF_VERSION_MINOR}.{CCF_VERSION_PATCH}"),
+            env!("CARGO_PKG_VERSION")
+        );
         // SAFETY: as above.
         let backend = unsafe { CStr::from_ptr(ccf_probe_backend()) };
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use crate::ops::{self, Handle};
 use crate::status::ccf_status::{self, *};
+use crate::status::io_error;
 use crate::{ccf_filter, guard};
 use concurrent_cuckoo::{CuckooFilter, DecodeError};
 use core::ffi::{c_char, CStr};
@@ -88,7 +89,7 @@ pub(crate) unsafe fn save<H: Handle>(
         };
         match write(filter, path) {
             Ok(()) => CCF_OK,
-            Err(_) => CCF_IO_ERROR,
+            Err(e) => io_error(&e),
         }
     })
 }
@@ -152,8 +153,8 @@ pub(crate) fn load_file<T>(
     path: &Path,
     decode: impl FnOnce(&mut File, u64) -> Result<T, DecodeError>,
 ) -> Result<T, ccf_status> {
-    let mut file = File::open(path).map_err(|_| CCF_IO_ERROR)?;
-    let len = file.metadata().map_err(|_| CCF_IO_ERROR)?.len();
+    let mut file = File::open(path).map_err(|e| io_error(&e))?;
+    let len = file.metadata().map_err(|e| io_error(&e))?.len();
     // The decoders stream the body into the table in 64 KiB chunks: no
     // second copy of a large filter in memory.
     let filter = decode(&mut file, len).map_err(|e| match e {
@@ -169,7 +170,7 @@ pub(crate) fn load_file<T>(
             Ok(0) => return Ok(filter),
             Ok(_) => return Err(CCF_CORRUPT),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Err(CCF_IO_ERROR),
+            Err(e) => return Err(io_error(&e)),
         }
     }
 }

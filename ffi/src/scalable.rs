@@ -601,7 +601,7 @@ pub unsafe extern "C" fn ccf_scalable_levels(f: *const ccf_scalable) -> usize {
 /// writable.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_scalable_compact(
-    f: *const ccf_scalable,
+    f: *mut ccf_scalable,
     moved: *mut usize,
     retired: *mut usize,
 ) -> ccf_status {

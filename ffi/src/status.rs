@@ -34,7 +34,10 @@ pub enum ccf_status {
     /// The system could not provide the memory for the table.
     CCF_ALLOCATION_FAILED = 4,
     /// Opening, mapping, reading, writing, syncing or renaming a file
-    /// failed; `errno` is not preserved.
+    /// failed. On Linux `errno` then holds the failing system call's error
+    /// (`ENOENT`, `EISDIR`, `EACCES`, `ENOSPC`, ...), or `EIO` where the
+    /// failure was no system call's (a file that ended early); elsewhere
+    /// it is unspecified.
     CCF_IO_ERROR = 5,
     /// The file is not one intact saved filter: wrong magic bytes, an
     /// unsupported format version, a damaged header or body (checksum),
@@ -77,7 +80,7 @@ impl From<BuildError> for ccf_status {
 impl From<DecodeError> for ccf_status {
     fn from(e: DecodeError) -> Self {
         match e {
-            DecodeError::Io(_) => CCF_IO_ERROR,
+            DecodeError::Io(e) => io_error(&e),
             DecodeError::AllocationFailed(_) => CCF_ALLOCATION_FAILED,
             // Truncated, bad magic, unsupported version, checksum, hasher
             // mismatch, invalid header, trailing bytes: the file's fault.
@@ -141,6 +144,21 @@ pub extern "C" fn ccf_status_message(status: ccf_status_arg) -> *const c_char {
     ccf_status::from_int(status)
         .map_or(c"unknown status", ccf_status::message)
         .as_ptr()
+}
+
+/// `CCF_IO_ERROR`, with `errno` set to the system error behind `e` (`EIO`
+/// when there is none) on Linux, as the status's documentation promises:
+/// a C caller reports it with `strerror(errno)` as after any libc call.
+pub(crate) fn io_error(e: &std::io::Error) -> ccf_status {
+    #[cfg(target_os = "linux")]
+    // SAFETY: `__errno_location` returns the calling thread's `errno`,
+    // valid and writable for the thread's whole life.
+    unsafe {
+        *libc::__errno_location() = e.raw_os_error().unwrap_or(libc::EIO);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = e;
+    CCF_IO_ERROR
 }
 
 #[cfg(test)]

@@ -132,7 +132,7 @@ pub unsafe extern "C" fn ccf_windowed_free(f: *mut ccf_windowed) {
 /// readable bytes.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_windowed_insert(
-    f: *const ccf_windowed,
+    f: *mut ccf_windowed,
     key: *const c_void,
     len: usize,
 ) -> ccf_status {
@@ -146,7 +146,7 @@ pub unsafe extern "C" fn ccf_windowed_insert(
 /// # Safety
 /// `f` is NULL or a live windowed filter.
 #[no_mangle]
-pub unsafe extern "C" fn ccf_windowed_insert_hash(f: *const ccf_windowed, hash: u64) -> ccf_status {
+pub unsafe extern "C" fn ccf_windowed_insert_hash(f: *mut ccf_windowed, hash: u64) -> ccf_status {
     // SAFETY: the caller's contract is `ops::insert_hash`'s.
     unsafe { ops::insert_hash(f, hash) }
 }
@@ -232,7 +232,7 @@ pub unsafe extern "C" fn ccf_windowed_contains_batch(
 /// `inserted` is NULL or valid for writing one `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_windowed_insert_batch(
-    f: *const ccf_windowed,
+    f: *mut ccf_windowed,
     keys: *const *const c_void,
     lens: *const usize,
     n: usize,
@@ -250,7 +250,7 @@ pub unsafe extern "C" fn ccf_windowed_insert_batch(
 /// `size_t`.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_windowed_insert_hash_batch(
-    f: *const ccf_windowed,
+    f: *mut ccf_windowed,
     hashes: *const u64,
     n: usize,
     inserted: *mut usize,
@@ -268,7 +268,7 @@ pub unsafe extern "C" fn ccf_windowed_insert_hash_batch(
 /// # Safety
 /// `f` is NULL or a live windowed filter.
 #[no_mangle]
-pub unsafe extern "C" fn ccf_windowed_advance(f: *const ccf_windowed) -> u64 {
+pub unsafe extern "C" fn ccf_windowed_advance(f: *mut ccf_windowed) -> u64 {
     // SAFETY: `f` is NULL or live (caller's contract).
     unsafe { ops::read(f, 0, WindowedCuckooFilter::advance) }
 }
@@ -282,7 +282,7 @@ pub unsafe extern "C" fn ccf_windowed_advance(f: *const ccf_windowed) -> u64 {
 /// # Safety
 /// `f` is NULL or a live windowed filter.
 #[no_mangle]
-pub unsafe extern "C" fn ccf_windowed_advance_to(f: *const ccf_windowed, generation: u64) -> u64 {
+pub unsafe extern "C" fn ccf_windowed_advance_to(f: *mut ccf_windowed, generation: u64) -> u64 {
     // SAFETY: `f` is NULL or live (caller's contract).
     unsafe { ops::read(f, 0, |w| w.advance_to(generation)) }
 }
@@ -458,10 +458,16 @@ mod tests {
                 CCF_INVALID_ARGUMENT
             );
             assert!(f.is_null());
-            assert_eq!(ccf_windowed_insert(null(), null(), 0), CCF_INVALID_ARGUMENT);
-            assert_eq!(ccf_windowed_insert_hash(null(), 1), CCF_INVALID_ARGUMENT);
+            assert_eq!(
+                ccf_windowed_insert(null_mut(), null(), 0),
+                CCF_INVALID_ARGUMENT
+            );
+            assert_eq!(
+                ccf_windowed_insert_hash(null_mut(), 1),
+                CCF_INVALID_ARGUMENT
+            );
             assert!(!ccf_windowed_contains(null(), null(), 0));
-            assert_eq!(ccf_windowed_advance(null()), 0);
+            assert_eq!(ccf_windowed_advance(null_mut()), 0);
             assert_eq!(ccf_windowed_len(null()), 0);
             assert_eq!(ccf_windowed_false_positive_bound(null()), 0.0);
             let f = new(10, 2);

@@ -21,6 +21,7 @@
 
 #include "concurrent_cuckoo.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -659,9 +660,13 @@ static void test_save_load(void) {
     /* I/O errors. */
     char *missing = path_in(tmp_dir, "no-such-file.ccf");
     check_load_refused(missing, CCF_IO_ERROR);
+    CHECK(errno == ENOENT); /* the status's documented errno */
     check_load_refused(tmp_dir, CCF_IO_ERROR); /* a directory */
+    CHECK(errno == EISDIR);
     char *no_dir = path_in(tmp_dir, "no-such-dir/f.ccf");
+    errno = 0;
     CHECK_STATUS(ccf_save(f, no_dir), CCF_IO_ERROR);
+    CHECK(errno == ENOENT);
     CHECK_STATUS(ccf_save(f, tmp_dir), CCF_IO_ERROR); /* a directory: rename fails */
     CHECK_STATUS(ccf_save(f, "/"), CCF_IO_ERROR);     /* names no file */
     struct stat st;
