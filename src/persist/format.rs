@@ -98,6 +98,9 @@ impl Header {
             V3_SCALABLE => Err(DecodeError::InvalidHeader(
                 "this encodes a ScalableCuckooFilter: decode it with ScalableCuckooFilter::from_bytes",
             )),
+            crate::windowed::V4_WINDOWED => Err(DecodeError::InvalidHeader(
+                "this encodes a WindowedCuckooFilter: decode it with WindowedCuckooFilter::from_bytes",
+            )),
             v => Err(DecodeError::UnsupportedVersion(v)),
         }
     }

@@ -442,6 +442,9 @@ pub(crate) fn check_container_version(prefix: &[u8]) -> Result<(), DecodeError> 
         1 | V2 => Err(DecodeError::InvalidHeader(
             "this encodes a CuckooFilter: decode it with CuckooFilter::from_bytes",
         )),
+        crate::windowed::V4_WINDOWED => Err(DecodeError::InvalidHeader(
+            "this encodes a WindowedCuckooFilter: decode it with WindowedCuckooFilter::from_bytes",
+        )),
         v => Err(DecodeError::UnsupportedVersion(v)),
     }
 }

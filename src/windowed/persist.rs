@@ -59,8 +59,19 @@ impl Header {
         }
         let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
         let version = u16::from_le_bytes([b[8], b[9]]);
-        if version != V4_WINDOWED {
-            return Err(DecodeError::UnsupportedVersion(version));
+        match version {
+            V4_WINDOWED => {}
+            1 | 2 => {
+                return Err(DecodeError::InvalidHeader(
+                    "this encodes a CuckooFilter: decode it with CuckooFilter::from_bytes",
+                ))
+            }
+            3 => {
+                return Err(DecodeError::InvalidHeader(
+                    "this encodes a ScalableCuckooFilter: decode it with ScalableCuckooFilter::from_bytes",
+                ))
+            }
+            v => return Err(DecodeError::UnsupportedVersion(v)),
         }
         let h = Self {
             max_path: b[12],
