@@ -393,6 +393,82 @@ typedef struct ccf_view {
   uint64_t version_mask;
 } ccf_view;
 
+/**
+ * What `ccf_windowed_stats` reports. Mirrors Rust's `WindowedStats`.
+ *
+ * Without concurrent writers every field is exact; while writers run,
+ * each counter is a recent value. `failed_inserts` counts the inserts
+ * refused with `CCF_FULL` (more keys live than the filter holds): watch it
+ * under churn.
+ */
+typedef struct ccf_windowed_filter_stats {
+  /**
+   * Live keys, as `ccf_windowed_len`.
+   */
+  uint64_t len;
+  /**
+   * Lanes (slots), as `ccf_windowed_slots`.
+   */
+  uint64_t slots;
+  /**
+   * `len / slots`.
+   */
+  double load_factor;
+  /**
+   * Occupied lanes, live or expired and not yet swept (counted by a scan
+   * for tables of at most 65,536 buckets, else 0).
+   */
+  uint64_t occupied;
+  /**
+   * Bytes held, as `ccf_windowed_memory_usage`.
+   */
+  uint64_t memory_usage;
+  /**
+   * The current generation, as `ccf_windowed_generation`.
+   */
+  uint64_t generation;
+  /**
+   * The window in generations, as `ccf_windowed_generations`.
+   */
+  uint64_t generations;
+  /**
+   * Buckets in the table (4 lanes each).
+   */
+  uint64_t bucket_count;
+  /**
+   * Stripe locks.
+   */
+  uint64_t stripes;
+  /**
+   * Inserts that stored a new lane.
+   */
+  uint64_t inserts;
+  /**
+   * Inserts that refreshed their key's lane.
+   */
+  uint64_t refreshes;
+  /**
+   * Lanes moved by displacement paths.
+   */
+  uint64_t relocations;
+  /**
+   * Expired lanes cleared by the sweep.
+   */
+  uint64_t swept;
+  /**
+   * Inserts refused with `CCF_FULL`.
+   */
+  uint64_t failed_inserts;
+  /**
+   * Fingerprint bits of a lane.
+   */
+  uint32_t fingerprint_bits;
+  /**
+   * Age-tag bits of a lane.
+   */
+  uint32_t tag_bits;
+} ccf_windowed_filter_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1786,6 +1862,25 @@ enum ccf_status ccf_windowed_save(const struct ccf_windowed *f, const char *path
  * writing one pointer.
  */
 enum ccf_status ccf_windowed_load(const char *path, struct ccf_windowed **out);
+
+/**
+ * Fills `*out` with the windowed filter's statistics (see
+ * `ccf_windowed_filter_stats`). `out_size` is
+ * `sizeof(ccf_windowed_filter_stats)` as the caller was compiled: as for
+ * `ccf_stats`, the library writes only the first `min(out_size, its own
+ * size)` bytes, so programs and libraries of different releases agree; a
+ * size smaller than this first release's struct is refused.
+ *
+ * Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or `out` or too
+ * small an `out_size`, and then `*out` is left unchanged.
+ *
+ * # Safety
+ * `f` is NULL or a live windowed filter; `out` is NULL or valid for
+ * writing `out_size` bytes.
+ */
+enum ccf_status ccf_windowed_stats(const struct ccf_windowed *f,
+                                   struct ccf_windowed_filter_stats *out,
+                                   size_t out_size);
 
 #ifdef __cplusplus
 }  // extern "C"

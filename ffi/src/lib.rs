@@ -44,6 +44,7 @@ pub mod stats;
 pub mod status;
 pub mod view;
 pub mod windowed;
+pub mod windowed_stats;
 
 use concurrent_cuckoo::{BatchInsertError, CuckooFilter};
 use core::ffi::{c_char, c_void};

@@ -104,22 +104,31 @@ pub unsafe extern "C" fn ccf_stats(
             return CCF_INVALID_ARGUMENT;
         }
         let stats = ccf_filter_stats::from(&filter.stats());
-        let len = out_size.min(size_of::<ccf_filter_stats>());
-        // SAFETY: `stats` is a live local of `size_of::<ccf_filter_stats>()`
-        // bytes, at least `len`, and `#[repr(C)]` with no padding (asserted
-        // at compile time below), so its bytes are initialised; `out` is non-null
-        // and valid for writing `out_size >= len` bytes (caller's
-        // contract); a byte copy needs no alignment and no valid previous
-        // value, and the two cannot overlap (one is on this stack frame).
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                (&stats as *const ccf_filter_stats).cast::<u8>(),
-                out.cast::<u8>(),
-                len,
-            )
-        };
+        // SAFETY: `ccf_filter_stats` is `#[repr(C)]` with no padding
+        // (asserted at compile time below); `out` is non-null and valid for
+        // writing `out_size` bytes (caller's contract).
+        unsafe { write_prefix(&stats, out, out_size) };
         CCF_OK
     })
+}
+
+/// Copies the first `min(out_size, size_of::<T>())` bytes of `value` to
+/// `out`: a statistics struct that may gain fields at its end, written for
+/// a caller compiled against any release's header.
+///
+/// # Safety
+/// `T` has no padding (every byte of `value` is initialised); `out` is
+/// non-null and valid for writing `out_size` bytes.
+pub(crate) unsafe fn write_prefix<T>(value: &T, out: *mut T, out_size: usize) {
+    let len = out_size.min(size_of::<T>());
+    // SAFETY: `value` is a live reference of `size_of::<T>() >= len`
+    // initialised bytes (no padding: the caller's contract); `out` is valid
+    // for writing `out_size >= len` bytes (caller's contract); a byte copy
+    // needs no alignment and no valid previous value, and `out` cannot
+    // overlap `value`, a borrow of the caller's local.
+    unsafe {
+        core::ptr::copy_nonoverlapping((value as *const T).cast::<u8>(), out.cast::<u8>(), len)
+    };
 }
 
 /// Size of `ccf_filter_stats` in the first release that had it: the least

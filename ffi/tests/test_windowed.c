@@ -126,6 +126,18 @@ static void test_capacity_over_generations(void) {
         ccf_windowed_advance(f);
     }
     CHECK(ccf_windowed_memory_usage(f) == memory);
+    /* Under the most churn no insert was refused, and the statistics say
+     * so: what a dataplane watches. */
+    ccf_windowed_filter_stats st;
+    CHECK_STATUS(ccf_windowed_stats(f, &st, sizeof st), CCF_OK);
+    CHECK(st.failed_inserts == 0);
+    CHECK(st.generation == 2000 && st.generations == G);
+    CHECK(st.len == ccf_windowed_len(f) && st.slots == ccf_windowed_slots(f));
+    CHECK(st.memory_usage == memory);
+    CHECK(st.inserts + st.refreshes == 2000 * per);
+    CHECK(st.load_factor > 0.0 && st.load_factor <= 1.0);
+    CHECK_STATUS(ccf_windowed_stats(f, &st, sizeof st - 1), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_windowed_stats(NULL, &st, sizeof st), CCF_INVALID_ARGUMENT);
     free(batch);
     ccf_windowed_free(f);
 }
