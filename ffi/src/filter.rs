@@ -371,6 +371,52 @@ pub unsafe extern "C" fn ccf_contains_batch(
     unsafe { ops::contains_batch(f, keys, lens, n, out) }
 }
 
+/// Looks up a burst of at most 64 keys of one length, as a dataplane
+/// holds them (`rte_hash_lookup_bulk`'s shape): bit `i` of the result is
+/// set when `keys[i]` (`key_len` bytes) is probably present, as
+/// `ccf_contains(f, keys[i], key_len)` would answer, with the memory
+/// accesses of the burst overlapped as in `ccf_contains_batch`. Needs no
+/// `lens[]` and no output array; allocates nothing.
+///
+/// Returns 0 for a NULL `f` or `keys`, or `n > 64`; bit `i` is clear for
+/// a NULL `keys[i]` (with `key_len > 0`).
+///
+/// # Safety
+/// `f` is NULL or a live filter; `keys` is NULL or points to `n` readable
+/// pointers, each NULL or pointing to `key_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_burst(
+    f: *const ccf_filter,
+    keys: *const *const c_void,
+    key_len: usize,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_burst`'s.
+    unsafe { ops::contains_burst(f, keys, key_len, n) }
+}
+
+/// Looks up a burst of at most 64 precomputed hashes: bit `i` of the
+/// result is set when `hashes[i]` is probably present, as
+/// `ccf_contains_hash` would answer. A NIC's 32-bit RSS hash widened to 64
+/// bits is a safe hash here for a filter made without
+/// `CCF_UNIFORM_HASHES` (every hash is finalized first, so 32 bits of
+/// entropy still spread over the table).
+///
+/// Returns 0 for a NULL `f` or `hashes`, or `n > 64`.
+///
+/// # Safety
+/// `f` is NULL or a live filter; `hashes` is NULL or points to `n`
+/// readable `uint64_t`s.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_hash_burst(
+    f: *const ccf_filter,
+    hashes: *const u64,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_hash_burst`'s.
+    unsafe { ops::contains_hash_burst(f, hashes, n) }
+}
+
 /// Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,
 /// exactly as the same `ccf_insert` calls one at a time would, stopping at
 /// the first key refused. Several times faster than a loop of `ccf_insert`

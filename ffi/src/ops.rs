@@ -625,3 +625,82 @@ pub(crate) unsafe fn remove_hash_batch<H: Handle<Filter: Removable>>(
         CCF_OK
     })
 }
+
+/// The most keys a burst call takes: its answer is one `uint64_t` hit
+/// mask, as `rte_hash_lookup_bulk`'s.
+pub(crate) const BURST_MAX: u32 = 64;
+
+/// Bit `i` set for each `hit[i]`.
+#[inline(always)]
+fn hit_mask(hit: &[bool]) -> u64 {
+    hit.iter()
+        .enumerate()
+        .fold(0, |mask, (i, &h)| mask | (u64::from(h) << i))
+}
+
+/// The hit mask of a burst of `n <= 64` hashes: bit `i` set when
+/// `hashes[i]` is probably present; 0 for NULL `f` or `hashes`, or
+/// `n > 64`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `hashes` is NULL or `n` readable elements.
+pub(crate) unsafe fn contains_hash_burst<H: Handle<Filter: Lookup>>(
+    f: *const H,
+    hashes: *const u64,
+    n: u32,
+) -> u64 {
+    guard(0, || {
+        if n > BURST_MAX {
+            return 0;
+        }
+        let n = n as usize;
+        // SAFETY: `f` and `hashes` as the caller's contract says.
+        let (Some(filter), Some(hashes)) = (unsafe { filter_of(f) }, unsafe { array(hashes, n) })
+        else {
+            return 0;
+        };
+        let mut hit = [false; BURST_MAX as usize];
+        filter.contains_hashes(hashes, &mut hit[..n]);
+        hit_mask(&hit[..n])
+    })
+}
+
+/// The hit mask of a burst of `n <= 64` byte keys of one length
+/// `key_len` (a DPDK flow key): bit `i` set when `keys[i]` is probably
+/// present; clear for a NULL `keys[i]` (with `key_len > 0`); 0 for NULL
+/// `f` or `keys`, or `n > 64`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `keys` is NULL or `n` readable pointers, each
+/// NULL or pointing to `key_len` readable bytes.
+pub(crate) unsafe fn contains_burst<H: Handle<Filter: Lookup>>(
+    f: *const H,
+    keys: *const *const c_void,
+    key_len: usize,
+    n: u32,
+) -> u64 {
+    guard(0, || {
+        if n > BURST_MAX {
+            return 0;
+        }
+        let n = n as usize;
+        // SAFETY: `f` and `keys` as the caller's contract says.
+        let (Some(filter), Some(keys)) = (unsafe { filter_of(f) }, unsafe { array(keys, n) })
+        else {
+            return 0;
+        };
+        let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
+        let mut valid = 0u64;
+        for (i, &key) in keys.iter().enumerate() {
+            // SAFETY: `key` is NULL or `key_len` readable, unchanging bytes
+            // (caller's contract).
+            if let Some(bytes) = unsafe { key_bytes(key, key_len) } {
+                chunk[i] = bytes;
+                valid |= 1 << i;
+            }
+        }
+        let mut hit = [false; BURST_MAX as usize];
+        filter.contains_keys(&chunk[..n], &mut hit[..n]);
+        hit_mask(&hit[..n]) & valid
+    })
+}

@@ -220,6 +220,39 @@ pub unsafe extern "C" fn ccf_windowed_contains_batch(
     unsafe { ops::contains_batch(f, keys, lens, n, out) }
 }
 
+/// `ccf_contains_burst` for a windowed filter: bit `i` set when `keys[i]`
+/// (`key_len` bytes) is live; 0 for a NULL `f` or `keys`, or `n > 64`.
+///
+/// # Safety
+/// `f` is NULL or a live windowed filter; `keys` is NULL or points to `n`
+/// readable pointers, each NULL or pointing to `key_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_windowed_contains_burst(
+    f: *const ccf_windowed,
+    keys: *const *const c_void,
+    key_len: usize,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_burst`'s.
+    unsafe { ops::contains_burst(f, keys, key_len, n) }
+}
+
+/// `ccf_contains_hash_burst` for a windowed filter: bit `i` set when
+/// `hashes[i]` is live; 0 for a NULL `f` or `hashes`, or `n > 64`.
+///
+/// # Safety
+/// `f` is NULL or a live windowed filter; `hashes` is NULL or points to
+/// `n` readable `uint64_t`s.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_windowed_contains_hash_burst(
+    f: *const ccf_windowed,
+    hashes: *const u64,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_hash_burst`'s.
+    unsafe { ops::contains_hash_burst(f, hashes, n) }
+}
+
 /// Inserts (or refreshes) a burst of byte keys in order, stopping at the
 /// first key refused, as `ccf_insert_batch` does: `*inserted` (unless
 /// NULL) is set to the number of keys, from the start, that went in.

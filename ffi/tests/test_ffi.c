@@ -2726,6 +2726,50 @@ static void test_scalable_compact(void) {
     ccf_scalable_free(f);
 }
 
+/* Bursts of one key length answer in a hit mask exactly as the single
+ * calls do; at most 64 keys, and no lens[] array. */
+static void test_bursts(void) {
+    ccf_filter *f = NULL;
+    CHECK_STATUS(ccf_new(4096, 0.0, &f), CCF_OK);
+    enum { KEY_LEN = 13, KEYS = 200 }; /* a 5-tuple's length */
+    static unsigned char keys[KEYS][KEY_LEN];
+    uint64_t hashes[KEYS];
+    for (unsigned i = 0; i < KEYS; i++) {
+        for (unsigned b = 0; b < KEY_LEN; b++) keys[i][b] = (unsigned char)(i * 31 + b * 7);
+        hashes[i] = 0x9E3779B97F4A7C15ull * (i + 1);
+        if (i % 3 == 0) { /* a third present */
+            CHECK_STATUS(ccf_insert(f, keys[i], KEY_LEN), CCF_OK);
+            CHECK_STATUS(ccf_insert_hash(f, hashes[i]), CCF_OK);
+        }
+    }
+    const void *ptrs[64];
+    for (unsigned start = 0; start + 64 <= KEYS; start += 17) {
+        for (unsigned n = 0; n <= 64; n += (n < 4 ? 1 : 15)) {
+            for (unsigned i = 0; i < n; i++) ptrs[i] = keys[start + i];
+            uint64_t want = 0, want_hash = 0;
+            for (unsigned i = 0; i < n; i++) {
+                want |= (uint64_t)ccf_contains(f, keys[start + i], KEY_LEN) << i;
+                want_hash |= (uint64_t)ccf_contains_hash(f, hashes[start + i]) << i;
+            }
+            CHECK(ccf_contains_burst(f, ptrs, KEY_LEN, n) == want);
+            CHECK(ccf_contains_hash_burst(f, hashes + start, n) == want_hash);
+        }
+    }
+    /* Every key of a full burst of present keys is found: bit 63 too. */
+    unsigned present = 0;
+    for (unsigned i = 0; i < KEYS && present < 64; i += 3) ptrs[present++] = keys[i];
+    CHECK(present == 64 && ccf_contains_burst(f, ptrs, KEY_LEN, 64) == UINT64_MAX);
+    /* A NULL key is a miss; more than 64 keys, or NULL arrays, answer 0. */
+    ptrs[5] = NULL;
+    CHECK(ccf_contains_burst(f, ptrs, KEY_LEN, 64) == (UINT64_MAX & ~(1ull << 5)));
+    CHECK(ccf_contains_burst(f, ptrs, KEY_LEN, 65) == 0);
+    CHECK(ccf_contains_hash_burst(f, hashes, 65) == 0);
+    CHECK(ccf_contains_burst(f, NULL, KEY_LEN, 3) == 0);
+    CHECK(ccf_contains_burst(NULL, ptrs, KEY_LEN, 3) == 0);
+    CHECK(ccf_contains_hash_burst(f, NULL, 3) == 0);
+    ccf_free(f);
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s RUST_FILE C_FILE GOLDEN_DIR TMP_DIR\n", argv[0]);
@@ -2746,6 +2790,7 @@ int main(int argc, char **argv) {
         {"hashes", test_hashes},
         {"full", test_full},
         {"batches", test_batches},
+        {"bursts", test_bursts},
         {"insert_batches", test_insert_batches},
         {"remove_batches", test_remove_batches},
         {"count", test_count},

@@ -142,6 +142,33 @@ static void test_capacity_over_generations(void) {
     ccf_windowed_free(f);
 }
 
+/* Bursts in a hit mask agree with the single calls, across an advance. */
+static void test_bursts(void) {
+    ccf_windowed *f = windowed(1000, 2);
+    static uint64_t keys[64];
+    const void *ptrs[64];
+    for (unsigned i = 0; i < 64; i++) {
+        keys[i] = fmix64(i + 1);
+        ptrs[i] = &keys[i];
+        if (i % 2 == 0) CHECK_STATUS(ccf_windowed_insert(f, &keys[i], 8), CCF_OK);
+        if (i % 4 == 0) CHECK_STATUS(ccf_windowed_insert_hash(f, keys[i]), CCF_OK);
+    }
+    for (int round = 0; round < 3; round++) {
+        uint64_t want = 0, want_hash = 0;
+        for (unsigned i = 0; i < 64; i++) {
+            want |= (uint64_t)ccf_windowed_contains(f, &keys[i], 8) << i;
+            want_hash |= (uint64_t)ccf_windowed_contains_hash(f, keys[i]) << i;
+        }
+        CHECK(ccf_windowed_contains_burst(f, ptrs, 8, 64) == want);
+        CHECK(ccf_windowed_contains_hash_burst(f, keys, 64) == want_hash);
+        CHECK((want & 0x5555555555555555ull) == (round < 2 ? 0x5555555555555555ull : 0));
+        ccf_windowed_advance(f); /* a window of 2: gone after two */
+    }
+    CHECK(ccf_windowed_contains_burst(f, ptrs, 8, 65) == 0);
+    CHECK(ccf_windowed_contains_hash_burst(NULL, keys, 1) == 0);
+    ccf_windowed_free(f);
+}
+
 /* Byte-key and hash batches agree with the single calls. */
 static void test_batches(void) {
     ccf_windowed *f = windowed(1000, 2);
@@ -321,6 +348,7 @@ int main(int argc, char **argv) {
         {"window", test_window},
         {"capacity_over_generations", test_capacity_over_generations},
         {"batches", test_batches},
+        {"bursts", test_bursts},
         {"bad_arguments", test_bad_arguments},
         {"save_load", test_save_load},
         {"threads", test_threads},
