@@ -3,8 +3,8 @@
  *
  * Worker lcores receive bursts of 32 packets with rte_eth_rx_burst (one rx
  * queue each), take each packet's flow key from its 5-tuple, look the whole
- * burst up with one ccf_contains_hash_batch call (ccf_contains_batch with
- * --keyed), and forward the packets of admitted flows (rte_eth_tx_burst to a
+ * burst up with one ccf_contains_hash_burst call (ccf_contains_burst with
+ * --keyed; both answer in a hit mask), and forward the packets of admitted flows (rte_eth_tx_burst to a
  * net_null port) while dropping the rest. The main lcore is the control
  * plane: it admits and expires flows with ccf_insert_hash_batch and
  * ccf_remove_hash_batch while the workers run, and prints packets per
@@ -371,7 +371,9 @@ static void window_burst(const uint64_t *hashes,
      * before the lookup, so that refresh happened before it. */
     for (unsigned i = 0; i < nv; i++)
         refreshed[i] = atomic_load_explicit(&g.refreshed[tags[i].slot], memory_order_acquire);
-    ccf_windowed_contains_hash_batch(g.windowed, hashes, nv, hit);
+    uint64_t mask = ccf_windowed_contains_hash_burst(g.windowed, hashes, nv);
+    for (unsigned i = 0; i < nv; i++)
+        hit[i] = (mask >> i) & 1;
     uint64_t after = ccf_windowed_generation(g.windowed);
     for (unsigned i = 0; i < nv; i++) {
         /* Refreshed in generation >= refreshed[i]: live through
@@ -414,12 +416,9 @@ static int worker_main(void *arg) {
     uint64_t hashes[BURST], before[BURST];
     uint8_t keys[BURST][KEY_LEN];
     const void *key_ptrs[BURST];
-    size_t key_lens[BURST];
     bool hit[BURST];
-    for (unsigned i = 0; i < BURST; i++) {
+    for (unsigned i = 0; i < BURST; i++)
         key_ptrs[i] = keys[i];
-        key_lens[i] = KEY_LEN;
-    }
     uint64_t rx = 0, forwarded = 0, dropped = 0, malformed = 0;
     uint64_t positive = 0, fns = 0, negative = 0, fps = 0, transit = 0, learned = 0;
     unsigned empty_polls = 0;
@@ -455,11 +454,12 @@ static int worker_main(void *arg) {
         for (unsigned i = 0; i < nv; i++)
             before[i] = atomic_load_explicit(&g.state[tags[i].slot], memory_order_acquire);
 
-        /* The dataplane: one call classifies the whole burst. */
-        if (g.cfg.keyed)
-            ccf_contains_batch(g.filter, key_ptrs, key_lens, nv, hit);
-        else
-            ccf_contains_hash_batch(g.filter, hashes, nv, hit);
+        /* The dataplane: one call classifies the whole burst, answering in
+         * a hit mask as rte_hash_lookup_bulk does. */
+        uint64_t mask = g.cfg.keyed ? ccf_contains_burst(g.filter, key_ptrs, KEY_LEN, nv)
+                                    : ccf_contains_hash_burst(g.filter, hashes, nv);
+        for (unsigned i = 0; i < nv; i++)
+            hit[i] = (mask >> i) & 1;
 
         /* Checker, second read, ordered after every table read of the
          * lookup by this fence (see the comment at the top). */
@@ -870,7 +870,7 @@ int main(int argc, char **argv) {
                "time, churn %llu flows/s, lookups by %s; filter %.1f MiB, load %.3f\n",
                rte_version(), ccf_version(), ccf_probe_backend(), cfg.flows, ctl.window,
                (unsigned long long)cfg.churn,
-               cfg.keyed ? "ccf_contains_batch (5-tuple bytes)" : "ccf_contains_hash_batch (5-tuple hash)",
+               cfg.keyed ? "ccf_contains_burst (5-tuple bytes)" : "ccf_contains_hash_burst (5-tuple hash)",
                (double)ccf_memory_usage(g.filter) / (1 << 20), ccf_load_factor(g.filter));
     }
     if (cfg.canary)
