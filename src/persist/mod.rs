@@ -83,6 +83,14 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// assert!(CuckooFilter::from_bytes(&bytes)?.contains("flow-1"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    /// Only if the snapshot finds the table inconsistent (its occupied
+    /// slots disagreeing with its length: a bug in this crate, never the
+    /// caller's doing). Like any `Vec`, the encoding's allocation aborts
+    /// the process when memory runs out: a host that must fail instead
+    /// reserves [`encoded_len`](Self::encoded_len) bytes fallibly and calls
+    /// [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.encoded_len());

@@ -70,6 +70,12 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// assert_eq!((copy.len(), copy.levels()), (filter.len(), filter.levels()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    /// Only on an internal inconsistency found while encoding (a bug in
+    /// this crate, never the caller's doing). Like any `Vec`, the encoding's allocation aborts
+    /// the process when memory runs out: a host that must fail instead
+    /// streams the encoding with [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();

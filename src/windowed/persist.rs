@@ -133,6 +133,13 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// assert!(!copy.contains("k"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    ///
+    /// # Panics
+    /// Only on an internal inconsistency found while encoding (a bug in
+    /// this crate, never the caller's doing). Like any `Vec`, the encoding's allocation aborts
+    /// the process when memory runs out: a host that must fail instead
+    /// reserves [`encoded_len`](Self::encoded_len) bytes fallibly and calls
+    /// [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.encoded_len());
