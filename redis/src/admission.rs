@@ -164,6 +164,14 @@ pub(crate) fn loading() -> bool {
     server_flags() & CTX_FLAGS_LOADING != 0
 }
 
+/// Whether what the running command writes comes from a source the
+/// server trusts: a load (an RDB, an AOF, a full resynchronisation) or,
+/// on a replica, its primary. Bytes from a client (`CF.LOADCHUNK`,
+/// `RESTORE`) are not.
+pub(crate) fn trusted_source() -> bool {
+    server_flags() & (CTX_FLAGS_LOADING | CTX_FLAGS_REPLICA) != 0
+}
+
 /// Logs a filter `key` of `bytes` loaded past `cuckoo.cf-max-memory-usage`
 /// (loading admits it: see [`admit`]), so that the operator learns which
 /// filters the limit no longer covers.
