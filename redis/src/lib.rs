@@ -20,9 +20,11 @@
 //!
 //! Each file depends one way: `dispatch` on `commands`; `commands` on `window`, `datatype`, `args`, `value`,
 //! `admission`, `reply` and `info`; `window` on `datatype`, `args`, `value`,
-//! `window_value`, `admission`, `reply` and `info`; `datatype` on `value`,
-//! `window_value`, `admission` and `configs`; `args` on `value`, `value`
-//! on `window_value`, `configs` and `info`; `alloc`
+//! `window_value`, `admission`, `admitted_buf`, `reply` and `info`;
+//! `datatype` on `value`, `window_value`, `admission`, `admitted_buf` and
+//! `configs`; `args` on `value`, `value` on `window_value`, `configs` and
+//! `info`; `window_value` on `admission` and `admitted_buf` (a buffer
+//! that depends on nothing: the allocator admits its block); `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
 //! callback, which `datatype` registers) on `value` and `alloc`; every one
 //! may read the module API's entry points (`api`), which depends on
