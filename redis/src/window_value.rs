@@ -222,8 +222,9 @@ impl Window {
     /// the filter is replaced by an empty one at `target`
     /// (`try_empty_at`: the bytes advancing would leave, for one zeroed
     /// table instead of a sweep of this one, which after a long idle time
-    /// cost seconds), its table admitted as a new filter's and the old one
-    /// freed off the main thread ([`free_elsewhere`]). Otherwise (or when
+    /// cost seconds), its table admitted as a new filter's (against
+    /// `maxmemory` beyond the one it replaces) and the old one freed off
+    /// the main thread ([`free_elsewhere`]). Otherwise (or when
     /// the new table is refused) the library advances it: fewer than `G`
     /// generations, each sweeping its slice of the table
     /// ([`least_generation_ms`] bounds that at `CF.RESERVE`). Every copy
@@ -232,7 +233,12 @@ impl Window {
     pub(crate) fn catch_up(&mut self, target: u64) -> u64 {
         let f = &self.filter;
         if target >= f.generation().saturating_add(f.generations()) {
-            let (fresh, _) = crate::admission::within(0, || f.try_empty_at(target));
+            // Admitted as a new filter's table, against `maxmemory` for
+            // what it adds beyond the table it replaces (none): a filter
+            // near `maxmemory` is replaced too.
+            let replaced = f.memory_usage();
+            let (fresh, _) =
+                crate::admission::within_replacing(0, replaced, || f.try_empty_at(target));
             if let Ok(fresh) = fresh {
                 free_elsewhere(core::mem::replace(&mut self.filter, fresh));
                 return self.filter.generation();
@@ -543,6 +549,19 @@ mod tests {
         // 2^27 buckets, 3 tag bits, G = 5: 2 slices of 2^26 per
         // generation, 4 generations, at 100 ns a bucket.
         assert_eq!(least_generation_ms_of(1 << 27, 3, 5), Some(26_844));
+    }
+
+    /// The fuzz target's seed (`scripts/fuzz.sh`), a window filter's
+    /// encoding pulled from a server with `CF.SCANDUMP`, decodes and
+    /// encodes back the same.
+    #[test]
+    fn the_fuzz_seed_decodes() {
+        let seed = include_bytes!("../tests/data/window-filter.bin");
+        let window = decode(seed).unwrap();
+        let mut again = Vec::new();
+        window.write_encoding(&mut again).unwrap();
+        assert_eq!(&again[..], &seed[..]);
+        assert_eq!(window.filter.len(), 40);
     }
 
     #[test]

@@ -302,3 +302,26 @@ def test_copies_hold_the_same_bytes_after_a_catch_up_that_replaced_the_table(ser
     assert (digest(replica.client(), "w"), encoding(replica.client(), "w")) == want
     primary.restart("--appendonly", "yes")
     assert (digest(primary.client(), "w"), encoding(primary.client(), "w")) == want
+
+
+def test_a_filter_near_maxmemory_is_replaced_too(server):
+    """The new table of a catch-up past the window is admitted against
+    `maxmemory` for what it adds beyond the table it replaces (nothing):
+    a filter near `maxmemory` is reset as cheaply, not swept."""
+    r = server.client()
+    assert ok(r.execute_command("CF.RESERVE", "w", 10_000_000, "WINDOW", 10_000,
+                                "ORIGIN", now_ms(r) - 3_600_000))
+    assert r.memory_usage("w") > 16 * MIB
+    r.config_set("maxmemory-policy", "noeviction")
+    r.config_set("maxmemory", r.info("memory")["used_memory"] + MIB)
+    sent = time.monotonic()
+    assert r.execute_command("CF.ADD", "w", "item0") == 1
+    took = time.monotonic() - sent
+    assert took < 0.25, f"the catch-up took {took:.3f} s"
+    assert r.execute_command("CF.EXISTS", "w", "item0") == 1
+    # The old table is freed off the main thread: used_memory falls back.
+    deadline = time.monotonic() + 10
+    while r.info("memory")["used_memory"] > int(r.config_get("maxmemory")["maxmemory"]):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    r.config_set("maxmemory", 0)
