@@ -14,13 +14,15 @@
 #   cargo +nightly fuzz run <target> fuzz/artifacts/<target>/<file>
 # Corpora grow in fuzz/corpus/<target>/ (ignored by git); the decode
 # corpus is seeded with the golden files of tests/data/ and
-# tests/data-windowed/.
+# tests/data-windowed/, the window corpus (the Redis module's decoders of
+# window filters; its build needs libclang-dev, as the module's does)
+# with redis/tests/data/window-filter.bin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(decode model scalable_model)
+[ ${#targets[@]} -eq 0 ] && targets=(decode model scalable_model window)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
     echo "fuzz.sh: the nightly toolchain is required (rustup toolchain install nightly)" >&2
@@ -31,8 +33,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
     cargo install cargo-fuzz --locked
 fi
 
-mkdir -p fuzz/corpus/decode
+mkdir -p fuzz/corpus/decode fuzz/corpus/window
 cp tests/data/*.bin tests/data-windowed/*.bin fuzz/corpus/decode/
+cp redis/tests/data/window-filter.bin fuzz/corpus/window/
 
 # Build every target first, so the time limit is spent fuzzing, not
 # compiling; then fuzz FUZZ_JOBS targets at a time (default: one per

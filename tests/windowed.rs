@@ -119,6 +119,32 @@ fn memory_is_within_115_percent_of_the_plain_filter() {
     }
 }
 
+/// `try_empty_at` past the window is `advance_to` without the sweep: the
+/// same bytes, the same answers, whatever the fill and the gap, for every
+/// window size.
+#[test]
+fn an_empty_filter_at_a_generation_is_what_advance_to_leaves_when_all_expired() {
+    for generations in [1usize, 2, 4] {
+        for gap in [generations as u64, generations as u64 + 1, 50, 1 << 40] {
+            let f = filter(2000, generations);
+            for i in 0..1500u64 {
+                f.insert(&i).unwrap();
+                if i % 500 == 0 {
+                    f.advance();
+                }
+            }
+            let target = f.generation() + gap;
+            let fresh = f.try_empty_at(target).unwrap();
+            assert_eq!(f.advance_to(target), fresh.generation());
+            assert_eq!(fresh.to_bytes(), f.to_bytes(), "G {generations}, gap {gap}");
+            assert!(fresh.is_empty() && (0..1500u64).all(|i| !fresh.contains(&i)));
+            fresh.insert(&7u64).unwrap();
+            f.insert(&7u64).unwrap();
+            assert_eq!(fresh.to_bytes(), f.to_bytes());
+        }
+    }
+}
+
 #[test]
 fn advance_to_skips_long_gaps_with_the_same_answers() {
     let f = filter(1000, 4);

@@ -54,6 +54,9 @@ struct Scope {
     /// Bytes the module's allocator handed out in this scope less those
     /// it took back (every block, tables or not: see [`allocated`]).
     net: isize,
+    /// Bytes the operation frees once it is done (a table it replaces):
+    /// `maxmemory` is checked for what it holds beyond them.
+    credit: usize,
 }
 
 std::thread_local! {
@@ -75,11 +78,24 @@ pub(crate) struct Outcome {
 /// it allocates against the limits; returns its result and what the scope
 /// saw. Scopes nest (an inner one is the one in force).
 pub(crate) fn within<T>(held: usize, op: impl FnOnce() -> T) -> (T, Outcome) {
+    within_replacing(held, 0, op)
+}
+
+/// [`within`] for an operation that frees `credit` bytes once done (a
+/// window filter's table replaced by a new one of its size): the tables it
+/// allocates are checked against `maxmemory` for what they add beyond
+/// those, since the server holds no more than before once it is done.
+pub(crate) fn within_replacing<T>(
+    held: usize,
+    credit: usize,
+    op: impl FnOnce() -> T,
+) -> (T, Outcome) {
     let scope = Scope {
         left: configs::max_memory_usage().saturating_sub(held),
         admitted: 0,
         refused: false,
         net: 0,
+        credit,
     };
     let outer = SCOPE.with(|s| s.replace(Some(scope)));
     let result = op();
@@ -122,6 +138,7 @@ pub(crate) fn admit(bytes: usize) -> bool {
         admitted: 0,
         refused: false,
         net: 0,
+        credit: 0,
     });
     let flags = server_flags();
     let ok = if flags & CTX_FLAGS_REPLICA != 0 {
@@ -142,7 +159,8 @@ pub(crate) fn admit(bytes: usize) -> bool {
         // `maxmemory` is read only where one is set: the server's memory
         // figures come with its whole `INFO memory` section, about
         // 200,000 instructions (a level of a growing filter costs less).
-        bytes <= scope.left && (flags & CTX_FLAGS_MAXMEMORY == 0 || within_maxmemory(bytes))
+        bytes <= scope.left
+            && (flags & CTX_FLAGS_MAXMEMORY == 0 || within_maxmemory(bytes, scope.credit))
     };
     if ok {
         scope.left = scope.left.saturating_sub(bytes);
@@ -162,6 +180,14 @@ pub(crate) fn admit(bytes: usize) -> bool {
 /// resynchronisation, `DEBUG RELOAD`).
 pub(crate) fn loading() -> bool {
     server_flags() & CTX_FLAGS_LOADING != 0
+}
+
+/// Whether what the running command writes comes from a source the
+/// server trusts: a load (an RDB, an AOF, a full resynchronisation) or,
+/// on a replica, its primary. Bytes from a client (`CF.LOADCHUNK`,
+/// `RESTORE`) are not.
+pub(crate) fn trusted_source() -> bool {
+    server_flags() & (CTX_FLAGS_LOADING | CTX_FLAGS_REPLICA) != 0
 }
 
 /// Logs a filter `key` of `bytes` loaded past `cuckoo.cf-max-memory-usage`
@@ -229,8 +255,11 @@ fn server_flags() -> i32 {
     }
 }
 
-/// Whether `bytes` more fit under `maxmemory`, when one is set.
-fn within_maxmemory(bytes: usize) -> bool {
+/// Whether `bytes` more fit under `maxmemory`, when one is set, raised by
+/// `credit`, the bytes the operation frees once done (`used_memory`
+/// counts the blocks the operation allocated so far: the credit is not
+/// spent by them).
+fn within_maxmemory(bytes: usize, credit: usize) -> bool {
     let ctx = SERVER_CTX.load(Ordering::Relaxed);
     let (Some(info), Some(field), Some(free)) = (
         api!(RedisModule_GetServerInfo),
@@ -260,7 +289,7 @@ fn within_maxmemory(bytes: usize) -> bool {
     if max_err != 0 || used_err != 0 || maxmemory == 0 {
         return true;
     }
-    used.saturating_add(bytes as u64) <= maxmemory
+    used.saturating_add(bytes as u64) <= maxmemory.saturating_add(credit as u64)
 }
 
 #[cfg(test)]

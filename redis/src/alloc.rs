@@ -40,10 +40,12 @@ pub(crate) fn decoder() -> ChunkDecoder {
 /// Table blocks (zeroed, aligned to [`TABLE_ALIGN`] or more: a table's
 /// buckets, its lock stripes and its version words, the only allocations
 /// the library makes fallibly) are admitted first (`admission.rs`) and
-/// allocated with `RedisModule_TryCalloc` (Redis 7.2, Valkey), or
-/// `RedisModule_TryAlloc` and zeroed by hand (Redis 7.0): a refused or
-/// failed table is a null the library turns into an error, never an abort
-/// of the server. Other zeroed allocations go to `RedisModule_Calloc`:
+/// allocated with `RedisModule_TryCalloc` (Redis 7.2, Valkey), or on
+/// Redis 7.0 with `RedisModule_TryAlloc` and zeroed by hand (blocks of 64
+/// MiB or more only where the host has the memory available, and then
+/// with `Calloc` where the kernel grants every such mapping: see
+/// [`host_can_give`]): a refused or failed table is a null the library
+/// turns into an error, never an abort of the server. Other zeroed allocations go to `RedisModule_Calloc`:
 /// jemalloc hands out fresh pages already zero.
 pub(crate) struct ModuleAlloc;
 
@@ -70,6 +72,21 @@ fn try_calloc(bytes: usize) -> *mut u8 {
         return unsafe { try_calloc(1, bytes) }.cast();
     }
     if let Some(try_alloc) = api!(RedisModule_TryAlloc) {
+        // Redis 7.0. A large block the host cannot give is refused (it
+        // would be granted lazily, then killed for by the kernel as it is
+        // zeroed); one it can give comes zeroed lazily from `Calloc` where
+        // the kernel's overcommit policy cannot refuse the mapping (so
+        // `Calloc`, which aborts on failure, does not fail), rather than
+        // written whole on the main thread.
+        if bytes >= CHECKED_ZEROING {
+            if !host_can_give(bytes) {
+                return core::ptr::null_mut();
+            }
+            if let (Some(calloc), true) = (api!(RedisModule_Calloc), mappings_granted()) {
+                // SAFETY: a plain zeroed allocation of a non-zero size.
+                return unsafe { calloc(1, bytes) }.cast();
+            }
+        }
         // SAFETY: a plain allocation of a non-zero size.
         let block: *mut u8 = unsafe { try_alloc(bytes) }.cast();
         if !block.is_null() {
@@ -83,6 +100,40 @@ fn try_calloc(bytes: usize) -> *mut u8 {
         Some(calloc) => unsafe { calloc(1, bytes) }.cast(),
         None => core::ptr::null_mut(),
     }
+}
+
+/// Blocks from this size on are taken on Redis 7.0 only where the host has
+/// the memory ([`host_can_give`]).
+const CHECKED_ZEROING: usize = 64 << 20;
+
+/// Whether the host has `bytes` more bytes of memory available
+/// (`MemAvailable`). On Redis 7.0 (no `RedisModule_TryCalloc`) a table
+/// block is allocated with `TryAlloc`, which the kernel grants lazily
+/// whatever the host holds, and zeroed by hand: a block the host cannot
+/// back had the kernel kill the server part way through the zeroing
+/// (issue 50, item 9: `CF.RESERVE x 15000000000 EXPANSION 0` under a
+/// raised `cuckoo.cf-max-memory-usage` on a 23.5 GiB host); it is now
+/// refused as any table over the limits is. Where `/proc/meminfo` cannot
+/// be read (not Linux), nothing is refused.
+fn host_can_give(bytes: usize) -> bool {
+    available_memory().is_none_or(|free| bytes as u64 <= free)
+}
+
+/// Whether the kernel grants any mapping the host's memory covers
+/// (`vm.overcommit_memory` 0, heuristic, or 1, always): then `Calloc` of a
+/// block [`host_can_give`] cannot fail. Not under strict accounting (2),
+/// nor where the policy cannot be read.
+fn mappings_granted() -> bool {
+    std::fs::read_to_string("/proc/sys/vm/overcommit_memory")
+        .is_ok_and(|policy| matches!(policy.trim(), "0" | "1"))
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes.
+fn available_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Aligns a block `raw` of `layout.size() + layout.align()` bytes from
@@ -458,6 +509,19 @@ mod tests {
                 elsewhere
             });
             assert_eq!(moved.map(NonNull::as_ptr), Some(elsewhere));
+        }
+    }
+
+    /// A block larger than the host's available memory is refused.
+    #[test]
+    fn blocks_beyond_the_hosts_memory_are_refused() {
+        if let Some(free) = available_memory() {
+            assert!(free > 0 && host_can_give(1 << 20));
+            assert!(!host_can_give(
+                usize::try_from(free)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1)
+            ));
         }
     }
 

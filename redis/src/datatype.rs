@@ -39,9 +39,10 @@
 //! filter's value cleanly (its state byte is not one it knows: the load
 //! fails, as for any damaged value).
 
+use crate::admitted_buf::AdmittedBuf;
 use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
-use crate::window_value::{self, Window, WindowLoad};
+use crate::window_value::{self, Clock, Window, WindowLoad};
 use core::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -208,7 +209,9 @@ fn for_each_piece(
             let written = match &value.body {
                 Body::Loading(decoder) => decoder.write_consumed(&mut pieces),
                 Body::Window(w) => w.write_encoding(&mut pieces),
-                Body::WindowLoading(l) => std::io::Write::write_all(&mut pieces, &l.bytes),
+                Body::WindowLoading(l) => {
+                    std::io::Write::write_all(&mut pieces, l.bytes.as_slice())
+                }
                 Body::Live(_) => unreachable!("matched above"),
             };
             match written {
@@ -410,9 +413,10 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
 
 /// A window filter's value after its settings block: its pieces, read
 /// into one buffer (the library decodes a version-4 filter whole) once the
-/// first piece's header has said how long the encoding is and the table
-/// it needs fits the limits (`admission.rs`; a `RESTORE` of a forged
-/// value claiming gigabytes is refused before any buffer is allocated).
+/// first piece's header, every field checked, has said how long the
+/// encoding is; the buffer is admitted against the limits and allocated
+/// fallibly (`admitted_buf.rs`: a `RESTORE` of a forged value claiming
+/// gigabytes is refused, never an abort).
 fn load_window(
     rdb: *mut raw::RedisModuleIO,
     meta: Meta,
@@ -420,39 +424,45 @@ fn load_window(
     total: u64,
     pieces: u64,
 ) -> Option<CfValue> {
-    let mut bytes: Vec<u8> = Vec::new();
-    let mut clock = None;
+    let mut read = 0u64;
+    let mut loaded: Option<(Clock, AdmittedBuf)> = None;
     for _ in 0..pieces {
         let piece = raw::load_string_buffer(rdb).ok()?;
         let piece = piece.as_ref();
-        let expected = (total - bytes.len() as u64).min(RDB_PIECE as u64);
+        let expected = total.checked_sub(read)?.min(RDB_PIECE as u64);
         if piece.len() as u64 != expected {
             return None;
         }
-        if clock.is_none() {
+        read += expected;
+        if loaded.is_none() {
             let (c, whole) = window_value::parse_header(piece)?;
             let complete = whole == total;
             if (state == State::Window) != complete || whole < total {
                 return None;
             }
-            // Checked in a scope of its own: the table itself is admitted
-            // when the library allocates it (below), not counted twice.
-            let needed = window_value::table_bytes(whole);
-            if !crate::admission::within(0, || crate::admission::admit(needed)).0 {
+            // The whole encoding's buffer, admitted as a table of its size
+            // would be and allocated fallibly (`admitted_buf.rs`), in a
+            // scope of its own: the table decoded from it is admitted when
+            // the library allocates it (below).
+            let (buffer, _) =
+                crate::admission::within(0, || AdmittedBuf::try_new(usize::try_from(whole).ok()?));
+            let Some(buffer) = buffer else {
                 // Refused for memory: the load's scope says so.
                 crate::admission::allocation_failed(0);
                 return None;
-            }
-            bytes.try_reserve_exact(total as usize).ok()?;
-            clock = Some(c);
+            };
+            loaded = Some((c, buffer));
         }
-        bytes.extend_from_slice(piece);
+        let (_, bytes) = loaded.as_mut()?;
+        if !bytes.extend_from_slice(piece) {
+            return None;
+        }
     }
-    let clock = clock?;
+    let (clock, bytes) = loaded?;
     let body = match state {
-        State::Window => Body::Window(Box::new(window_value::decode(&bytes).ok()?)),
+        State::Window => Body::Window(Box::new(window_value::decode(bytes.as_slice()).ok()?)),
         _ => {
-            let whole = window_value::parse_header(&bytes)?.1;
+            let whole = window_value::parse_header(bytes.as_slice())?.1;
             Body::WindowLoading(Box::new(WindowLoad {
                 clock,
                 bytes,
@@ -643,11 +653,10 @@ unsafe extern "C" fn copy(
         Body::Live(filter) => filter.duplicate().map(Body::Live),
         Body::Window(w) => copy_window(w).map(Body::Window),
         Body::WindowLoading(l) => {
-            let mut bytes = Vec::new();
-            bytes
-                .try_reserve_exact(l.bytes.len())
-                .map_err(|e| e.to_string())?;
-            bytes.extend_from_slice(&l.bytes);
+            let bytes = l
+                .bytes
+                .try_clone()
+                .ok_or("no memory for the restore's bytes")?;
             Ok(Body::WindowLoading(Box::new(WindowLoad { bytes, ..**l })))
         }
         Body::Loading(_) => {

@@ -20,9 +20,11 @@
 //!
 //! Each file depends one way: `dispatch` on `commands`; `commands` on `window`, `datatype`, `args`, `value`,
 //! `admission`, `reply` and `info`; `window` on `datatype`, `args`, `value`,
-//! `window_value`, `admission`, `reply` and `info`; `datatype` on `value`,
-//! `window_value`, `admission` and `configs`; `args` on `value`, `value`
-//! on `window_value`, `configs` and `info`; `alloc`
+//! `window_value`, `admission`, `admitted_buf`, `reply` and `info`;
+//! `datatype` on `value`, `window_value`, `admission`, `admitted_buf` and
+//! `configs`; `args` on `value`, `value` on `window_value`, `configs` and
+//! `info`; `window_value` on `admission` and `admitted_buf` (a buffer
+//! that depends on nothing: the allocator admits its block); `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
 //! callback, which `datatype` registers) on `value` and `alloc`; every one
 //! may read the module API's entry points (`api`), which depends on
@@ -30,6 +32,7 @@
 
 mod acl;
 mod admission;
+mod admitted_buf;
 mod alloc;
 mod api;
 mod args;
@@ -45,6 +48,27 @@ mod reply;
 mod value;
 mod window;
 mod window_value;
+
+/// Entry points for the fuzz targets (`fuzz/fuzz_targets/window.rs`, built
+/// with `--cfg fuzzing` by cargo-fuzz): the module's decoders of a window
+/// filter's untrusted bytes, run without a server.
+#[cfg(fuzzing)]
+pub mod fuzzing {
+    /// `parse_header` of a first chunk (a window block and the library's
+    /// header): the encoding's announced length where accepted.
+    pub fn window_first_chunk(bytes: &[u8]) -> Option<u64> {
+        crate::window_value::parse_header(bytes).map(|(_, total)| total)
+    }
+
+    /// `decode` of a whole window encoding: its encoding again where
+    /// accepted (which must be `bytes`).
+    pub fn window_encoding(bytes: &[u8]) -> Option<Vec<u8>> {
+        let window = crate::window_value::decode(bytes).ok()?;
+        let mut out = Vec::new();
+        window.write_encoding(&mut out).ok()?;
+        Some(out)
+    }
+}
 
 use datatype::CF_TYPE;
 use redis_module::configuration::ConfigurationFlags;

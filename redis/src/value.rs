@@ -478,7 +478,9 @@ impl CfValue {
         self.version = crate::dumps::next_version();
         if let Body::Window(w) = &self.body {
             // A dump's encoding of the state before: of no more use.
-            if w.dump.borrow_mut().take().is_some() {
+            let freed = w.dump.borrow_mut().as_mut().and_then(|d| d.bytes.take());
+            if freed.is_some() {
+                drop(freed);
                 self.account_memory();
             }
         }

@@ -15,13 +15,14 @@
 //! change nothing.
 
 use crate::admission;
+use crate::admitted_buf::AdmittedBuf;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
 use crate::reply::{reply_fields, to_i64, Field};
 use crate::value::INSERT_WINDOW;
 use crate::value::{self, Body, CfValue, Meta, CREATE_REFUSED};
 use crate::value::{DEFAULT_BUCKET_SIZE, DEFAULT_MAX_ITERATIONS};
-use crate::window_value::{self as wv, Clock, Window, WindowLoad, MAX_GENERATIONS};
+use crate::window_value::{self as wv, Clock, Window, WindowDump, WindowLoad, MAX_GENERATIONS};
 use concurrent_cuckoo::{BuildError, InsertError, WindowedCuckooFilter};
 use core::hash::BuildHasher;
 use redis_module::key::RedisKeyWritable;
@@ -97,8 +98,8 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
             )? as u64;
         } else if args::is(keyword, "ORIGIN") {
             origin = Some(number(
-                0..=i64::MAX,
-                "ERR ORIGIN must be milliseconds since the epoch",
+                0..=wv::MAX_TIME_MS as i64,
+                "ERR ORIGIN must be milliseconds since the epoch, from 0 to 2^53",
             )? as u64);
         } else if args::is(keyword, "EXPANSION") || args::is(keyword, "MAXEXPANSIONS") {
             return Err(RedisError::Str(
@@ -145,6 +146,16 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
             .build()
     });
     let filter = built.map_err(|e| build_error(e, meta.error_rate))?;
+    if let Some(least) = wv::least_generation_ms(&filter) {
+        if window.div_ceil(generations) < least {
+            return Err(RedisError::String(format!(
+                "ERR WINDOW too short for this capacity: each of its {generations} generations \
+                 must last at least {least} ms (WINDOW {} or more), the time a write may take to \
+                 catch up on them; give a longer WINDOW, fewer GENERATIONS or a smaller capacity",
+                least * generations
+            )));
+        }
+    }
     let clock = Clock::new(origin, window, generations, meta.capacity, meta.error_rate);
     let value = CfValue::new(meta, Body::Window(Box::new(Window::new(filter, clock))));
     if admission::loading() {
@@ -203,17 +214,17 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64, c
 /// is ahead, replicating the step (`CF.ADVANCE`); on a replica or a
 /// replay, nothing (its advances arrive explicitly). Whether it advanced.
 fn advance_for_write(ctx: &Context, key: &RedisString, value: &mut CfValue) -> bool {
-    let Some(w) = of(value) else {
-        return false;
-    };
     if from_primary(ctx) {
         return false;
     }
+    let Body::Window(w) = &mut value.body else {
+        return false;
+    };
     let target = w.clock.generation_at(wv::now_ms());
     if target <= w.filter.generation() {
         return false;
     }
-    let reached = w.filter.advance_to(target).to_string();
+    let reached = w.catch_up(target).to_string();
     ctx.replicate("CF.ADVANCE", &[key.as_slice(), reached.as_bytes()]);
     value.changed();
     // Items expired: counted again (once per generation, not per write).
@@ -238,11 +249,16 @@ pub(crate) fn advance(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let Some(value) = value::write(&key, &CF_TYPE)? else {
         return Ok(RedisValue::SimpleStringStatic("OK"));
     };
-    let Some(w) = of(value) else {
+    let Body::Window(w) = &mut value.body else {
         return Err(RedisError::Str("ERR not a WINDOW filter"));
     };
+    if generation > w.clock.max_generation() {
+        // Past the clock's last generation (a forged AOF): refused, as a
+        // restored filter claiming it is.
+        return Err(RedisError::Str("ERR bad generation"));
+    }
     if generation > w.filter.generation() {
-        w.filter.advance_to(generation);
+        w.catch_up(generation);
         value.changed();
         value.account();
     }
@@ -448,10 +464,17 @@ pub(crate) fn info(ctx: &Context, value: &CfValue, w: &Window) -> RedisResult {
 }
 
 /// `CF.SCANDUMP` of a window filter: its encoding (`window_value.rs`),
-/// made once when a dump begins (iterator 0: the window block and the
+/// copied once when a dump begins (iterator 0: the window block and the
 /// library's header, 128 bytes), then handed out from there in chunks of
-/// at most 1 MiB. A change to the filter between two calls ends the dump
-/// (an error: start again from 0), as does another dump's closing call.
+/// at most 1 MiB. The copy is admitted against the limits as a new
+/// filter's table is (`cuckoo.cf-max-memory-usage` and `maxmemory`, as a
+/// `COPY` of the key would be) and allocated fallibly: refused, the call
+/// is an error and nothing is held. A change to the filter frees the copy;
+/// a call that goes on from where the dump's last chunk ended is then told
+/// the filter changed (start again from 0). Any other position, with no
+/// copy of the current state held, is served as a plain filter serves any
+/// position: the current encoding's bytes from there (a copy made for
+/// it, as at 0).
 pub(crate) fn scandump(value: &CfValue, w: &Window, iterator: u64) -> RedisResult {
     let end = || {
         Ok(RedisValue::Array(vec![
@@ -459,48 +482,64 @@ pub(crate) fn scandump(value: &CfValue, w: &Window, iterator: u64) -> RedisResul
             RedisValue::Null,
         ]))
     };
+    if iterator == 0 && w.filter.is_empty() {
+        return end();
+    }
+    let offset = iterator.saturating_sub(1);
     let mut dump = w.dump.borrow_mut();
-    let offset = match iterator {
-        0 if w.filter.is_empty() => return end(),
-        0 => {
-            let bytes = w.encoding().ok_or(RedisError::Str(
-                "ERR out of memory for the CF.SCANDUMP encoding",
-            ))?;
-            *dump = Some((value.version, bytes));
-            0
+    let held = dump
+        .as_ref()
+        .is_some_and(|d| d.version == value.version && d.bytes.is_some());
+    if !held && iterator != 0 && dump.as_ref().is_some_and(|d| d.next == iterator) {
+        return Err(RedisError::Str(
+            "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
+        ));
+    }
+    if !held || iterator == 0 {
+        if offset >= w.encoded_len() {
+            return end();
         }
-        _ => iterator - 1,
+        // The copy of a dump before goes first: it is not held with the new.
+        *dump = None;
+        let (bytes, _) = admission::within(0, || w.encoding());
+        let Some(bytes) = bytes else {
+            drop(dump);
+            value.account_memory();
+            return Err(RedisError::String(format!(
+                "ERR Insufficient memory for CF.SCANDUMP: a WINDOW filter's dump holds a copy of \
+                 its encoding ({} bytes), over cuckoo.cf-max-memory-usage or maxmemory",
+                w.encoded_len()
+            )));
+        };
+        *dump = Some(WindowDump {
+            version: value.version,
+            bytes: Some(bytes),
+            next: 0,
+        });
+    }
+    let Some(d) = dump.as_mut() else {
+        return end();
     };
-    let chunk = match dump.as_ref() {
-        Some((version, bytes)) if *version == value.version => {
-            if offset >= bytes.len() as u64 {
-                None
-            } else {
-                let at = offset as usize;
-                let max = if at == 0 {
-                    wv::HEADER_CHUNK
-                } else {
-                    DUMP_CHUNK
-                };
-                Some(bytes[at..bytes.len().min(at + max)].to_vec())
-            }
-        }
-        _ => {
-            return Err(RedisError::Str(
-                "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
-            ))
-        }
-    };
-    let Some(chunk) = chunk else {
+    let bytes = d.bytes.as_ref().map_or(&[][..], AdmittedBuf::as_slice);
+    if offset >= bytes.len() as u64 {
         *dump = None;
         drop(dump);
         value.account_memory();
         return end();
+    }
+    let at = offset as usize;
+    let max = if at == 0 {
+        wv::HEADER_CHUNK
+    } else {
+        DUMP_CHUNK
     };
+    let chunk = bytes[at..bytes.len().min(at + max)].to_vec();
+    let next = offset + chunk.len() as u64 + 1;
+    d.next = next;
     drop(dump);
     value.account_memory();
     Ok(RedisValue::Array(vec![
-        RedisValue::Integer(to_i64(offset + chunk.len() as u64 + 1)),
+        RedisValue::Integer(to_i64(next)),
         RedisValue::StringBuffer(chunk),
     ]))
 }
@@ -539,14 +578,11 @@ fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> R
     if data.len() as u64 > total {
         return Err(cannot());
     }
-    let needed = wv::table_bytes(total);
-    if !admission::within(0, || admission::admit(needed)).0 {
-        return Err(RedisError::Str(CREATE_REFUSED));
-    }
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(total as usize)
-        .map_err(|_| RedisError::Str(CREATE_REFUSED))?;
+    // The buffer, admitted as a table of its size would be, and allocated
+    // fallibly: a forged header claiming more than the limits or the
+    // allocator give is refused here, never an abort.
+    let (buffer, _) = admission::within(0, || AdmittedBuf::try_new(total as usize));
+    let mut bytes = buffer.ok_or(RedisError::Str(CREATE_REFUSED))?;
     bytes.extend_from_slice(data);
     let meta = Meta {
         capacity: clock.capacity,
@@ -647,7 +683,7 @@ fn complete(value: &mut CfValue) -> Result<(), Incomplete> {
     if !load.is_complete() {
         return Ok(());
     }
-    let (decoded, seen) = admission::within(0, || wv::decode(&load.bytes));
+    let (decoded, seen) = admission::within(0, || wv::decode(load.bytes.as_slice()));
     if seen.refused {
         return Err(Incomplete::Refused);
     }

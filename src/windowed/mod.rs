@@ -703,6 +703,51 @@ impl<S: Clone> WindowedCuckooFilter<S> {
     }
 }
 
+impl<S: Clone> WindowedCuckooFilter<S> {
+    /// An empty filter of this one's geometry, window, hasher and table
+    /// memory at `generation` (capped at 2^63, as
+    /// [`advance_to`](Self::advance_to) caps it): what
+    /// `advance_to(generation)` leaves of this filter, byte for byte,
+    /// when every key in it has expired by then (`generation >=
+    /// generation() + generations()`), at the cost of one zeroed
+    /// allocation of a table instead of a sweep of this one. A host that
+    /// must not stall on the catch-up of a filter left idle for longer
+    /// than its window puts it in this one's place, and frees this one
+    /// where it likes (another thread). This filter is not changed.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(1000).generations(3).seed(1).build()?;
+    /// f.insert("k")?;
+    /// let fresh = f.try_empty_at(1000)?;
+    /// assert!(fresh.is_empty() && fresh.generation() == 1000);
+    /// assert!(f.contains("k"), "the filter itself is unchanged");
+    /// f.advance_to(1000);
+    /// assert_eq!(fresh.to_bytes(), f.to_bytes());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`AllocationError`](crate::AllocationError) when the memory for the
+    /// table cannot be had.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub fn try_empty_at(&self, generation: u64) -> Result<Self, crate::AllocationError> {
+        let t = &self.table;
+        let table = WindowTable::new(
+            t.buckets.len(),
+            Some(t.stripes.count()),
+            t.layout,
+            t.max_path,
+            t.stripes.memory(),
+        )?;
+        table.restore(generation.min(table::MAX_GENERATION), core::iter::empty());
+        Ok(Self {
+            table,
+            hasher: self.hasher.clone(),
+        })
+    }
+}
+
 #[cfg(not(concurrent_cuckoo_loom))]
 impl<S: Clone> Clone for WindowedCuckooFilter<S> {
     /// [`try_clone`](Self::try_clone).
