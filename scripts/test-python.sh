@@ -19,8 +19,11 @@ python=${PYTHON:-python3}
 if [[ ! -x $venv/bin/python ]]; then
     "$python" -m venv "$venv"
 fi
-# Pinned: numpy 2.4.6 is the newest for Python 3.11 (2.5 needs 3.12).
-"$venv/bin/pip" install -q --disable-pip-version-check "pytest==9.2.0" "numpy==2.4.6"
+# Pinned: numpy 2.4.6 is the newest for Python 3.11 (2.5 needs 3.12);
+# pandas only to test its Series and Index as batches (not a dependency
+# of the package).
+"$venv/bin/pip" install -q --disable-pip-version-check "pytest==9.2.0" "numpy==2.4.6" \
+    "pandas==3.1.1; python_version >= '3.11'"
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 
 if [[ -z ${CCF:-} ]]; then

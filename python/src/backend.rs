@@ -14,10 +14,8 @@ pub(crate) trait Shape: Filter + Send + Sync {
     fn capacity(&self) -> usize;
 }
 
-/// A live filter: inserts and its file format.
+/// A live filter: its file format.
 pub(crate) trait Live: Shape + Sized {
-    fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
-    fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError>;
     fn to_bytes(&self) -> Vec<u8>;
     fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
     /// Crash-safe: a temporary file, fsync, rename.
@@ -34,12 +32,6 @@ macro_rules! live {
             }
         }
         impl Live for $ty {
-            fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
-                <$ty>::insert(self, key)
-            }
-            fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
-                <$ty>::insert_batch(self, keys)
-            }
             fn to_bytes(&self) -> Vec<u8> {
                 <$ty>::to_bytes(self)
             }
@@ -59,9 +51,12 @@ live!(ScalableCuckooFilter, capacity);
 // `capacity` rounds up to).
 live!(WindowedCuckooFilter, slots);
 
-/// A live filter with set calls: add-if-absent, copies, clearing (the
-/// fixed and the growing filter; a windowed filter refreshes instead).
+/// A live filter with set and multiset calls: add-if-absent, copies,
+/// counts, clearing (the fixed and the growing filter; a windowed filter
+/// refreshes a key instead of copying it).
 pub(crate) trait Counting: Live {
+    fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
+    fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError>;
     fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError>;
     fn count<K: Hash + ?Sized>(&self, key: &K) -> usize;
     fn clear(&self);
@@ -70,6 +65,12 @@ pub(crate) trait Counting: Live {
 macro_rules! counting {
     ($ty:ty) => {
         impl Counting for $ty {
+            fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
+                <$ty>::insert(self, key)
+            }
+            fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
+                <$ty>::insert_batch(self, keys)
+            }
             fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
                 <$ty>::insert_unique(self, key)
             }

@@ -36,23 +36,26 @@ def test_four_threads_add_and_query_one_filter():
         words = [[f"t{t}-{i}" for i in range(5_000)] for t in range(4)]
         barrier = threading.Barrier(4)
         seen = [None] * 4
+        new = [0] * 4
 
         def worker(t):
             def go():
                 barrier.wait()
                 for piece in np.array_split(own[t], 10):
-                    f.add_many(piece)
+                    new[t] += int(f.add_many(piece).sum())
                     # Every key this thread added is found at once, while
                     # the others add theirs.
                     assert f.contains_many(piece).all()
-                f.add_many(words[t])
+                new[t] += int(f.add_many(words[t]).sum())
                 assert f.contains_many(words[t]).all()
                 seen[t] = f.contains_many(np.concatenate(own)).sum()
 
             return go
 
         run_threads([worker(t) for t in range(4)])
-        assert len(f) == 4 * (per_thread + 5_000)
+        # Set semantics: a key is stored unless it was (or was a false
+        # positive of) a key present; each thread counts what it stored.
+        assert len(f) == sum(new) > 4 * (per_thread + 5_000) * 0.99
         everything = np.concatenate(own)
         assert f.contains_many(everything).all()
         assert all(f.contains_many(w).all() for w in words)
