@@ -21,9 +21,11 @@ if [[ ! -x $venv/bin/python ]]; then
 fi
 # Pinned: numpy 2.4.6 is the newest for Python 3.11 (2.5 needs 3.12);
 # pandas only to test its Series and Index as batches (not a dependency
-# of the package).
+# of the package); mypy for `mypy --strict` on the READMEs' examples and
+# `stubtest` on the stubs (python/tests/test_typing.py: about 15 s cold,
+# a few seconds with the cache it keeps in target/mypy-cache).
 "$venv/bin/pip" install -q --disable-pip-version-check "pytest==9.2.0" "numpy==2.4.6" \
-    "pandas==3.1.1; python_version >= '3.11'"
+    "pandas==3.1.1; python_version >= '3.11'" "mypy==2.4.1"
 "$venv/bin/pip" install -q --disable-pip-version-check --force-reinstall --no-deps ./python
 
 if [[ -z ${CCF:-} ]]; then
