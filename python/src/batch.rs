@@ -300,14 +300,11 @@ pub(crate) fn add_many<'py, F: Counting>(
     filter: &F,
     keys: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    masked(py, keys, |run, out| {
-        with_run!(run, k => {
-            for (i, key) in k.iter().enumerate() {
-                out[i] = filter.insert_unique(key).map_err(|e| (i, e))?;
-            }
-            Ok(())
-        })
-    })
+    masked(
+        py,
+        keys,
+        |run, out| with_run!(run, k => filter.insert_unique_many(k, out)),
+    )
 }
 
 /// A windowed filter's `add_many`: every key is added (or refreshed);

@@ -106,3 +106,15 @@ def test_repeats_in_a_scalable_filter_do_not_grow_it():
     for _ in range(50):
         f.add_many(range(900))
     assert f.levels == 1 and len(f) <= 900
+
+
+@pytest.mark.parametrize("kind", ["fixed", "scalable"])
+def test_add_many_answers_and_stores_exactly_as_add_one_at_a_time(kind):
+    # add_many pipelines its inserts (buckets prefetched keys ahead): the
+    # same answers and the same bytes as the per-key loop.
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 5000, size=30_000).astype(np.uint64)
+    batch, single = MAKERS[kind](), MAKERS[kind]()
+    mask = batch.add_many(keys)
+    assert mask.tolist() == [single.add(int(k)) for k in keys]
+    assert batch.to_bytes() == single.to_bytes()
