@@ -16,13 +16,26 @@ pyo3::import_exception!(concurrent_cuckoo._errors, TooManyDuplicates);
 pyo3::import_exception!(concurrent_cuckoo._errors, InvalidFilterData);
 pyo3::import_exception!(concurrent_cuckoo._errors, RemovalRefused);
 
-/// A refused parameter: `ValueError`, or `MemoryError` when the table
-/// could not be allocated.
-pub(crate) fn build(e: BuildError) -> PyErr {
-    match e {
-        BuildError::AllocationFailed { .. } => PyMemoryError::new_err(e.to_string()),
-        _ => PyValueError::new_err(e.to_string()),
-    }
+/// A refused parameter: `ValueError` naming the Python parameter (the
+/// library's message names its builder's), or `MemoryError` when the
+/// table could not be allocated. `capacity`: the constructor's name for
+/// its capacity parameter.
+pub(crate) fn build(e: BuildError, capacity: &str) -> PyErr {
+    let message = match e {
+        BuildError::AllocationFailed { .. } => return PyMemoryError::new_err(e.to_string()),
+        BuildError::CapacityOverflow { requested } => {
+            format!("{capacity} {requested} is too large: no filter can hold that many keys")
+        }
+        BuildError::InvalidGrowthFactor(n) => {
+            format!("growth_factor must lie in [1, 4294967295], not {n}")
+        }
+        BuildError::InvalidMaxLevels(n) => format!("max_levels must lie in [1, 64], not {n}"),
+        BuildError::InvalidGenerations { generations, max } => format!(
+            "generations must lie in [1, {max}] at this false_positive_rate, not {generations}"
+        ),
+        _ => e.to_string(),
+    };
+    PyValueError::new_err(message)
 }
 
 /// A refused insert, `added` keys of its batch (if any) being in.

@@ -47,7 +47,7 @@ pyfilter!(counting PyScalableCuckooFilter {
         if let Some(seed) = seed {
             builder = builder.seed(params::u64("seed", seed)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
+        let inner = builder.build().map_err(|e| errors::build(e, "initial_capacity"))?;
         Ok(Self { inner })
     }
 

@@ -32,7 +32,7 @@ pyfilter!(live PyWindowedCuckooFilter {
         if let Some(seed) = seed {
             builder = builder.seed(params::u64("seed", seed)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
+        let inner = builder.build().map_err(|e| errors::build(e, "capacity"))?;
         Ok(Self { inner })
     }
 

@@ -256,6 +256,9 @@ def test_numpy_integers_are_ints_for_every_parameter():
         (lambda: ScalableCuckooFilter(0), "initial_capacity"),
         (lambda: ScalableCuckooFilter(10, growth_factor=-2), "growth_factor"),
         (lambda: WindowedCuckooFilter(10, 0), "generations"),
+        (lambda: WindowedCuckooFilter(10, 10**6), "generations"),
+        (lambda: ScalableCuckooFilter(10, max_levels=65), "max_levels"),
+        (lambda: ScalableCuckooFilter(10, growth_factor=2**32), "growth_factor"),
     ],
 )
 def test_out_of_range_arguments_name_the_parameter(call, name):
@@ -273,9 +276,13 @@ def test_messages_use_python_names():
         lambda: CuckooFilter(10).add(1.5),
         lambda: CuckooFilter(10).add_many("x"),
         lambda: CuckooFilter(0),
+        lambda: ScalableCuckooFilter(10, max_levels=100),
+        lambda: WindowedCuckooFilter(10, 10**6),
+        lambda: CuckooFilter(2**62),
     ):
         with pytest.raises(Exception) as caught:
             call()
         messages.append(str(caught.value))
     for m in messages:
         assert "::" not in m and "_LiveFilter" not in m and "_Filter" not in m, m
+        assert "..=" not in m and ".capacity(" not in m, m
