@@ -57,13 +57,24 @@ live!(WindowedCuckooFilter, slots);
 pub(crate) trait Counting: Live {
     /// `insert_unique` of every key in order: `new[i]` says whether
     /// `keys[i]` was added; on a refusal, the index of the key refused.
+    ///
+    /// The keys are first looked up together (the library's pipelined
+    /// batch lookup): one present before the call stores nothing and is
+    /// not new, exactly as its `insert_unique` would answer (nothing is
+    /// removed meanwhile by this call, and a concurrent remove may as well
+    /// have come after). Only the others take `insert_unique`, which looks
+    /// again under its lock (a repeat within the batch, or a false
+    /// positive of a key added earlier in it, is found then). A column of
+    /// repeated ids is mostly lookups.
     fn insert_unique_many<K: Hash>(
         &self,
         keys: &[K],
         new: &mut [bool],
     ) -> Result<(), (usize, InsertError)> {
-        for (i, key) in keys.iter().enumerate() {
-            new[i] = self.insert_unique(key).map_err(|e| (i, e))?;
+        self.contains_batch(keys, new);
+        let absent = absent(new);
+        for &i in &absent {
+            new[i] = self.insert_unique(&keys[i]).map_err(|e| (i, e))?;
         }
         Ok(())
     }
@@ -97,6 +108,14 @@ macro_rules! counting {
     };
 }
 
+/// The indices of the keys not found (`found[i]` false), and `found`
+/// cleared: a found key is not new.
+fn absent(found: &mut [bool]) -> Vec<usize> {
+    let absent = (0..found.len()).filter(|&i| !found[i]).collect();
+    found.fill(false);
+    absent
+}
+
 /// How many keys ahead `insert_unique_many` starts loading buckets: as
 /// the library's pipelined batch calls, enough to overlap the cache misses
 /// of several keys.
@@ -104,23 +123,26 @@ const PREFETCH_AHEAD: usize = 8;
 
 counting!(
     CuckooFilter,
-    /// Each key's buckets are prefetched `PREFETCH_AHEAD` keys before its
-    /// insert, so the misses of several keys overlap (one at a time, each
-    /// insert would wait for its own): the same answers as the plain loop.
+    /// As the default, and each absent key's buckets are prefetched
+    /// `PREFETCH_AHEAD` keys before its insert, so the misses of several
+    /// keys overlap (one at a time, each insert would wait for its own):
+    /// the same answers as the plain loop.
     fn insert_unique_many<K: Hash>(
         &self,
         keys: &[K],
         new: &mut [bool],
     ) -> Result<(), (usize, InsertError)> {
         let hashes: Vec<u64> = keys.iter().map(|k| self.hasher().hash_one(k)).collect();
-        for &h in hashes.iter().take(PREFETCH_AHEAD) {
-            self.prefetch_hash(h);
+        self.contains_hash_batch(&hashes, new);
+        let absent = absent(new);
+        for &i in absent.iter().take(PREFETCH_AHEAD) {
+            self.prefetch_hash(hashes[i]);
         }
-        for (i, &h) in hashes.iter().enumerate() {
-            if let Some(&ahead) = hashes.get(i + PREFETCH_AHEAD) {
-                self.prefetch_hash(ahead);
+        for (j, &i) in absent.iter().enumerate() {
+            if let Some(&ahead) = absent.get(j + PREFETCH_AHEAD) {
+                self.prefetch_hash(hashes[ahead]);
             }
-            new[i] = self.insert_unique_hash(h).map_err(|e| (i, e))?;
+            new[i] = self.insert_unique_hash(hashes[i]).map_err(|e| (i, e))?;
         }
         Ok(())
     }
