@@ -63,8 +63,8 @@ macro_rules! with_run {
     };
 }
 
-/// What a batch call does with each run, without the GIL: fills `out`
-/// (one entry per key of the run) or stops at the key of index `.0`.
+/// An insert refused in a run: the refused key's index in the run, and
+/// why.
 type Refusal = (usize, InsertError);
 
 /// A batch as read under the GIL.
@@ -108,6 +108,7 @@ impl<'py> Source<'py> {
         let untyped = array.cast::<PyUntypedArray>()?;
         let shape = array.getattr("shape")?;
         let len = untyped.shape().iter().product();
+        // A view for a contiguous array (a copy for a strided n-D one).
         let flat = array.call_method1("reshape", (-1,))?;
         match untyped.dtype().kind() {
             b'i' | b'u' | b'b' => Ok(Source::Ints { flat, len, shape }),
