@@ -90,7 +90,9 @@ def test_add_many_on_a_full_filter_says_how_many_were_added(kind):
     with pytest.raises(FilterFull, match="the batch's first \\d+ key\\(s\\) are in") as caught:
         f.add_many(list(range(10_000)))
     assert 0 < caught.value.added < 10_000
-    assert len(f) == caught.value.added
+    # Set semantics: a key that was a false positive of one before it is
+    # in without a copy of its own, so len(f) may fall short of `added`.
+    assert len(f) <= caught.value.added
     assert all(i in f for i in range(caught.value.added))
 
 
@@ -100,7 +102,8 @@ def test_add_many_counts_keys_of_earlier_runs():
     f = CuckooFilter(64)
     with pytest.raises(FilterFull) as caught:
         f.add_many(["a", "b", "c"] + list(range(10_000)))
-    assert caught.value.added == len(f) > 3
+    assert caught.value.added >= len(f) > 3
+    assert f.contains_many((["a", "b", "c"] + list(range(10_000)))[: caught.value.added]).all()
 
 
 def test_too_many_duplicates():
@@ -174,7 +177,8 @@ def test_a_growing_filter_at_its_level_limit_is_full():
     f = ScalableCuckooFilter(64, max_levels=1)
     with pytest.raises(FilterFull) as caught:
         f.add_many(range(10_000))
-    assert caught.value.added == len(f) > 0
+    assert caught.value.added >= len(f) > 0
+    assert f.contains_many(range(caught.value.added)).all()
     assert f.levels == 1
 
 
