@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python benchmark (not CI): a venv under target/bench-venv with the
-# peers (pinned) and this package, then bench.py. Arguments go to bench.py.
+# peers (pinned) and this package, then bench.py (arguments go to it) and
+# batch_costs.py.
 #
 #   python/bench/run.sh [--n 1000000] [--rounds 3]
 set -euo pipefail
@@ -13,4 +14,6 @@ venv=target/bench-venv
 cd target
 # numpy's BLAS threads would spin beside the measured ones.
 export OPENBLAS_NUM_THREADS=1
-exec "$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/bench.py" "$@"
+"$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/bench.py" "$@"
+# GIL waits and peak memory of a 5M-key str batch (fresh processes).
+"$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/batch_costs.py"

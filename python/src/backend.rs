@@ -5,7 +5,7 @@ use concurrent_cuckoo::{
     BatchInsertError, CuckooFilter, DecodeError, Filter, FrozenFilter, InsertError, MappedFile,
     ScalableCuckooFilter, WindowedCuckooFilter,
 };
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::path::Path;
 
 /// Every filter, frozen ones too: sizes for `capacity` and `repr`.
@@ -14,10 +14,8 @@ pub(crate) trait Shape: Filter + Send + Sync {
     fn capacity(&self) -> usize;
 }
 
-/// A live filter: inserts and its file format.
+/// A live filter: its file format.
 pub(crate) trait Live: Shape + Sized {
-    fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
-    fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError>;
     fn to_bytes(&self) -> Vec<u8>;
     fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError>;
     /// Crash-safe: a temporary file, fsync, rename.
@@ -34,12 +32,6 @@ macro_rules! live {
             }
         }
         impl Live for $ty {
-            fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
-                <$ty>::insert(self, key)
-            }
-            fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
-                <$ty>::insert_batch(self, keys)
-            }
             fn to_bytes(&self) -> Vec<u8> {
                 <$ty>::to_bytes(self)
             }
@@ -59,17 +51,50 @@ live!(ScalableCuckooFilter, capacity);
 // `capacity` rounds up to).
 live!(WindowedCuckooFilter, slots);
 
-/// A live filter with set calls: add-if-absent, copies, clearing (the
-/// fixed and the growing filter; a windowed filter refreshes instead).
+/// A live filter with set and multiset calls: add-if-absent, copies,
+/// counts, clearing (the fixed and the growing filter; a windowed filter
+/// refreshes a key instead of copying it).
 pub(crate) trait Counting: Live {
+    /// `insert_unique` of every key in order: `new[i]` says whether
+    /// `keys[i]` was added; on a refusal, the index of the key refused.
+    ///
+    /// The keys are first looked up together (the library's pipelined
+    /// batch lookup): one present before the call stores nothing and is
+    /// not new, exactly as its `insert_unique` would answer (nothing is
+    /// removed meanwhile by this call, and a concurrent remove may as well
+    /// have come after). Only the others take `insert_unique`, which looks
+    /// again under its lock (a repeat within the batch, or a false
+    /// positive of a key added earlier in it, is found then). A column of
+    /// repeated ids is mostly lookups.
+    fn insert_unique_many<K: Hash>(
+        &self,
+        keys: &[K],
+        new: &mut [bool],
+    ) -> Result<(), (usize, InsertError)> {
+        self.contains_batch(keys, new);
+        let absent = absent(new);
+        for &i in &absent {
+            new[i] = self.insert_unique(&keys[i]).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+    fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
+    fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError>;
     fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError>;
     fn count<K: Hash + ?Sized>(&self, key: &K) -> usize;
     fn clear(&self);
 }
 
 macro_rules! counting {
-    ($ty:ty) => {
+    ($ty:ty $(, $own:item)*) => {
         impl Counting for $ty {
+            $($own)*
+            fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
+                <$ty>::insert(self, key)
+            }
+            fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
+                <$ty>::insert_batch(self, keys)
+            }
             fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
                 <$ty>::insert_unique(self, key)
             }
@@ -83,7 +108,45 @@ macro_rules! counting {
     };
 }
 
-counting!(CuckooFilter);
+/// The indices of the keys not found (`found[i]` false), and `found`
+/// cleared: a found key is not new.
+fn absent(found: &mut [bool]) -> Vec<usize> {
+    let absent = (0..found.len()).filter(|&i| !found[i]).collect();
+    found.fill(false);
+    absent
+}
+
+/// How many keys ahead `insert_unique_many` starts loading buckets: as
+/// the library's pipelined batch calls, enough to overlap the cache misses
+/// of several keys.
+const PREFETCH_AHEAD: usize = 8;
+
+counting!(
+    CuckooFilter,
+    /// As the default, and each absent key's buckets are prefetched
+    /// `PREFETCH_AHEAD` keys before its insert, so the misses of several
+    /// keys overlap (one at a time, each insert would wait for its own):
+    /// the same answers as the plain loop.
+    fn insert_unique_many<K: Hash>(
+        &self,
+        keys: &[K],
+        new: &mut [bool],
+    ) -> Result<(), (usize, InsertError)> {
+        let hashes: Vec<u64> = keys.iter().map(|k| self.hasher().hash_one(k)).collect();
+        self.contains_hash_batch(&hashes, new);
+        let absent = absent(new);
+        for &i in absent.iter().take(PREFETCH_AHEAD) {
+            self.prefetch_hash(hashes[i]);
+        }
+        for (j, &i) in absent.iter().enumerate() {
+            if let Some(&ahead) = absent.get(j + PREFETCH_AHEAD) {
+                self.prefetch_hash(hashes[ahead]);
+            }
+            new[i] = self.insert_unique_hash(hashes[i]).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
+);
 counting!(ScalableCuckooFilter);
 
 impl Shape for FrozenFilter<MappedFile> {

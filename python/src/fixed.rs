@@ -18,14 +18,14 @@ pub(crate) struct PyCuckooFilter {
 pyfilter!(counting PyCuckooFilter {
     #[new]
     #[pyo3(signature = (capacity, false_positive_rate = 0.001, seed = None))]
-    fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: f64, seed: Option<u64>) -> PyResult<Self> {
+    fn new(capacity: &Bound<'_, PyAny>, false_positive_rate: f64, seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
         let mut builder = CuckooFilter::builder()
             .capacity(params::positive("capacity", capacity)?)
             .false_positive_rate(params::rate(false_positive_rate)?);
         if let Some(seed) = seed {
-            builder = builder.seed(seed);
+            builder = builder.seed(params::u64("seed", seed)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
+        let inner = builder.build().map_err(|e| errors::build(e, "capacity"))?;
         Ok(Self { inner })
     }
 

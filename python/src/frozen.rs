@@ -32,7 +32,7 @@ pyfilter!(frozen PyFrozenFilter {
         // mapped file intact.
         let inner = py
             .detach(|| unsafe { FrozenFilter::open(&path) })
-            .map_err(errors::decode)?;
+            .map_err(|e| errors::decode(e, errors::Source::File(&path)))?;
         Ok(Self { inner })
     }
 

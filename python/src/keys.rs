@@ -15,12 +15,15 @@ use pyo3::exceptions::{PyOverflowError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
 
-/// An extracted key; the bytes it borrows are held alive by it.
-pub(crate) enum Key<'py> {
+/// An extracted key, borrowing from the object it came from (a `str`'s
+/// cached UTF-8, a `bytes` object's buffer: both immutable and alive as
+/// long as the borrowed object is), or a copy of a mutable buffer.
+pub(crate) enum Key<'a> {
     Int(u64),
-    /// An immutable `bytes` object (a `bytes` key, or a `str`'s encoding).
-    Shared(Bound<'py, PyBytes>),
-    /// A copy of a mutable buffer (`bytearray`), taken under the GIL.
+    /// The bytes of an immutable object (`bytes`, or a `str`'s UTF-8).
+    Borrowed(&'a [u8]),
+    /// A copy of a mutable buffer (`bytearray`, `memoryview`), taken under
+    /// the GIL.
     Owned(Vec<u8>),
 }
 
@@ -35,7 +38,7 @@ impl Key<'_> {
     pub(crate) fn as_ref(&self) -> KeyRef<'_> {
         match self {
             Key::Int(v) => KeyRef::Int(*v),
-            Key::Shared(b) => KeyRef::Bytes(b.as_bytes()),
+            Key::Borrowed(b) => KeyRef::Bytes(b),
             Key::Owned(v) => KeyRef::Bytes(v),
         }
     }
@@ -61,12 +64,17 @@ macro_rules! with_key {
 pub(crate) use with_key;
 
 /// `obj` as a key (see the module's documentation).
-pub(crate) fn extract<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Key<'py>> {
+///
+/// A `str` is read through `PyUnicode_AsUTF8AndSize` (in the limited API
+/// from Python 3.10): its UTF-8 form, which CPython keeps with the string
+/// (for an ASCII string, its own characters), so no `bytes` object is
+/// made per key.
+pub(crate) fn extract<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
     if obj.is_instance_of::<PyInt>() {
         return int(obj).map(Key::Int);
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return s.encode_utf8().map(Key::Shared);
+        return Ok(Key::Borrowed(s.to_str()?.as_bytes()));
     }
     if let Some(bytes) = bytes_like(obj)? {
         return Ok(bytes);
@@ -83,9 +91,9 @@ pub(crate) fn extract<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Key<'py>> {
 
 /// `bytes`, `bytearray` or `memoryview` as a key's bytes; `None` for
 /// other types.
-pub(crate) fn bytes_like<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Key<'py>>> {
+pub(crate) fn bytes_like<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Option<Key<'a>>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
-        return Ok(Some(Key::Shared(b.clone())));
+        return Ok(Some(Key::Borrowed(b.as_bytes())));
     }
     if let Ok(b) = obj.cast::<PyByteArray>() {
         return Ok(Some(Key::Owned(b.to_vec())));
@@ -93,7 +101,7 @@ pub(crate) fn bytes_like<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Key<'p
     if obj.is_instance_of::<PyMemoryView>() {
         // `tobytes()`: a copy under the GIL (the buffer may be mutable).
         let copy = obj.call_method0("tobytes")?.cast_into::<PyBytes>()?;
-        return Ok(Some(Key::Shared(copy)));
+        return Ok(Some(Key::Owned(copy.as_bytes().to_vec())));
     }
     Ok(None)
 }
@@ -104,7 +112,7 @@ pub(crate) fn bytes_like<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Option<Key<'p
 /// loop, where `PyLong_AsUnsignedLongLong` goes through a byte array for
 /// every int above 2**30 (a sixth of a per-key `in` loop's time). Only
 /// ints above `i64::MAX` take the unsigned conversion.
-fn int(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+pub(crate) fn int(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     let mut overflow: std::os::raw::c_int = 0;
     // SAFETY: `obj` is a live object borrowed for the call and the GIL is
     // held (a `Bound` is proof of it); `overflow` is a valid out-pointer.
@@ -120,8 +128,18 @@ fn int(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
         // `write_u64` of the same bits (python/tests: test_keys.py), so a
         // negative int is the u64 of its 64-bit pattern.
         0 => Ok(v as u64),
-        1 => obj.extract::<u64>().map_err(|_| out_of_range()),
+        // Above i64::MAX: an int, or a numpy uint64 through `__index__`.
+        1 => index(obj)?.extract::<u64>().map_err(|_| out_of_range()),
         _ => Err(out_of_range()),
+    }
+}
+
+/// `obj` as a Python int: itself, or its `__index__` (numpy integers).
+pub(crate) fn index<'py>(obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if obj.is_instance_of::<PyInt>() {
+        Ok(obj.clone())
+    } else {
+        obj.call_method0("__index__")
     }
 }
 

@@ -22,7 +22,10 @@ mod windowed;
 
 use pyo3::prelude::*;
 
-#[pymodule]
+// `gil_used`: the module relies on the GIL (batches copy numpy arrays and
+// read lists on the assumption that no Python code runs meanwhile), so a
+// free-threaded CPython (3.13t) re-enables the GIL when it is imported.
+#[pymodule(gil_used = true)]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fixed::PyCuckooFilter>()?;
     m.add_class::<scalable::PyScalableCuckooFilter>()?;

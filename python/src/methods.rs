@@ -3,10 +3,11 @@
 //! from the shared methods and the class's own.
 //!
 //! * `pyfilter!(frozen Class { own methods })`: lookups, sizes, `repr`;
-//! * `pyfilter!(live Class { own methods })`: those, plus `add`,
-//!   `add_many`, `to_bytes`/`from_bytes`, `save`/`load` and pickling;
-//! * `pyfilter!(counting Class { own methods })`: those, plus
-//!   `add_unique`, `count` and `clear`.
+//! * `pyfilter!(live Class { own methods })`: those, plus
+//!   `to_bytes`/`from_bytes`, `save`/`load` and pickling;
+//! * `pyfilter!(counting Class { own methods })`: those, plus the set
+//!   `add`/`add_many`, the multiset `add_copy`/`add_copies_many`, `count`
+//!   and `clear` (the windowed class has its own `add`/`add_many`).
 //!
 //! The class is a `#[pyclass(frozen)]` struct whose `inner` field is the
 //! library's filter: every method takes `&self`, as the library's do, so
@@ -15,13 +16,48 @@
 macro_rules! pyfilter {
     (counting $class:ident { $($own:tt)* }) => {
         $crate::methods::pyfilter!(live $class {
-            /// Adds `key` unless the filter reports it present (set
-            /// semantics: a false positive also skips it). Returns whether
-            /// it was added.
-            fn add_unique(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+            /// Adds `key` (str, bytes, bytearray, memoryview or int) unless
+            /// the filter reports it present: set semantics, so a key seen
+            /// again (or a false positive of a key present) stores nothing.
+            /// Returns whether it was new. Raises `FilterFull` when no
+            /// place can be made for a new key; the filter is then as it
+            /// was.
+            fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let key = $crate::keys::extract(key)?;
                 $crate::keys::with_key!(key.as_ref(), k => $crate::backend::Counting::insert_unique(&self.inner, k))
                     .map_err(|e| $crate::errors::insert(e, 0))
+            }
+
+            /// `add` of every key of `keys` (a numpy array of integers,
+            /// bools, bytes or str, a pandas Series, a list, tuple or any
+            /// iterable of keys), in order, without the GIL: a numpy bool
+            /// array, `True` where the key was new. On `FilterFull` the
+            /// keys before the failing one are in: the exception's `added`.
+            fn add_many<'py>(
+                &self,
+                py: Python<'py>,
+                keys: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, PyAny>> {
+                $crate::batch::add_many(py, &self.inner, keys)
+            }
+
+            /// Adds a copy of `key` even if it is present (multiset
+            /// semantics: `count` rises, and each copy takes one `remove`).
+            /// Raises `FilterFull`, or `TooManyDuplicates` when the key's
+            /// two buckets hold no room for another copy; the filter is
+            /// then as it was.
+            fn add_copy(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+                let key = $crate::keys::extract(key)?;
+                $crate::keys::with_key!(key.as_ref(), k => $crate::backend::Counting::insert(&self.inner, k))
+                    .map_err(|e| $crate::errors::insert(e, 0))
+            }
+
+            /// `add_copy` of every key of `keys` (as `add_many` takes
+            /// them), in order, without the GIL; returns how many. On
+            /// `FilterFull`/`TooManyDuplicates` the keys before the
+            /// failing one are in: the exception's `added`.
+            fn add_copies_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<usize> {
+                $crate::batch::add_copies_many(py, &self.inner, keys)
             }
 
             /// How many copies of `key`'s fingerprint the filter holds.
@@ -40,24 +76,6 @@ macro_rules! pyfilter {
     };
     (live $class:ident { $($own:tt)* }) => {
         $crate::methods::pyfilter!(@reads $class {
-            /// Adds `key` (str, bytes, bytearray, memoryview or int).
-            /// Raises `FilterFull` when no place can be made for it, or
-            /// `TooManyDuplicates` when it was added too many times; the
-            /// filter is then as it was.
-            fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
-                let key = $crate::keys::extract(key)?;
-                $crate::keys::with_key!(key.as_ref(), k => $crate::backend::Live::insert(&self.inner, k))
-                    .map_err(|e| $crate::errors::insert(e, 0))
-            }
-
-            /// Adds every key of `keys` (a numpy uint64/int64 array, a
-            /// sequence or any iterable of keys) in order, without the GIL;
-            /// returns how many. On `FilterFull`/`TooManyDuplicates` the
-            /// keys before the failing one are in: the exception's `added`.
-            fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<usize> {
-                $crate::batch::add_many(py, &self.inner, keys)
-            }
-
             /// The filter in the library's binary format (what `save` writes,
             /// what `ccf`, C and Rust read).
             fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
@@ -82,7 +100,7 @@ macro_rules! pyfilter {
                 let inner = data
                     .py()
                     .detach(|| $crate::backend::Live::from_bytes(bytes))
-                    .map_err($crate::errors::decode)?;
+                    .map_err(|e| $crate::errors::decode(e, $crate::errors::Source::Bytes))?;
                 Ok(Self { inner })
             }
 
@@ -91,7 +109,7 @@ macro_rules! pyfilter {
             /// file or the new one, never a part.
             fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
                 py.detach(|| $crate::backend::Live::write_to_path(&self.inner, &path))
-                    .map_err(PyErr::from)
+                    .map_err(|e| $crate::errors::os(&e, &path))
             }
 
             /// The filter saved at `path` (by `save`, Rust, C or `ccf`).
@@ -103,7 +121,7 @@ macro_rules! pyfilter {
                             .map_err(concurrent_cuckoo::DecodeError::Io)?;
                         $crate::backend::Live::from_bytes(&bytes)
                     })
-                    .map_err($crate::errors::decode)?;
+                    .map_err(|e| $crate::errors::decode(e, $crate::errors::Source::File(&path)))?;
                 Ok(Self { inner })
             }
 
@@ -132,18 +150,19 @@ macro_rules! pyfilter {
                 Ok($crate::keys::with_key!(key.as_ref(), k => concurrent_cuckoo::Filter::contains(&self.inner, k)))
             }
 
-            /// `key in filter` for every key of `keys` (a numpy uint64/int64
-            /// array, a sequence or any iterable of keys), without the GIL:
-            /// a numpy bool array in the same order.
+            /// `key in filter` for every key of `keys` (a numpy array of
+            /// integers, bools, bytes or str, a pandas Series, a list, tuple
+            /// or any iterable of keys), without the GIL between chunks: a
+            /// numpy bool array of the same order (and an array's shape).
             fn contains_many<'py>(
                 &self,
                 py: Python<'py>,
                 keys: &Bound<'py, PyAny>,
-            ) -> PyResult<Bound<'py, numpy::PyArray1<bool>>> {
+            ) -> PyResult<Bound<'py, PyAny>> {
                 $crate::batch::contains_many(py, &self.inner, keys)
             }
 
-            /// The number of keys held (a key added twice counts twice).
+            /// The number of keys held (each copy `add_copy` stored counts).
             fn __len__(&self) -> usize {
                 concurrent_cuckoo::Filter::len(&self.inner)
             }

@@ -15,6 +15,16 @@ pub(crate) struct PyScalableCuckooFilter {
     pub(crate) inner: ScalableCuckooFilter,
 }
 
+/// Why a remove was refused, and what avoids it: `compact()` moves copies
+/// between levels but cannot tell a key's copy from another key's match,
+/// so it does not make a refused remove succeed.
+const REFUSED: &str = "levels of different sizes (the filter grew) hold copies matching this \
+    key: which one is its own cannot be told, so nothing was removed and the key stays \
+    present (compact() does not change that). What avoids it: add each key once (add, not \
+    add_copy: then a refusal is as rare as a false positive), and give initial_capacity room \
+    for every key (a filter that never grows never refuses), or rebuild the filter without \
+    the key";
+
 pyfilter!(counting PyScalableCuckooFilter {
     #[new]
     #[pyo3(signature = (initial_capacity, false_positive_rate = 0.001, growth_factor = None, max_levels = None, seed = None))]
@@ -23,7 +33,7 @@ pyfilter!(counting PyScalableCuckooFilter {
         false_positive_rate: f64,
         growth_factor: Option<&Bound<'_, PyAny>>,
         max_levels: Option<&Bound<'_, PyAny>>,
-        seed: Option<u64>,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut builder = ScalableCuckooFilter::builder()
             .initial_capacity(params::positive("initial_capacity", initial_capacity)?)
@@ -35,25 +45,22 @@ pyfilter!(counting PyScalableCuckooFilter {
             builder = builder.max_levels(params::positive("max_levels", levels)?);
         }
         if let Some(seed) = seed {
-            builder = builder.seed(seed);
+            builder = builder.seed(params::u64("seed", seed)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
+        let inner = builder.build().map_err(|e| errors::build(e, "initial_capacity"))?;
         Ok(Self { inner })
     }
 
     /// Removes one copy of `key`: `True`, or `False` if no level holds it.
     /// Raises `RemovalRefused` (the key stays present) when levels of
-    /// different fingerprint widths hold it, so which copy is the key's
-    /// cannot be told; `compact()` may let a later removal succeed.
+    /// different geometry (the filter grew) hold copies matching it, so
+    /// which copy is its own cannot be told.
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = keys::extract(key)?;
         match with_key!(key.as_ref(), k => self.inner.remove(k)) {
             Removal::Removed => Ok(true),
             Removal::NotFound => Ok(false),
-            Removal::Refused => Err(errors::RemovalRefused::new_err(
-                "levels of different fingerprint widths hold this key: which copy is its own \
-                 cannot be told, so nothing was removed (compact() may help)",
-            )),
+            Removal::Refused => Err(errors::RemovalRefused::new_err(REFUSED)),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `WindowedCuckooFilter`: keys expire by age.
 
+use crate::keys::{self, with_key};
 use crate::methods::pyfilter;
 use crate::{errors, params, stats};
 use concurrent_cuckoo::WindowedCuckooFilter;
@@ -22,17 +23,42 @@ pyfilter!(live PyWindowedCuckooFilter {
         capacity: &Bound<'_, PyAny>,
         generations: &Bound<'_, PyAny>,
         false_positive_rate: f64,
-        seed: Option<u64>,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut builder = WindowedCuckooFilter::builder()
             .capacity(params::positive("capacity", capacity)?)
             .generations(params::positive("generations", generations)?)
             .false_positive_rate(params::rate(false_positive_rate)?);
         if let Some(seed) = seed {
-            builder = builder.seed(seed);
+            builder = builder.seed(params::u64("seed", seed)?);
         }
-        let inner = builder.build().map_err(errors::build)?;
+        let inner = builder.build().map_err(|e| errors::build(e, "capacity"))?;
         Ok(Self { inner })
+    }
+
+    /// Adds `key` (str, bytes, bytearray, memoryview or int) to the
+    /// current generation, or refreshes it if present (a key is never
+    /// stored twice). Returns whether it was new: not live just before
+    /// this call. Two threads adding one new key at the same moment may
+    /// both be told `True` (the check and the insert are two steps); the
+    /// filter still holds it once. Raises `FilterFull` when no place can
+    /// be made for it; the filter is then as it was.
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = keys::extract(key)?;
+        with_key!(key.as_ref(), k => {
+            let new = !self.inner.contains(k);
+            self.inner.insert(k).map(|()| new)
+        })
+        .map_err(|e| errors::insert(e, 0))
+    }
+
+    /// `add` of every key of `keys` (a numpy array of integers, bools,
+    /// bytes or str, a pandas Series, a list, tuple or any iterable of
+    /// keys), in order, without the GIL: a numpy bool array, `True` where
+    /// the key was new. On `FilterFull` the keys before the failing one
+    /// are in: the exception's `added`.
+    fn add_many<'py>(&self, py: Python<'py>, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        crate::batch::add_many_windowed(py, &self.inner, keys)
     }
 
     /// Starts the next generation and returns its number: keys last added
@@ -43,8 +69,9 @@ pyfilter!(live PyWindowedCuckooFilter {
 
     /// Advances until the generation is at least `generation` (never
     /// backwards); returns the generation.
-    fn advance_to(&self, py: Python<'_>, generation: u64) -> u64 {
-        py.detach(|| self.inner.advance_to(generation))
+    fn advance_to(&self, py: Python<'_>, generation: &Bound<'_, PyAny>) -> PyResult<u64> {
+        let generation = params::u64("generation", generation)?;
+        Ok(py.detach(|| self.inner.advance_to(generation)))
     }
 
     /// The current generation (0 when made).

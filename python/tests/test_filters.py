@@ -52,9 +52,10 @@ def test_sizes_and_repr(make):
 def test_fixed_filter_calls():
     f = CuckooFilter(1000, false_positive_rate=0.1, seed=3)
     assert f.fingerprint_bits == 8
-    assert f.add_unique("k") is True
-    assert f.add_unique("k") is False
-    f.add("k")
+    assert f.add("k") is True
+    assert f.add("k") is False
+    assert f.count("k") == 1
+    assert f.add_copy("k") is None
     assert f.count("k") == 2
     assert len(f) == 2
     assert f.remove("k") is True
@@ -88,7 +89,7 @@ def test_seed_is_kept_by_the_file():
 def test_scalable_filter_grows_within_its_rate():
     f = ScalableCuckooFilter(1000, false_positive_rate=0.01, seed=5)
     assert f.levels == 1
-    f.add_many(np.arange(20_000, dtype=np.uint64))
+    f.add_copies_many(np.arange(20_000, dtype=np.uint64))
     assert len(f) == 20_000
     assert f.levels > 1
     assert f.capacity >= 20_000
@@ -98,8 +99,8 @@ def test_scalable_filter_grows_within_its_rate():
     assert s["levels"] == f.levels == len(s["level_stats"])
     assert sum(l["len"] for l in s["level_stats"]) == 20_000
     assert s["len"] == 20_000
-    assert f.add_unique(5) is False
-    assert f.add_unique(10**12) is True
+    assert f.add(5) is False
+    assert f.add(10**12) is True
     assert f.count(10**12) == 1
     assert f.remove(10**12) is True
     assert f.remove(10**12) is False
@@ -117,8 +118,17 @@ def test_scalable_remove_refused_keeps_the_key():
     f.add("twice")
     f.add_many(range(1000))
     assert f.levels > 1
-    f.add("twice")
-    with pytest.raises(RemovalRefused, match="nothing was removed"):
+    assert f.add("twice") is False  # set semantics: no second copy
+    f.add_copy("twice")
+    with pytest.raises(RemovalRefused, match="nothing was removed") as caught:
+        f.remove("twice")
+    assert "twice" in f
+    # compact() cannot make it succeed, and the message says so (and what
+    # avoids it) rather than suggesting it.
+    assert "compact() does not change that" in str(caught.value)
+    assert "initial_capacity" in str(caught.value)
+    f.compact()
+    with pytest.raises(RemovalRefused):
         f.remove("twice")
     assert "twice" in f
     assert isinstance(RemovalRefused("x"), cc.CuckooError)
@@ -148,8 +158,8 @@ def test_windowed_filter_expires_by_generation():
 def test_frozen_filter_answers_as_the_saved_one(tmp_path):
     f = CuckooFilter(5000, seed=4)
     f.add_many([f"k{i}" for i in range(3000)])
-    f.add(b"twice")
-    f.add(b"twice")
+    f.add_copy(b"twice")
+    f.add_copy(b"twice")
     path = tmp_path / "f.ccf"
     f.save(path)
     z = FrozenFilter.open(str(path))

@@ -26,7 +26,7 @@ def stub_classes():
     return {name: names(c) for name, c in classes.items() if not name.startswith("_")}
 
 
-DUNDERS = {"__contains__", "__len__", "__reduce__", "__init__"}
+DUNDERS = {"__contains__", "__len__", "__reduce__", "__new__"}
 
 
 def test_the_stub_is_installed_with_py_typed():
@@ -41,5 +41,17 @@ def test_every_stubbed_method_exists_and_every_public_one_is_stubbed():
         cls = getattr(_native, name)
         public = {m for m in dir(cls) if not m.startswith("_")}
         assert public == methods - DUNDERS, name
-        for m in methods & DUNDERS - {"__init__"}:
+        for m in methods & DUNDERS:
             assert hasattr(cls, m), (name, m)
+
+
+def test_the_classes_are_final_at_run_time_as_in_the_stub():
+    import pytest
+
+    for name in ["CuckooFilter", "FrozenFilter", "ScalableCuckooFilter", "WindowedCuckooFilter"]:
+        with pytest.raises(TypeError):
+            type("Sub", (getattr(_native, name),), {})
+    tree = ast.parse(STUB.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            assert any(getattr(d, "id", None) == "final" for d in node.decorator_list), node.name
