@@ -197,7 +197,7 @@ fn jumps_keep_the_window_exact(tag_bits: u32, g: u64, run: Duration) {
             let mut n = 0usize;
             while !stop.load(Ordering::Relaxed) {
                 f.advance();
-                if n % 3 == 0 {
+                if n.is_multiple_of(3) {
                     let jump = jumps[(n / 3) % jumps.len()];
                     f.advance_to(f.generation() + jump);
                 }

@@ -100,6 +100,8 @@ impl WindowTable {
         // The planted bug: clear while lookups still read `from`.
         #[cfg(not(concurrent_cuckoo_canary = "windowed_jump_unflagged"))]
         self.generation.store(from | JUMPING, Ordering::Release);
+        #[cfg(concurrent_cuckoo_canary = "windowed_jump_unflagged")]
+        let _ = from | JUMPING;
         let cleared = if expire_all {
             self.clear_all()
         } else {

@@ -40,7 +40,11 @@
 //!   Who sweeps a slice does not matter, only when: [`sweep_ahead`] (an
 //!   insert's help, or a caller's thread) sweeps part of slice `x mod P`
 //!   holding `advancing`, so at generation `x`, and `advance` sweeps what
-//!   is left before it stores `x + 1`.
+//!   is left before it stores `x + 1`. A jump (`advance_to` by `P` or
+//!   more, and every advance at the cap: `jump.rs`) instead clears, under
+//!   every lock, every lane expired at its target by its true age, so
+//!   every lane left is live there, and restarts the schedule at the
+//!   target.
 //! * **INV-4, an expired lane is an empty one** to every reader and
 //!   writer: a lookup matches neither, an insert, a path search and a hop
 //!   take either as free (the first by slot order), and nothing refreshes
@@ -63,7 +67,12 @@
 //! lookup's fence orders its re-read after the loads), and a key live for
 //! the whole lookup has tag `>= r - G + 1`, so its age is in `[-1, G)`: it
 //! would have been a hit. Otherwise the lookup retries, and after
-//! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks.
+//! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks. The one writer
+//! that clears lanes live at `cur` is a jump (`jump.rs`): it first flags
+//! the generation word ([`JUMPING`], bit 63), so a lookup that sees one of
+//! its clears re-reads a flagged word, and a miss read under the flag
+//! never stands (the rule is `raw < JUMPING && now <= raw + 1`); lanes are
+//! read at `raw & !JUMPING`, the generation the jump leaves.
 //!
 //! # Cost of the sweep
 //! Each generation's slice is `n / P` buckets (one stripe lock each, a
