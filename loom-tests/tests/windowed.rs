@@ -427,3 +427,32 @@ fn a_hop_that_finds_its_lane_expired_clears_it() {
         assert_eq!(f.len(), 8);
     });
 }
+
+/// `contains_at` (a replica's lookup by its own clock, ahead of the
+/// filter's) racing a jump: a key live through 3 asked at 2 is found
+/// unless the jump to 4 took effect (canary `windowed_jump_unflagged`: its
+/// miss stands while the generation still reads 0). Also the same
+/// answer after the jump, and `len_at` exact once no thread writes.
+#[test]
+fn a_lookup_ahead_of_the_generation_racing_a_jump() {
+    model(|| {
+        let f = Arc::new(tiny(4, 4));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&k).unwrap();
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let found = f.contains_at(&k, 2);
+                let after = f.generation();
+                assert!(
+                    found || after >= 4,
+                    "LOST FINGERPRINT: contains_at(2) missed a key live through 3 at {after}"
+                );
+            })
+        };
+        assert_eq!(f.advance_to(4), 4);
+        reader.join().unwrap();
+        assert!(!f.contains_at(&k, 2) && !f.contains_at(&k, 5));
+        assert_eq!((f.len_at(4), f.len_at(9)), (0, 0));
+    });
+}
