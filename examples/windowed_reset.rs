@@ -3,13 +3,18 @@
 //! to zero as much touched memory: atomic stores, memset, madvise.
 //! `docs/benchmarks.md`, "advance_to past the window", has the figures.
 //!
-//! `cargo run --release --example windowed_reset -- [MiB (1024)] [heap|mapped]`
+//! `cargo run --release --example windowed_reset -- [MiB (1024)] [heap|mapped]`;
+//! `... -- lookups` times single lookups instead (the jump's flag is read
+//! by every lookup: the cost of that, before and after).
 use concurrent_cuckoo::{TableMemory, WindowedCuckooFilter};
 #[cfg(target_os = "linux")]
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("lookups") {
+        return lookups();
+    }
     let mib: usize = std::env::args().nth(1).map_or(1024, |a| a.parse().unwrap());
     let memory = match std::env::args().nth(2).as_deref() {
         Some("heap") => TableMemory::GlobalAllocator,
@@ -142,4 +147,42 @@ fn raw(mib: usize) {
     );
     // SAFETY: the mapping made above, no longer used.
     unsafe { libc::munmap(p as *mut libc::c_void, bytes) };
+}
+
+/// Absent and present single lookups on 1 MiB and 64 MiB tables, the best
+/// of three rounds of 20M each.
+fn lookups() {
+    for mib in [1usize, 64] {
+        let capacity = mib * (1 << 20) / 2 * 9 / 10;
+        let f = WindowedCuckooFilter::builder()
+            .capacity(capacity)
+            .generations(4)
+            .seed(1)
+            .build()
+            .unwrap();
+        let keys: Vec<u64> = (0..capacity as u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        f.insert_hash_batch(&keys).unwrap();
+        let n = 20_000_000u64;
+        let (mut absent, mut present) = (f64::MAX, f64::MAX);
+        for _ in 0..3 {
+            let t = Instant::now();
+            let mut hits = 0u64;
+            for i in 0..n {
+                hits +=
+                    u64::from(f.contains_hash((i | 1 << 63).wrapping_mul(0xD6E8_FEB8_6659_FD93)));
+            }
+            absent = absent.min(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+            std::hint::black_box(hits);
+            let t = Instant::now();
+            let mut hits = 0u64;
+            for i in 0..n {
+                hits += u64::from(f.contains_hash(keys[(i as usize * 7919) % keys.len()]));
+            }
+            present = present.min(t.elapsed().as_secs_f64() * 1e9 / n as f64);
+            assert_eq!(hits, n);
+        }
+        println!("{mib} MiB: absent {absent:.2} ns, present {present:.2} ns");
+    }
 }
