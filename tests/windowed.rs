@@ -169,11 +169,100 @@ fn advance_to_skips_long_gaps_with_the_same_answers() {
         }
     }
     assert_eq!(f.advance_to(5), 100_000);
-    // Far targets stop at 2^63, where everything still works.
-    assert_eq!(f.advance_to(u64::MAX), 1 << 63);
-    f.insert("late").unwrap();
-    assert_eq!(f.advance(), (1 << 63) + 1);
-    assert!(f.contains("late") && f.len() == 1);
+}
+
+/// The cap (issue 49 item 2, issue 50 item 8): generations stop at
+/// `2^63 - 1`; each advance from there, and each `advance_to` past it,
+/// expires every key (none is immortal), and a filter at the cap saves
+/// bytes it loads again.
+#[test]
+fn at_the_generation_cap_keys_still_expire_and_the_filter_reloads() {
+    const CAP: u64 = (1 << 63) - 1;
+    let f = filter(1000, 4);
+    f.insert("early").unwrap();
+    assert_eq!(f.advance_to(CAP - 2), CAP - 2);
+    assert!(!f.contains("early") && f.is_empty());
+    f.insert("near").unwrap();
+    assert_eq!(f.advance(), CAP - 1);
+    assert_eq!(f.advance(), CAP);
+    assert!(f.contains("near") && f.len() == 1);
+    assert!(f.contains_at("near", CAP) && !f.contains_at("near", CAP + 1));
+    assert_eq!((f.len_at(CAP), f.len_at(u64::MAX)), (1, 0));
+    let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert!(copy.contains("near") && copy.generation() == CAP);
+    // An advance at the cap: every key expires, the generation stays.
+    assert_eq!(f.advance(), CAP);
+    assert!(!f.contains("near") && f.is_empty());
+    f.insert("at the cap").unwrap();
+    assert!(f.contains("at the cap"));
+    assert_eq!(f.advance_to(CAP), CAP); // not past the cap: nothing expires
+    assert!(f.contains("at the cap"));
+    assert_eq!(f.advance_to(u64::MAX), CAP); // past it: everything does
+    assert!(!f.contains("at the cap") && f.is_empty());
+    // From far below, a target past the cap lands on it, empty.
+    let g = filter(1000, 4);
+    g.insert("k").unwrap();
+    assert_eq!(g.advance_to(u64::MAX), CAP);
+    assert!(!g.contains("k") && g.is_empty());
+    g.insert("k").unwrap();
+    let bytes = g.to_bytes();
+    let copy = WindowedCuckooFilter::from_bytes(&bytes).unwrap();
+    assert!(copy.contains("k") && copy.generation() == CAP);
+    assert_eq!(copy.advance(), CAP);
+    assert!(!copy.contains("k"));
+}
+
+/// A jump by any distance answers as the same number of single advances,
+/// for keys inserted at every age (the skip it replaced kept keys alive
+/// across jumps by multiples of `M`), and costs one pass: the stats count
+/// the lanes it cleared.
+#[test]
+fn advance_to_answers_as_single_advances_for_every_distance() {
+    for (tag_bits, g) in [(2u32, 1usize), (3, 2), (3, 4), (3, 5), (4, 9), (5, 29)] {
+        let m = 1u64 << tag_bits;
+        for jump in 2..=(3 * m + 2) {
+            let build = || {
+                WindowedCuckooFilter::builder()
+                    .capacity(600)
+                    .tag_bits(tag_bits)
+                    .generations(g)
+                    .seed(3)
+                    .build()
+                    .unwrap()
+            };
+            let (fast, slow) = (build(), build());
+            // Keys of every age in the window and beyond it.
+            for age in 0..m {
+                for k in 0..8u64 {
+                    fast.insert(&(age, k)).unwrap();
+                    slow.insert(&(age, k)).unwrap();
+                }
+                fast.advance();
+                slow.advance();
+            }
+            let target = fast.generation() + jump;
+            assert_eq!(fast.advance_to(target), target);
+            while slow.generation() < target {
+                slow.advance();
+            }
+            assert_eq!(fast.len(), slow.len(), "M {m}, G {g}, jump {jump}");
+            for age in 0..m {
+                for k in 0..8u64 {
+                    assert_eq!(
+                        fast.contains(&(age, k)),
+                        slow.contains(&(age, k)),
+                        "M {m}, G {g}, jump {jump}, key of age {age}"
+                    );
+                }
+            }
+            // Both tables canonical at the target: the same bytes.
+            assert_eq!(
+                fast.to_bytes(),
+                slow.to_bytes(),
+                "M {m}, G {g}, jump {jump}"
+            );
+        }
+    }
 }
 
 /// The operations of the model test.

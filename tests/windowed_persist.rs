@@ -115,6 +115,21 @@ fn damaged_input_is_refused() {
         edit(32, 0x55),
         Err(DecodeError::HasherMismatch { .. })
     ));
+    // A generation past the cap (`2^63 - 1`), which no filter reaches:
+    // 2^63 (issue 50 item 8: its keys would never expire) and 2^64 - 1.
+    for top in [0x80u8, 0xFF] {
+        let mut bad = bytes.clone();
+        bad[24..32].copy_from_slice(&[0xFF; 8]);
+        bad[31] = top;
+        if top == 0x80 {
+            bad[24..31].fill(0);
+        }
+        resum(&mut bad);
+        assert!(matches!(
+            WindowedCuckooFilter::from_bytes(&bad),
+            Err(DecodeError::InvalidHeader(_))
+        ));
+    }
     // A lane tagged after the saved generation: no snapshot holds one.
     let mut future = bytes.clone();
     let generation = f.generation();

@@ -2,7 +2,9 @@
 //! refreshes, lookups and batch lookups; the sweep (by `advance` or run
 //! ahead by another thread) against a refresh of the lane it clears; a
 //! displacement under a reader while the writer then
-//! advances. Run with `scripts/loom.sh` (or `RUSTFLAGS="--cfg
+//! advances; `advance_to` jumps (a reset, a pass) beside a reader; the
+//! wraparound beside a reader; an insert beside three advances; a hop
+//! whose lane expired after its search. Run with `scripts/loom.sh` (or `RUSTFLAGS="--cfg
 //! concurrent_cuckoo_loom" cargo test --release -p loom-tests --test
 //! windowed`).
 //!
@@ -19,10 +21,15 @@ type Filter = WindowedCuckooFilter<Identity>;
 
 /// `buckets` buckets, two stripes, 3 tag bits (`M = 8`), a window of `g`.
 fn tiny(buckets: usize, g: usize) -> Filter {
+    tiny_m(buckets, 3, g)
+}
+
+/// [`tiny`] with `tag_bits` tag bits (`M = 2^tag_bits`).
+fn tiny_m(buckets: usize, tag_bits: u32, g: usize) -> Filter {
     WindowedCuckooFilter::builder()
         .bucket_count(buckets)
         .stripe_count(2)
-        .tag_bits(3)
+        .tag_bits(tag_bits)
         .generations(g)
         .max_path_len(1)
         .hasher(Identity)
@@ -231,5 +238,221 @@ fn a_reader_finds_a_tagged_lane_while_it_is_displaced() {
         f.advance(); // generation 3: the victim (tag 0) expires
         assert!(!f.contains(&victim), "EXPIRED KEY FOUND: the moved lane");
         assert_eq!(f.len(), 8);
+    });
+}
+
+/// `contains(k)` from another thread, with the generation read after it:
+/// a miss while the generation still reads below `live_until + 1` loses a
+/// live key.
+fn spawn_checked_lookup(f: &Arc<Filter>, k: u64, live_until: u64) -> thread::JoinHandle<()> {
+    let f = f.clone();
+    thread::spawn(move || {
+        let found = f.contains(&k);
+        let after = f.generation();
+        assert!(
+            found || after > live_until,
+            "LOST FINGERPRINT: a key live through {live_until} missed at {after}"
+        );
+    })
+}
+
+/// A lookup racing an `advance_to` past the whole window (a reset: every
+/// lane cleared under every lock): it may miss the key only once the
+/// jump has taken effect, never while `generation()` still reads a
+/// generation the key is live in (canary `windowed_jump_unflagged`: the
+/// reset clears while lookups still read the old generation and their
+/// misses stand).
+#[test]
+fn a_lookup_racing_a_jump_past_the_window() {
+    model(|| {
+        let f = Arc::new(tiny(4, 2));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&k).unwrap();
+        let reader = spawn_checked_lookup(&f, k, 1);
+        assert_eq!(f.advance_to(10), 10);
+        reader.join().unwrap();
+        assert!(!f.contains(&k), "EXPIRED KEY FOUND after the jump");
+        assert_eq!((f.len(), f.scan_lanes()), (0, (0, 0)));
+    });
+}
+
+/// A lookup racing an `advance_to` within the window (one pass under
+/// every lock clearing the lanes expired at the target): the key that
+/// expires in the jump is missed only once it took effect, and the key
+/// that survives it is found after (canary `windowed_jump_unflagged`).
+/// (A second reader, of the survivor, made 590,000 interleavings.)
+#[test]
+fn a_lookup_racing_a_jump_within_the_window() {
+    model(|| {
+        // M = 8, G = 4: the sweep's period is 3, so a jump of 3 is a pass.
+        let f = Arc::new(tiny(4, 4));
+        let mut keys = Keys::new();
+        let old = keys.with_buckets(&f, 0, 1);
+        let young = keys.with_buckets(&f, 2, 3);
+        f.insert(&old).unwrap(); // generation 0: live through 3
+        f.advance();
+        f.insert(&young).unwrap(); // generation 1: live through 4
+        let reader = spawn_checked_lookup(&f, old, 3);
+        assert_eq!(f.advance_to(4), 4);
+        reader.join().unwrap();
+        assert!(!f.contains(&old), "EXPIRED KEY FOUND after the jump");
+        assert!(f.contains(&young) && f.len() == 1, "LOST FINGERPRINT after");
+    });
+}
+
+/// A jump clears each lane by its true age at the target, not by its
+/// tag's age then, which may have come round: a lane expired (age 5 of
+/// `M = 8`, `G = 5`) but not yet swept stays expired across a jump of 4,
+/// beside a reader of a key that stays live (canary
+/// `windowed_jump_by_tag`: the jump keeps the old lane, whose tag reads
+/// age 1 at the target).
+#[test]
+fn a_jump_clears_lanes_by_their_true_age() {
+    model(|| {
+        let f = Arc::new(tiny(4, 5));
+        let mut keys = Keys::new();
+        let old = keys.with_buckets(&f, 0, 1);
+        let young = keys.with_buckets(&f, 2, 3);
+        f.insert(&old).unwrap();
+        for _ in 0..5 {
+            f.advance(); // bucket 0 is swept at even generations only
+        }
+        f.insert(&young).unwrap(); // generation 5: live through 9
+        assert!(!f.contains(&old), "EXPIRED KEY FOUND before the jump");
+        let reader = spawn_checked_lookup(&f, young, 9);
+        assert_eq!(f.advance_to(9), 9); // a jump of 4: a pass (period 2)
+        reader.join().unwrap();
+        assert!(!f.contains(&old), "EXPIRED KEY FOUND after the jump");
+        assert!(f.contains(&young) && f.len() == 1, "LOST FINGERPRINT after");
+    });
+}
+
+/// The wraparound (INV-3): a key's tag comes round after `M` generations,
+/// so its lane must be cleared before its age reaches `M - 1` (which reads
+/// live). A reader checks the key while the main thread advances `M`
+/// times (`M = 4`, `G = 1`, two buckets: each swept every other
+/// generation): from generation 1 on it must miss (canary
+/// `windowed_sweep_after_publish`: `advance` sweeps after storing the next
+/// generation, so a reader at 3 sees the lane at age `M - 1`).
+#[test]
+fn a_reader_beside_the_advances_that_bring_a_tag_round() {
+    model(|| {
+        let f = Arc::new(tiny_m(2, 2, 1));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&k).unwrap();
+        f.advance(); // generation 1: expired, not swept (bucket 0 at 2)
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let found = f.contains(&k);
+                assert!(!found, "EXPIRED KEY FOUND: a lane whose tag came round");
+            })
+        };
+        for _ in 0..3 {
+            f.advance();
+        }
+        reader.join().unwrap();
+        assert!(!f.contains(&k), "EXPIRED KEY FOUND after");
+        assert_eq!(f.scan_lanes(), (0, 0), "the sweep cleared the lane");
+    });
+}
+
+/// An insert reads the generation under its locks (INV-3 (a)): one that
+/// read it before them (canary `windowed_cur_before_lock`) could land a
+/// lane tagged three generations back (`M = 4`, `G = 1`), after the sweep
+/// of its bucket passed, at age `M - 1`: read live, and, one advance
+/// later, at age 0.
+#[test]
+fn an_insert_racing_advances_is_tagged_under_its_locks() {
+    model(|| {
+        let f = Arc::new(tiny_m(2, 2, 1));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        let inserter = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&k).unwrap())
+        };
+        for _ in 0..3 {
+            f.advance();
+        }
+        inserter.join().unwrap();
+        f.advance(); // generation 4: a key inserted at 3 or before is gone
+        assert!(
+            !f.contains(&k),
+            "EXPIRED KEY FOUND: an insert tagged before its locks"
+        );
+    });
+}
+
+/// A hop whose source lane expired between the path search and the hop
+/// clears the lane instead of moving it (INV-3): moved, it would land in a
+/// bucket whose sweep has passed and read live when its tag came round
+/// (canary `windowed_move_expired`). `M = 8`, `G = 5`: the sweep's period
+/// is 2, buckets 0 and 1 are swept at even generations, 2 and 3 at odd
+/// ones. The victim (bucket 0, alternate 3, tagged 0) is live at 4 and
+/// expired at 5 and 6; the newcomer's search at 4 moves it, the main
+/// thread advances to 6 meanwhile (sweeping bucket 3 at 5), and the hop
+/// then finds it expired.
+#[test]
+fn a_hop_that_finds_its_lane_expired_clears_it() {
+    model(|| {
+        let f = Arc::new(tiny(4, 5));
+        let mut keys = Keys::new();
+        let victim = keys.with_buckets(&f, 0, 3);
+        f.insert(&victim).unwrap();
+        for _ in 0..4 {
+            f.advance();
+        }
+        // Bucket 0 full (the victim and three keys whose alternate is the
+        // full bucket 1), bucket 1 full: only the victim can move.
+        for _ in 0..3 {
+            f.insert(&keys.with_buckets(&f, 0, 1)).unwrap();
+        }
+        for _ in 0..4 {
+            f.insert(&keys.with_buckets(&f, 1, 0)).unwrap();
+        }
+        let newcomer = keys.with_buckets(&f, 0, 1);
+        let inserter = {
+            let f = f.clone();
+            thread::spawn(move || f.insert(&newcomer).unwrap())
+        };
+        f.advance();
+        f.advance();
+        inserter.join().unwrap();
+        assert!(f.contains(&newcomer), "LOST FINGERPRINT: newcomer");
+        f.advance(); // generation 7: the victim's tag reads age M - 1
+        assert!(
+            !f.contains(&victim),
+            "EXPIRED KEY FOUND: an expired lane carried by a hop"
+        );
+        assert_eq!(f.len(), 8);
+    });
+}
+
+/// `contains_at` (a replica's lookup by its own clock, ahead of the
+/// filter's) racing a jump: a key live through 3 asked at 2 is found
+/// unless the jump to 4 took effect (canary `windowed_jump_unflagged`: its
+/// miss stands while the generation still reads 0). Also the same
+/// answer after the jump, and `len_at` exact once no thread writes.
+#[test]
+fn a_lookup_ahead_of_the_generation_racing_a_jump() {
+    model(|| {
+        let f = Arc::new(tiny(4, 4));
+        let k = Keys::new().with_buckets(&f, 0, 1);
+        f.insert(&k).unwrap();
+        let reader = {
+            let f = f.clone();
+            thread::spawn(move || {
+                let found = f.contains_at(&k, 2);
+                let after = f.generation();
+                assert!(
+                    found || after >= 4,
+                    "LOST FINGERPRINT: contains_at(2) missed a key live through 3 at {after}"
+                );
+            })
+        };
+        assert_eq!(f.advance_to(4), 4);
+        reader.join().unwrap();
+        assert!(!f.contains_at(&k, 2) && !f.contains_at(&k, 5));
+        assert_eq!((f.len_at(4), f.len_at(9)), (0, 0));
     });
 }

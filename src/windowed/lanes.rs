@@ -240,6 +240,19 @@ impl Layout {
         Self::occupied(word) & self.aged_out(word, self.clock(cur))
     }
 
+    /// Occupied lanes of `word` expired `ahead` generations after `cur`
+    /// by their true age at `cur` (at most `M - 2` by INV-3, and no lane
+    /// tagged `cur + 1`: a jump reads them under every stripe lock), not by
+    /// their tag's age then, which may have come round. Every occupied
+    /// lane when `ahead >= G`.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn expired_ahead(self, word: u64, cur: u64, ahead: u64) -> u64 {
+        match self.over_ahead(ahead) {
+            Some(over) => Self::occupied(word) & self.aged_out_over(word, self.clock(cur), over),
+            None => Self::occupied(word),
+        }
+    }
+
     /// Lanes an insert may take at `cur`: empty or expired.
     #[inline(always)]
     pub(crate) fn free(self, word: u64, cur: u64) -> u64 {

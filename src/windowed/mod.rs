@@ -58,8 +58,10 @@ const AHEAD: usize = 8;
 /// * **Exact window, for every thread**: found while `generation() <= t +
 ///   G - 1` and gone from `t + G`, where `t` is the generation current at
 ///   the moment the insert took effect (inside the call: never older than
-///   the generation when it was called). A lookup racing an `advance` may
-///   answer either way only for a key that expires in that advance.
+///   the generation when it was called). A lookup racing an `advance` (or
+///   an `advance_to`) may answer either way only for a key that expires in
+///   it. (At the last generation, `2^63 - 1`, each advance expires every
+///   key: [`advance`](Self::advance).)
 /// * **Never full at capacity**: with at most `capacity` keys live, inserts
 ///   succeed for any number of generations. Expired lanes are free to any
 ///   insert at once, and the sweep clears them in slices (below).
@@ -384,7 +386,10 @@ impl<S> WindowedCuckooFilter<S> {
     /// slice of the table (`buckets / (M - 1 - G)` buckets, each under its
     /// stripe lock) that inserts and [`sweep_ahead`](Self::sweep_ahead)
     /// did not sweep already; calls from several threads run one after
-    /// another.
+    /// another. At the last generation, `2^63 - 1`, the generation stays
+    /// and every key expires (a reset, as [`advance_to`](Self::advance_to)
+    /// past the window), so no key outlives its window however far the
+    /// counter went.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -421,13 +426,17 @@ impl<S> WindowedCuckooFilter<S> {
     }
 
     /// Advances until the generation is at least `generation` (a clock's:
-    /// `elapsed / window`), returning the generation. A jump of more than
-    /// `G + M` generations costs `G + M - 1` advances and one sweep of the
-    /// whole table, not one advance per generation: after `G` advances
-    /// every earlier key has expired and every expired lane is cleared, so
-    /// a multiple of `M` generations, which changes no lane's age, is
-    /// skipped at once. Keys inserted during the call are tagged with some
-    /// generation of its span. Targets beyond `2^63` stop there.
+    /// `elapsed / window`), returning the generation, with the answers of
+    /// as many [`advance`](Self::advance)s. A jump of at least `M - 1 - G`
+    /// generations (`M = 2^`[`tag_bits`](Self::tag_bits)) costs one pass
+    /// over the table under every stripe lock, whatever its length, and a
+    /// jump of at least `G`, past every key's window, is a reset (stores
+    /// of zero over the occupied bucket words; nothing when the filter is
+    /// empty). Writers wait for the pass; lookups do not block on it (a
+    /// lookup that could miss because of it retries, and then waits) and
+    /// answer as before or after the jump. Generations stop at `2^63 - 1`:
+    /// a target past it lands there with every key expired, as each
+    /// `advance` there does.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;

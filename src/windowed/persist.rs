@@ -104,7 +104,7 @@ impl Header {
             return Err(invalid("bucket count must be even and in [2, 2^32]"));
         }
         if h.generation > super::table::MAX_GENERATION {
-            return Err(invalid("generation beyond 2^63"));
+            return Err(invalid("generation beyond the cap, 2^63 - 1"));
         }
         Ok(h)
     }

@@ -40,7 +40,11 @@
 //!   Who sweeps a slice does not matter, only when: [`sweep_ahead`] (an
 //!   insert's help, or a caller's thread) sweeps part of slice `x mod P`
 //!   holding `advancing`, so at generation `x`, and `advance` sweeps what
-//!   is left before it stores `x + 1`.
+//!   is left before it stores `x + 1`. A jump (`advance_to` by `P` or
+//!   more, and every advance at the cap: `jump.rs`) instead clears, under
+//!   every lock, every lane expired at its target by its true age, so
+//!   every lane left is live there, and restarts the schedule at the
+//!   target.
 //! * **INV-4, an expired lane is an empty one** to every reader and
 //!   writer: a lookup matches neither, an insert, a path search and a hop
 //!   take either as free (the first by slot order), and nothing refreshes
@@ -63,7 +67,12 @@
 //! lookup's fence orders its re-read after the loads), and a key live for
 //! the whole lookup has tag `>= r - G + 1`, so its age is in `[-1, G)`: it
 //! would have been a hit. Otherwise the lookup retries, and after
-//! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks.
+//! `OPTIMISTIC_ATTEMPTS` reads under the pair's locks. The one writer
+//! that clears lanes live at `cur` is a jump (`jump.rs`): it first flags
+//! the generation word ([`JUMPING`], bit 63), so a lookup that sees one of
+//! its clears re-reads a flagged word, and a miss read under the flag
+//! never stands (the rule is `raw < JUMPING && now <= raw + 1`); lanes are
+//! read at `raw & !JUMPING`, the generation the jump leaves.
 //!
 //! # Cost of the sweep
 //! Each generation's slice is `n / P` buckets (one stripe lock each, a
@@ -110,8 +119,16 @@ const SWEEP_CHUNK: usize = 64;
 #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
 const SWEEP_TRIGGER: u64 = 63;
 
-/// The generation `advance_to` stops at.
-pub(crate) const MAX_GENERATION: u64 = 1 << 63;
+/// Set in the generation word while a jump clears lanes (`jump.rs`): the
+/// generation it jumps from, flagged, so that no lookup's miss stands.
+pub(crate) const JUMPING: u64 = 1 << 63;
+
+/// The last generation, `2^63 - 1` (the cap, `jump.rs`): an advance from
+/// it expires every key and stays there.
+pub(crate) const MAX_GENERATION: u64 = JUMPING - 1;
+
+#[path = "jump.rs"]
+mod jump;
 
 /// Where a hash lives: both buckets and the fingerprint (without tag).
 #[derive(Clone, Copy, Debug, Default)]
@@ -256,10 +273,11 @@ impl WindowTable {
         self.buckets[bucket].store(word, Ordering::Release);
     }
 
-    /// The current generation.
+    /// The current generation (during a jump, the one it jumps from:
+    /// the jump has not taken effect until it stores its target).
     #[inline(always)]
     pub(crate) fn generation(&self) -> u64 {
-        self.generation.load(Ordering::Acquire)
+        self.generation.load(Ordering::Acquire) & !JUMPING
     }
 
     /// Adds `delta` to the count of tag `tag` in `bucket`'s stripe. Only
@@ -294,6 +312,9 @@ impl WindowTable {
     /// as by an `advance`).
     #[inline(always)]
     pub(crate) fn contains_at(&self, loc: &Loc, at: u64) -> bool {
+        if at > MAX_GENERATION {
+            return false; // past the cap every key has expired (`jump.rs`)
+        }
         match self.contains_optimistic(loc, at) {
             Some(answer) => answer,
             None => self.contains_contended(loc.i1, loc.i2, loc.fp, at),
@@ -322,7 +343,10 @@ impl WindowTable {
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Loc, at: u64) -> Option<bool> {
         let l = self.layout;
-        let r = self.generation.load(Ordering::Acquire);
+        // Flagged while a jump clears lanes (`jump.rs`): the lanes are read
+        // at the generation it jumps from, and a miss does not stand.
+        let raw = self.generation.load(Ordering::Acquire);
+        let r = raw & !JUMPING;
         // `at = 0` (a plain lookup) folds to the filter's own constant.
         let Some(over) = l.over_at(at, r) else {
             return Some(false);
@@ -347,7 +371,7 @@ impl WindowTable {
         fence(Ordering::Acquire);
         let now = self.generation.load(Ordering::Relaxed);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_unvalidated_generation"))]
-        let settled = now <= r + 1;
+        let settled = raw < JUMPING && now <= raw + 1;
         // The planted bug: a miss stands however far the generation moved.
         #[cfg(concurrent_cuckoo_canary = "windowed_unvalidated_generation")]
         let settled = {
@@ -407,7 +431,17 @@ impl WindowTable {
     fn store_key(&self, loc: &Loc) -> Result<(), InsertError> {
         self.prefetch(loc);
         for _ in 0..PATH_ATTEMPTS {
-            if self.place(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0) {
+            // Read under the locks: a lane is never tagged older than the
+            // generation its bucket's last sweep saw (INV-3 (a)).
+            #[cfg(not(concurrent_cuckoo_canary = "windowed_cur_before_lock"))]
+            let placed = self.place(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0);
+            // The planted bug: the generation read before the locks.
+            #[cfg(concurrent_cuckoo_canary = "windowed_cur_before_lock")]
+            let placed = {
+                let cur = self.generation();
+                self.place_at(loc, &self.stripes.lock_pair(loc.i1, loc.i2), 0, cur)
+            };
+            if placed {
                 return Ok(());
             }
             let Some(path) = self.search(loc) else {
@@ -444,10 +478,13 @@ impl WindowTable {
     /// or expired lane. `false` if neither bucket has one. An expired lane
     /// counts only as free space, never as the key's (INV-4).
     fn place(&self, loc: &Loc, guard: &StripeGuard<'_>, path_len: usize) -> bool {
+        self.place_at(loc, guard, path_len, self.generation())
+    }
+
+    /// [`place`](Self::place) with the generation `cur` read under the
+    /// locks (the canary `windowed_cur_before_lock` reads it before).
+    fn place_at(&self, loc: &Loc, guard: &StripeGuard<'_>, path_len: usize, cur: u64) -> bool {
         let l = self.layout;
-        // Read under the locks: a lane is never tagged older than the
-        // generation its bucket's last sweep saw (INV-3 (a)).
-        let cur = self.generation();
         let lane = l.lane(loc.fp, cur);
         let words = [(loc.i1, self.load(loc.i1)), (loc.i2, self.load(loc.i2))];
         for (bucket, word) in words {
@@ -506,6 +543,12 @@ impl WindowTable {
             return false;
         }
         let flag = 1u64 << (16 * hop.slot + 15);
+        // The planted bug: an expired lane is moved like a live one.
+        #[cfg(concurrent_cuckoo_canary = "windowed_move_expired")]
+        let flag = {
+            let _ = flag;
+            0
+        };
         if l.expired(wf, cur) & flag != 0 {
             self.store(from, lanes::set(wf, hop.slot, 0));
             self.count(from, l.tag_of_lane(lane), -1);
@@ -552,13 +595,25 @@ impl WindowTable {
         // while we sweep, so each bucket's expiry is decided at the
         // generation current under its stripe lock.
         let cur = self.generation.load(Ordering::Relaxed);
+        if cur == MAX_GENERATION {
+            // The cap: every key expires, the generation stays (`jump.rs`).
+            self.jump(cur, cur, true);
+            return cur;
+        }
         let (_, hi) = self.slice(cur);
         let left = self.sweep_left.load(Ordering::Relaxed) as usize;
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_sweep_after_publish"))]
         for bucket in hi - left..hi {
             self.sweep(bucket, cur);
         }
         self.schedule_sweep(cur + 1);
         self.generation.store(cur + 1, Ordering::Release);
+        // The planted bug: the slice swept after the next generation is
+        // published, when a lane expired at `cur` may read live again.
+        #[cfg(concurrent_cuckoo_canary = "windowed_sweep_after_publish")]
+        for bucket in hi - left..hi {
+            self.sweep(bucket, cur);
+        }
         cur + 1
     }
 
@@ -592,39 +647,6 @@ impl WindowTable {
         n
     }
 
-    /// Advances until the generation is at least `target`; returns the
-    /// generation. A jump of more than `G + M` generations costs `G + M`
-    /// advances and one pass (module docs of `windowed/mod.rs`).
-    pub(crate) fn advance_to(&self, target: u64) -> u64 {
-        let _advancing = self.advancing.guard();
-        let l = self.layout;
-        // Far from overflowing any `cur + 1` (2^63 advances at one per
-        // nanosecond take 292 years).
-        let target = target.min(MAX_GENERATION);
-        let mut cur = self.generation.load(Ordering::Relaxed);
-        if target > cur + l.generations() + l.tags() {
-            // Everything stored before this call expires...
-            for _ in 0..l.generations() {
-                cur = self.advance_locked();
-            }
-            // ...and every expired lane is cleared at `cur`...
-            for bucket in 0..self.buckets.len() {
-                self.sweep(bucket, cur);
-            }
-            // ...so skipping a multiple of `M`, which leaves every tag's
-            // age as it was, only makes the lanes stored during this call
-            // (all live) look stored later within the call's span.
-            let skip = (target - cur) / l.tags() * l.tags();
-            cur += skip;
-            self.schedule_sweep(cur);
-            self.generation.store(cur, Ordering::Release);
-        }
-        while cur < target {
-            cur = self.advance_locked();
-        }
-        cur
-    }
-
     /// Clears `bucket`'s lanes expired at `cur`, under its stripe lock.
     fn sweep(&self, bucket: usize, cur: u64) {
         #[cfg(not(concurrent_cuckoo_canary = "windowed_unlocked_sweep"))]
@@ -632,9 +654,19 @@ impl WindowTable {
         // The planted bug: decide and clear without the lock, racing a
         // refresh of the same lane.
         let word = self.load(bucket);
-        let mut expired = self.layout.expired(word, cur);
+        let n = self.clear_lanes(bucket, word, self.layout.expired(word, cur));
+        if n > 0 {
+            self.swept
+                .store(self.swept.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        }
+    }
+
+    /// Clears the lanes of `expired` (a flag mask) in `bucket`, which holds
+    /// `word`, and uncounts them; returns how many. Under the bucket's
+    /// stripe lock.
+    fn clear_lanes(&self, bucket: usize, word: u64, mut expired: u64) -> u64 {
         if expired == 0 {
-            return;
+            return 0;
         }
         let mut cleared = word;
         let mut n = 0;
@@ -645,8 +677,7 @@ impl WindowTable {
             n += 1;
         }
         self.store(bucket, cleared);
-        self.swept
-            .store(self.swept.load(Ordering::Relaxed) + n, Ordering::Relaxed);
+        n
     }
 
     // ---- persistence ------------------------------------------------------
@@ -717,6 +748,9 @@ impl WindowTable {
     pub(crate) fn len_at(&self, at: u64) -> usize {
         let l = self.layout;
         let cur = self.generation();
+        if at > MAX_GENERATION {
+            return 0; // past the cap every key has expired (`jump.rs`)
+        }
         let ahead = at.saturating_sub(cur);
         let live_ages = l.generations().saturating_sub(ahead);
         let mut sum = 0i64;
