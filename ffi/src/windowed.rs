@@ -308,9 +308,13 @@ pub unsafe extern "C" fn ccf_windowed_advance(f: *mut ccf_windowed) -> u64 {
 
 /// Advances until the generation is at least `generation` (for a clock:
 /// `elapsed / (window / G)`), never backwards, and returns the generation
-/// then. A jump of more than a window costs a bounded number of advances
-/// and one pass over the table, not one advance per generation. Returns 0
-/// for a NULL `f`.
+/// then. A jump of `2^t - 1 - G` generations or more (`t` tag bits) costs
+/// one pass over the table, whatever its length, and a jump of `G` or more
+/// (past every key's window) is a reset that stores zeros over the
+/// occupied buckets only; lookups never block on either. Generations stop
+/// at `2^63 - 1` (`UINT64_MAX` gives that): a target past it lands there
+/// with every key expired, as each advance there does. Returns 0 for a
+/// NULL `f`.
 ///
 /// # Safety
 /// `f` is NULL or a live windowed filter.
