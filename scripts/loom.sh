@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter 17 times, each time with a
+#   scripts/loom.sh --canary   build the filter 20 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -42,7 +42,16 @@
 #                              stands however far the generation moved
 #                              during it; "windowed_unlocked_sweep": the
 #                              sweep clears an expired lane without the
-#                              bucket's lock, racing a refresh).
+#                              bucket's lock, racing a refresh;
+#                              "primary_insert_unlocked": an insert into a
+#                              free slot of its primary stores before it
+#                              takes that bucket's lock;
+#                              "primary_remove_ignores_alternate": a remove
+#                              under its primary's lock alone bumps no
+#                              version for a copy in the alternate;
+#                              "remove_primary_only": a remove never looks
+#                              in the alternate once the primary, read under
+#                              its lock, has no copy).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
 #                              publish_before_mark, unbracketed_move,
@@ -52,7 +61,9 @@
 #                              for relaxed_retire, REMOVE MISSED for
 #                              remove_ignores_moves, WRONG TAKE for
 #                              unvalidated_take, LOST FINGERPRINT for the
-#                              three windowed ones. Exits non-zero
+#                              three windowed ones and the first two
+#                              single-lock ones, REMOVE MISSED for
+#                              remove_primary_only. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -83,7 +94,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -103,6 +114,9 @@ declare -A marker=(
     [windowed_no_future]="LOST FINGERPRINT"
     [windowed_unvalidated_generation]="LOST FINGERPRINT"
     [windowed_unlocked_sweep]="LOST FINGERPRINT"
+    [primary_insert_unlocked]="LOST FINGERPRINT"
+    [primary_remove_ignores_alternate]="LOST FINGERPRINT"
+    [remove_primary_only]="REMOVE MISSED"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"
