@@ -184,7 +184,7 @@ fn scalable_remove(mib: u64, rounds: usize) {
             time(q, || {
                 fresh
                     .iter()
-                    .filter(|&&h| f.insert_hash(h).is_ok() && f.remove_hash(h))
+                    .filter(|&&h| f.insert_hash(h).is_ok() && bool::from(f.remove_hash(h)))
                     .count()
             })
         })
