@@ -8,6 +8,7 @@
 #   scripts/ab-lookups.sh 818fd9c 7 16 1 16 256     # in cache, and 256 MiB
 #   scripts/ab-lookups.sh 818fd9c 7 mix 64           # two threads, 90/5/5, 64 MiB
 #   scripts/ab-lookups.sh 68dce41 9 sremove 1        # growing filter: insert+remove
+#   scripts/ab-lookups.sh 00595cb 7 writes 1 writes 64  # per-key insert / remove
 #
 # A configuration `mix MIB` runs the two-thread 90/5/5 mix (see main.rs)
 # instead of the one-thread lookups: each round is one run of each side of
@@ -79,6 +80,16 @@ if sys.argv[3] == "mix":
     print("| rate | old | new | new / old (median of paired rounds) |")
     print("|---|---:|---:|---:|")
     for i, name in enumerate(["wall clock", "sum of per-thread CPU-time rates"]):
+        ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
+        print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
+    sys.exit(0)
+if sys.argv[3] == "writes":
+    pat = r'insert ([\d.]+) ns remove ([\d.]+) ns'
+    old, new = ([list(map(float, re.search(pat, l).groups())) for l in open(p)] for p in sys.argv[1:3])
+    print(f"\nPer-key writes, one thread, an empty 16-bit table of {sys.argv[4]} MiB filled to 92% and emptied, ns per operation (median of {len(old)} rounds)\n")
+    print("| operation | old | new | new / old (median of paired rounds) |")
+    print("|---|---:|---:|---:|")
+    for i, name in enumerate(["`insert_hash`", "`remove_hash`"]):
         ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
         print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
     sys.exit(0)

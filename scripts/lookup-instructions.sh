@@ -9,7 +9,7 @@
 #
 # Environment: BITS (16), MIB (1: in cache), N (100000), KINDS (all; also
 # scalable_insert_remove, scalable2_insert_remove: growing filters of one
-# and two levels).
+# and two levels; insert_remove_half: insert_remove at 45% load).
 # Prints one markdown row per kind: instructions per operation for each REV,
 # the whole loop iteration and, in brackets, the part inside the functions
 # it calls (for `contains_hash`, the lookup function alone; keyed lookups
@@ -23,7 +23,7 @@ unstable_feature() { grep -q '^unstable = ' "$1/Cargo.toml" && echo ', features 
 cd "$(dirname "$0")/.."
 (( $# )) || set -- .
 bits=${BITS:-16} mib=${MIB:-1} n=${N:-100000}
-kinds=(${KINDS:-contains_hash_miss contains_hash_hit contains_miss contains_hit hash_batch_miss batch_miss insert_remove scalable_insert_remove scalable2_insert_remove})
+kinds=(${KINDS:-contains_hash_miss contains_hash_hit contains_miss contains_hit hash_batch_miss batch_miss insert_remove insert_remove_half scalable_insert_remove scalable2_insert_remove})
 root=$(pwd)
 work="$root/target/lookup-instructions"
 mkdir -p "$work"

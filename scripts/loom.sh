@@ -2,7 +2,7 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
-#   scripts/loom.sh --canary   build the filter 22 times, each time with a
+#   scripts/loom.sh --canary   build the filter 25 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -52,7 +52,16 @@
 #                              generation; "windowed_cur_before_lock": an
 #                              insert reads the generation before its
 #                              locks; "windowed_move_expired": a hop
-#                              carries an expired lane).
+#                              carries an expired lane;
+#                              "primary_insert_unlocked": an insert into a
+#                              free slot of its primary stores before it
+#                              takes that bucket's lock;
+#                              "primary_remove_ignores_alternate": a remove
+#                              under its primary's lock alone bumps no
+#                              version for a copy in the alternate;
+#                              "remove_primary_only": a remove never looks
+#                              in the alternate once the primary, read under
+#                              its lock, has no copy).
 #                              Each bug must fail the models with its own
 #                              marker: LOST FINGERPRINT for the first four,
 #                              publish_before_mark, unbracketed_move,
@@ -66,7 +75,10 @@
 #                              windowed_jump_unflagged, EXPIRED KEY FOUND
 #                              for the other four windowed ones (whose
 #                              builds run only the windowed models, which
-#                              is where every windowed bug lives). Exits non-zero
+#                              is where every windowed bug lives), LOST
+#                              FINGERPRINT for the first two single-lock
+#                              ones, REMOVE MISSED for
+#                              remove_primary_only. Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -98,7 +110,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -123,6 +135,9 @@ declare -A marker=(
     [windowed_sweep_after_publish]="EXPIRED KEY FOUND"
     [windowed_cur_before_lock]="EXPIRED KEY FOUND"
     [windowed_move_expired]="EXPIRED KEY FOUND"
+    [primary_insert_unlocked]="LOST FINGERPRINT"
+    [primary_remove_ignores_alternate]="LOST FINGERPRINT"
+    [remove_primary_only]="REMOVE MISSED"
 )
 for bug in "${bugs[@]}"; do
     want="${marker[$bug]}"

@@ -350,6 +350,32 @@ impl Stripes {
         }
     }
 
+    /// Starts fetching the lock line of bucket `a` alone: what a write that
+    /// begins under its primary bucket's lock (`RawTable::insert`,
+    /// `RawTable::remove`) takes first.
+    #[inline(always)]
+    pub(crate) fn prefetch_lock(&self, a: usize) {
+        let line = &self.stripes[self.stripe_of(a)];
+        if self.write_prefetch {
+            prefetch_for_write(line);
+        } else {
+            prefetch(line);
+        }
+    }
+
+    /// Locks the stripe of bucket `a` alone: a write that changes only that
+    /// bucket (an insert into a free slot of its primary, a remove of a copy
+    /// there). [`StripeGuard::widen`] adds a second stripe later.
+    #[inline]
+    pub(crate) fn lock_one(&self, a: usize) -> StripeGuard<'_> {
+        let stripe = self.stripe_of(a);
+        self.lock_stripe(stripe);
+        StripeGuard {
+            stripes: self,
+            held: Held::Pair([stripe, stripe]),
+        }
+    }
+
     /// Locks the stripes of buckets `a` and `b` (once if they share one),
     /// lowest stripe first.
     #[inline]
@@ -506,6 +532,31 @@ impl Drop for StripeGuard<'_> {
 }
 
 impl StripeGuard<'_> {
+    /// This guard of one stripe ([`Stripes::lock_one`]) with the stripe of
+    /// `bucket` added, if that keeps the ascending order every locker
+    /// follows (no deadlock): `Ok` with both held (at once if `bucket`
+    /// shares the stripe held, or the guard already holds it), `Err` with
+    /// the guard unchanged if `bucket`'s stripe is lower than the one
+    /// held; the caller then releases it and takes the pair with
+    /// [`Stripes::lock_pair`], re-reading what it read under this guard.
+    #[inline]
+    pub(crate) fn widen(mut self, bucket: usize) -> Result<Self, Self> {
+        let Held::Pair([lo, hi]) = self.held else {
+            return Ok(self);
+        };
+        let stripe = self.stripes.stripe_of(bucket);
+        if stripe == lo || stripe == hi {
+            return Ok(self);
+        }
+        debug_assert_eq!(lo, hi, "widen a guard of one stripe");
+        if stripe < lo {
+            return Err(self);
+        }
+        self.stripes.lock_stripe(stripe);
+        self.held = Held::Pair([lo, stripe]);
+        Ok(self)
+    }
+
     /// Whether this guard holds every stripe.
     pub(crate) fn holds_all(&self) -> bool {
         matches!(self.held, Held::All)
@@ -564,6 +615,21 @@ impl StripeGuard<'_> {
         );
         self.stripes
             .version_word(a, b)
+            .fetch_add(1, Ordering::Release);
+    }
+
+    /// [`bump_version`](Self::bump_version) for a remove that holds only
+    /// the lock of `cleared`, the bucket it is about to clear a copy from,
+    /// and saw another copy in `other`, the pair's other bucket, loaded
+    /// with acquire (see `table/single_lock.rs`).
+    #[inline]
+    pub(crate) fn bump_version_clearing(&self, cleared: usize, other: usize) {
+        debug_assert!(
+            self.holds(cleared),
+            "bucket {cleared} is not under this guard"
+        );
+        self.stripes
+            .version_word(cleared, other)
             .fetch_add(1, Ordering::Release);
     }
 

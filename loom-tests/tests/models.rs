@@ -204,11 +204,14 @@ fn two_displacing_inserters_and_a_reader() {
 }
 
 /// A two-bucket table (one bucket pair) with `prefilled` of its eight slots
-/// taken; two threads each insert one more key of that pair. Returns the
-/// filter, the prefilled keys, and each inserted key with its result.
+/// taken; two threads each insert one more key of that pair, the first
+/// with primary bucket 0, the second with primary `second_primary`.
+/// Returns the filter, the prefilled keys, and each inserted key with its
+/// result.
 #[allow(clippy::type_complexity)]
 fn race_for_last_slots(
     prefilled: usize,
+    second_primary: usize,
 ) -> (Arc<Filter>, Vec<u64>, [(u64, Result<(), InsertError>); 2]) {
     let f = Arc::new(tiny(2, 1));
     let mut keys = Keys::new();
@@ -218,7 +221,10 @@ fn race_for_last_slots(
     for k in &stored {
         f.insert(k).unwrap();
     }
-    let (a, b) = (keys.with_buckets(&f, 0, 1), keys.with_buckets(&f, 1, 0));
+    let (a, b) = (
+        keys.with_buckets(&f, 0, 1),
+        keys.with_buckets(&f, second_primary, 1 - second_primary),
+    );
     let t = {
         let f = f.clone();
         thread::spawn(move || f.insert(&a))
@@ -235,8 +241,12 @@ fn race_for_last_slots(
 #[test]
 fn two_inserters_race_for_the_last_two_slots() {
     model(|| {
-        // Six of eight slots taken: both fit.
-        let (f, _, results) = race_for_last_slots(6);
+        // Six of eight slots taken, one free in each bucket: both fit. Both
+        // keys have primary 0: one takes its free slot under that lock
+        // alone, the other finds it full and goes to bucket 1 under both
+        // locks. (Keys of opposite primaries would each write their own
+        // primary under their own lock: no shared access at all.)
+        let (f, _, results) = race_for_last_slots(6, 0);
         for (key, result) in results {
             assert_eq!(result, Ok(()));
             assert!(f.contains(&key), "LOST FINGERPRINT: an accepted key");
@@ -250,7 +260,7 @@ fn two_inserters_race_for_the_last_two_slots() {
 fn two_inserters_race_for_the_last_slot() {
     model(|| {
         // Seven of eight slots taken: exactly one wins, the other is Full.
-        let (f, _, results) = race_for_last_slots(7);
+        let (f, _, results) = race_for_last_slots(7, 1);
         let winners: Vec<u64> = results
             .iter()
             .filter(|(_, r)| r.is_ok())

@@ -16,6 +16,10 @@
 //! prints the median over rounds of M operations/s by the wall clock and
 //! by the threads' CPU time (the sum of each thread's own rate).
 //!
+//! `ab-lookups writes MIB [ROUNDS]`: per-key writes on one thread, an
+//! empty 16-bit table of MIB MiB filled to 92% with `insert_hash` and
+//! emptied with `remove_hash`; the median ns per insert and per remove.
+//!
 //! `ab-lookups sremove MIB [ROUNDS]`: a growing filter of two levels of
 //! one geometry (growth 1, 16-bit) holding MIB MiB of keys at 90%, then
 //! ROUNDS rounds of 1M pairs of `insert_hash` and `remove_hash` of a fresh
@@ -180,7 +184,7 @@ fn scalable_remove(mib: u64, rounds: usize) {
             time(q, || {
                 fresh
                     .iter()
-                    .filter(|&&h| f.insert_hash(h).is_ok() && f.remove_hash(h))
+                    .filter(|&&h| f.insert_hash(h).is_ok() && bool::from(f.remove_hash(h)))
                     .count()
             })
         })
@@ -189,8 +193,47 @@ fn scalable_remove(mib: u64, rounds: usize) {
     println!("sremove {mib} MiB: pair {:.2} ns", pairs[pairs.len() / 2]);
 }
 
+/// `writes MIB [ROUNDS]`: one thread fills an empty 16-bit table of MIB
+/// MiB to 92% with `insert_hash`, one key at a time, then removes every
+/// key with `remove_hash`; ROUNDS rounds on the same table (emptied by the
+/// removes); the median ns per insert and per remove (thread CPU time).
+fn writes(mib: u64, rounds: usize) {
+    let slots = mib * 1024 * 1024 * 8 / 16;
+    let n = slots * 92 / 100;
+    let f = CuckooFilter::builder()
+        .capacity(0)
+        .bucket_count((slots / 4) as usize)
+        .seed(3)
+        .build()
+        .unwrap();
+    let keys: Vec<u64> = (0..n).map(key).collect();
+    let (mut inserts, mut removes) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        inserts.push(time(n as usize, || {
+            keys.iter().filter(|&&h| f.insert_hash(h).is_ok()).count()
+        }));
+        removes.push(time(n as usize, || {
+            keys.iter().filter(|&&h| f.remove_hash(h)).count()
+        }));
+        assert_eq!(f.len(), 0);
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!(
+        "writes {mib} MiB: insert {:.2} ns remove {:.2} ns",
+        med(&mut inserts),
+        med(&mut removes)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args[1] == "writes" {
+        let rounds = args.get(3).map_or(3, |s| s.parse().unwrap());
+        return writes(args[2].parse().unwrap(), rounds);
+    }
     if args[1] == "sremove" {
         let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
         return scalable_remove(args[2].parse().unwrap(), rounds);
