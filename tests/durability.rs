@@ -99,8 +99,17 @@ fn save_loop_child_entry() {
 /// save it was killed in, byte for byte what the same inserts give; and
 /// the only other file is at most the temporary file of the save that was
 /// killed (named for the child's process id).
+/// Serialises the two tests that need it: the killed-save test forks
+/// children all the time, and a child between its fork and its exec holds
+/// a copy of every descriptor the full-disk test has open (close-on-exec
+/// closes them only at the exec), so a file that test deleted kept its
+/// tmpfs pages and the save "with room again" failed with ENOSPC (seen
+/// once, on a loaded machine).
+static FORKS_AND_FULL_DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn a_save_killed_at_any_moment_leaves_the_old_or_the_new_filter() {
+    let _serial = FORKS_AND_FULL_DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("kill");
     let path = dir.0.join("filter.ccf");
     empty().write_to_path(&path).unwrap();
@@ -209,6 +218,7 @@ impl Drop for Unmount<'_> {
 /// otherwise it says it was skipped.
 #[test]
 fn a_save_onto_a_full_disk_fails_and_leaves_the_old_file() {
+    let _serial = FORKS_AND_FULL_DISK.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("full");
     let mount = dir.0.join("mnt");
     std::fs::create_dir_all(&mount).unwrap();
