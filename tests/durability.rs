@@ -109,7 +109,9 @@ static FORKS_AND_FULL_DISK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn a_save_killed_at_any_moment_leaves_the_old_or_the_new_filter() {
-    let _serial = FORKS_AND_FULL_DISK.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = FORKS_AND_FULL_DISK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("kill");
     let path = dir.0.join("filter.ccf");
     empty().write_to_path(&path).unwrap();
@@ -218,7 +220,9 @@ impl Drop for Unmount<'_> {
 /// otherwise it says it was skipped.
 #[test]
 fn a_save_onto_a_full_disk_fails_and_leaves_the_old_file() {
-    let _serial = FORKS_AND_FULL_DISK.lock().unwrap_or_else(|e| e.into_inner());
+    let _serial = FORKS_AND_FULL_DISK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("full");
     let mount = dir.0.join("mnt");
     std::fs::create_dir_all(&mount).unwrap();
