@@ -369,7 +369,7 @@ fn foreign_input_is_bad_magic() {
 fn unknown_versions_are_refused() {
     let bytes = tiny(16, 4, 3).to_bytes();
     assert_eq!(&bytes[8..10], &[2, 0], "this release writes version 2");
-    for version in [0u16, 4, 0x0100, 0x0201, u16::MAX] {
+    for version in [0u16, 5, 0x0100, 0x0201, u16::MAX] {
         let mut b = bytes.clone();
         b[8..10].copy_from_slice(&version.to_le_bytes());
         reseal(&mut b);
@@ -388,6 +388,13 @@ fn unknown_versions_are_refused() {
     match CuckooFilter::from_bytes(&b).unwrap_err() {
         DecodeError::InvalidHeader(why) => assert!(why.contains("ScalableCuckooFilter"), "{why}"),
         e => panic!("version 3 decoded as a single filter gave {e:?}"),
+    }
+    // Version 4 is a windowed filter's: the error names it too.
+    b[8..10].copy_from_slice(&4u16.to_le_bytes());
+    reseal(&mut b);
+    match CuckooFilter::from_bytes(&b).unwrap_err() {
+        DecodeError::InvalidHeader(why) => assert!(why.contains("WindowedCuckooFilter"), "{why}"),
+        e => panic!("version 4 decoded as a single filter gave {e:?}"),
     }
 }
 
