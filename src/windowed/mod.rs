@@ -14,6 +14,7 @@ mod lanes;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod persist;
+#[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) use persist::V4_WINDOWED;
 mod table;
 
