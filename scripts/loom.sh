@@ -178,7 +178,7 @@ for bug in "${bugs[@]}"; do
     # lists are the files whose models failed when each bug ran against
     # every file (scripts/loom.sh --canary --all-files runs them so again,
     # to redraw the lists after models change).
-    tests="${canary_files[$bug]}"
+    tests="${canary_files[$bug]:-}"
     if [[ "$bug" == windowed_* ]]; then
         tests="--test windowed"
     fi
