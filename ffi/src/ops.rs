@@ -638,6 +638,29 @@ fn hit_mask(hit: &[bool]) -> u64 {
         .fold(0, |mask, (i, &h)| mask | (u64::from(h) << i))
 }
 
+/// `probe`'s hit mask for a burst of `n <= 64` items at `items`; 0 for a
+/// NULL `f` or `items`, or `n > 64`. What the two burst calls share.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `items` is NULL or `n` readable elements.
+unsafe fn burst<H: Handle<Filter: Lookup>, T>(
+    f: *const H,
+    items: *const T,
+    n: u32,
+    probe: impl FnOnce(&H::Filter, &[T]) -> u64,
+) -> u64 {
+    guard(0, || {
+        if n > BURST_MAX {
+            return 0;
+        }
+        // SAFETY: `f` and `items` as the caller's contract says.
+        match (unsafe { filter_of(f) }, unsafe { array(items, n as usize) }) {
+            (Some(filter), Some(items)) => probe(filter, items),
+            _ => 0,
+        }
+    })
+}
+
 /// The hit mask of a burst of `n <= 64` hashes: bit `i` set when
 /// `hashes[i]` is probably present; 0 for NULL `f` or `hashes`, or
 /// `n > 64`.
@@ -649,20 +672,14 @@ pub(crate) unsafe fn contains_hash_burst<H: Handle<Filter: Lookup>>(
     hashes: *const u64,
     n: u32,
 ) -> u64 {
-    guard(0, || {
-        if n > BURST_MAX {
-            return 0;
-        }
-        let n = n as usize;
-        // SAFETY: `f` and `hashes` as the caller's contract says.
-        let (Some(filter), Some(hashes)) = (unsafe { filter_of(f) }, unsafe { array(hashes, n) })
-        else {
-            return 0;
-        };
+    let probe = |filter: &H::Filter, hashes: &[u64]| {
         let mut hit = [false; BURST_MAX as usize];
-        filter.contains_hashes(hashes, &mut hit[..n]);
-        hit_mask(&hit[..n])
-    })
+        let hit = &mut hit[..hashes.len()];
+        filter.contains_hashes(hashes, hit);
+        hit_mask(hit)
+    };
+    // SAFETY: the caller's contract is `burst`'s.
+    unsafe { burst(f, hashes, n, probe) }
 }
 
 /// The hit mask of a burst of `n <= 64` byte keys of one length
@@ -679,16 +696,7 @@ pub(crate) unsafe fn contains_burst<H: Handle<Filter: Lookup>>(
     key_len: usize,
     n: u32,
 ) -> u64 {
-    guard(0, || {
-        if n > BURST_MAX {
-            return 0;
-        }
-        let n = n as usize;
-        // SAFETY: `f` and `keys` as the caller's contract says.
-        let (Some(filter), Some(keys)) = (unsafe { filter_of(f) }, unsafe { array(keys, n) })
-        else {
-            return 0;
-        };
+    let probe = |filter: &H::Filter, keys: &[*const c_void]| {
         let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
         let mut valid = 0u64;
         for (i, &key) in keys.iter().enumerate() {
@@ -700,7 +708,10 @@ pub(crate) unsafe fn contains_burst<H: Handle<Filter: Lookup>>(
             }
         }
         let mut hit = [false; BURST_MAX as usize];
-        filter.contains_keys(&chunk[..n], &mut hit[..n]);
-        hit_mask(&hit[..n]) & valid
-    })
+        let hit = &mut hit[..keys.len()];
+        filter.contains_keys(&chunk[..keys.len()], hit);
+        hit_mask(hit) & valid
+    };
+    // SAFETY: the caller's contract is `burst`'s.
+    unsafe { burst(f, keys, n, probe) }
 }

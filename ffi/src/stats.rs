@@ -1,7 +1,7 @@
 //! `ccf_stats`: a filter's size, memory and writers' counters in one
 //! snapshot, mirroring Rust's `Stats`.
 
-use crate::ops::filter_of;
+use crate::ops::{filter_of, Handle};
 use crate::status::ccf_status::{self, *};
 use crate::{ccf_filter, guard};
 use concurrent_cuckoo::Stats;
@@ -95,17 +95,40 @@ pub unsafe extern "C" fn ccf_stats(
     out: *mut ccf_filter_stats,
     out_size: usize,
 ) -> ccf_status {
+    // SAFETY: the caller's contract is `write_stats`'s; `ccf_filter_stats`
+    // has no padding (asserted at compile time below).
+    unsafe {
+        write_stats(f, out, out_size, FIRST_RELEASE_SIZE, |filter| {
+            ccf_filter_stats::from(&filter.stats())
+        })
+    }
+}
+
+/// What `ccf_stats` and `ccf_windowed_stats` share: `CCF_INVALID_ARGUMENT`
+/// for a NULL `f` or `out` or an `out_size` below `first_size`, else the
+/// first `min(out_size, size_of::<T>())` bytes of `snapshot(filter)` copied
+/// to `out` and `CCF_OK`.
+///
+/// # Safety
+/// `f` is NULL or a live handle; `T` has no padding; `out` is NULL or
+/// valid for writing `out_size` bytes.
+pub(crate) unsafe fn write_stats<H: Handle, T>(
+    f: *const H,
+    out: *mut T,
+    out_size: usize,
+    first_size: usize,
+    snapshot: impl FnOnce(&H::Filter) -> T,
+) -> ccf_status {
     guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live filter (caller's contract).
+        // SAFETY: `f` is NULL or a live handle (caller's contract).
         let Some(filter) = (unsafe { filter_of(f) }) else {
             return CCF_INVALID_ARGUMENT;
         };
-        if out.is_null() || out_size < FIRST_RELEASE_SIZE {
+        if out.is_null() || out_size < first_size {
             return CCF_INVALID_ARGUMENT;
         }
-        let stats = ccf_filter_stats::from(&filter.stats());
-        // SAFETY: `ccf_filter_stats` is `#[repr(C)]` with no padding
-        // (asserted at compile time below); `out` is non-null and valid for
+        let stats = snapshot(filter);
+        // SAFETY: `T` has no padding, `out` is non-null and valid for
         // writing `out_size` bytes (caller's contract).
         unsafe { write_prefix(&stats, out, out_size) };
         CCF_OK
@@ -119,7 +142,7 @@ pub unsafe extern "C" fn ccf_stats(
 /// # Safety
 /// `T` has no padding (every byte of `value` is initialised); `out` is
 /// non-null and valid for writing `out_size` bytes.
-pub(crate) unsafe fn write_prefix<T>(value: &T, out: *mut T, out_size: usize) {
+unsafe fn write_prefix<T>(value: &T, out: *mut T, out_size: usize) {
     let len = out_size.min(size_of::<T>());
     // SAFETY: `value` is a live reference of `size_of::<T>() >= len`
     // initialised bytes (no padding: the caller's contract); `out` is valid

@@ -1,10 +1,8 @@
 //! `ccf_windowed_stats`: a windowed filter's size, generation and writers'
 //! counters in one snapshot, mirroring Rust's `WindowedStats`.
 
-use crate::guard;
-use crate::ops::filter_of;
-use crate::stats::write_prefix;
-use crate::status::ccf_status::{self, *};
+use crate::stats::write_stats;
+use crate::status::ccf_status;
 use crate::windowed::ccf_windowed;
 use concurrent_cuckoo::WindowedStats;
 
@@ -100,21 +98,13 @@ pub unsafe extern "C" fn ccf_windowed_stats(
     out: *mut ccf_windowed_filter_stats,
     out_size: usize,
 ) -> ccf_status {
-    guard(CCF_INTERNAL_ERROR, || {
-        // SAFETY: `f` is NULL or a live windowed filter (caller's contract).
-        let Some(filter) = (unsafe { filter_of(f) }) else {
-            return CCF_INVALID_ARGUMENT;
-        };
-        if out.is_null() || out_size < FIRST_RELEASE_SIZE {
-            return CCF_INVALID_ARGUMENT;
-        }
-        let stats = ccf_windowed_filter_stats::from(&filter.stats());
-        // SAFETY: `#[repr(C)]` with no padding (asserted below); `out` is
-        // non-null and valid for writing `out_size` bytes (caller's
-        // contract).
-        unsafe { write_prefix(&stats, out, out_size) };
-        CCF_OK
-    })
+    // SAFETY: the caller's contract is `write_stats`'s; the struct has no
+    // padding (asserted at compile time below).
+    unsafe {
+        write_stats(f, out, out_size, FIRST_RELEASE_SIZE, |filter| {
+            ccf_windowed_filter_stats::from(&filter.stats())
+        })
+    }
 }
 
 /// Size of `ccf_windowed_filter_stats` in the first release that had it:
@@ -129,6 +119,8 @@ const _: () = assert!(size_of::<ccf_windowed_filter_stats>() == FIRST_RELEASE_SI
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ops::filter_of;
+    use crate::status::ccf_status::*;
     use crate::windowed::{
         ccf_windowed_advance, ccf_windowed_free, ccf_windowed_insert_hash, ccf_windowed_new,
     };
