@@ -46,6 +46,24 @@ def reseal(body_and_version):
     return body_and_version + crc64_jones(body_and_version).to_bytes(8, "little")
 
 
+def assert_short_payload_refused(r, short_body_and_version, original):
+    """RESTORE of a value cut short (`short_body_and_version`, resealed) is
+    refused, unless the server reads exactly the original's value: a
+    RESTORE reads the value out of the whole payload, so a loader reading
+    past a short value's end reads the RDB version and checksum bytes that
+    follow it, and when the missing tail equals those bytes (the value's
+    last bytes equal to the version, 0x0a 0x00 for RDB 10: it happened in
+    CI with a random seed) the restored filter is the original. Either
+    way, nothing else is restored and the server stays up."""
+    try:
+        r.restore("dst", 0, reseal(short_body_and_version), replace=True)
+    except ResponseError:
+        assert r.exists("dst") == 0
+        return
+    assert r.dump("dst") == original, "a short payload restored a different filter"
+    r.delete("dst")
+
+
 def test_damaged_restore_payloads_are_refused_and_the_server_stays_up(server):
     r = server.client()
     r.execute_command("CF.RESERVE", "src", 60, "EXPANSION", 0, "ERROR", 0.05)
@@ -76,8 +94,7 @@ def test_damaged_restore_payloads_are_refused_and_the_server_stays_up(server):
     assert refused > 0.9 * (refused + accepted), (accepted, refused)
     # Cut short, with a valid checksum.
     for cut in range(1, len(body) - 2, 7):
-        with pytest.raises(ResponseError):
-            r.restore("dst", 0, reseal(body[:cut] + body[-2:]), replace=True)
+        assert_short_payload_refused(r, body[:cut] + body[-2:], payload)
     assert r.ping()
     assert r.dump("other") == other
     assert r.exists("dst") == 0

@@ -7,6 +7,7 @@ import time
 
 import pytest
 from conftest import server_version
+from test_replication import wait_for_replica
 from redis.exceptions import NoPermissionError, ResponseError
 
 COMMANDS = [
@@ -108,6 +109,9 @@ def test_max_expansions_bounds_levels_and_replicas_follow_the_primary(servers):
     assert p.config_get("cuckoo.cf-max-expansions") == {"cuckoo.cf-max-expansions": "2"}
     replica = servers("--replicaof", "127.0.0.1", str(primary.port), name="replica")
     r = replica.client()
+    # Linked before the writes, so WAIT below waits for them (a replica
+    # still syncing when WAIT gives up had no key: CI on a loaded machine).
+    wait_for_replica(p, r)
     p.execute_command("CF.RESERVE", "g", 100, "EXPANSION", 1)
     refused = 0
     for i in range(2000):
@@ -118,7 +122,7 @@ def test_max_expansions_bounds_levels_and_replicas_follow_the_primary(servers):
             refused += 1
     assert refused > 0
     assert stats(p, "g")["Levels"] == 2
-    p.execute_command("WAIT", 1, 10000)
+    assert p.execute_command("WAIT", 1, 10000) == 1
     # The replica (default configs: 32 levels) made the same filter.
     assert r.dump("g") == p.dump("g")
 
