@@ -246,10 +246,10 @@ pub enum BuildError {
     /// ([`WindowedBuilder::generations`](crate::WindowedBuilder::generations)).
     InvalidGenerations {
         /// Generations asked for.
-        generations: usize,
+        generations: u64,
         /// The most this rate allows (0: the rate needs every bit for the
         /// fingerprint).
-        max: usize,
+        max: u64,
     },
     /// The system could not allocate the table.
     AllocationFailed(AllocationError),
@@ -259,7 +259,7 @@ impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::MissingCapacity => f.write_str(
-                "no capacity given: call .capacity(n) on the builder (.initial_capacity(n) on a growing filter's)",
+                "no capacity given: call .capacity(n) on the builder",
             ),
             Self::CapacityOverflow { requested } => {
                 write!(f, "capacity overflow: a filter cannot hold {requested} items")

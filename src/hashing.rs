@@ -150,7 +150,7 @@ pub(crate) const INLINE_BYTES: usize = 128;
 /// whenever its output changes.
 ///
 /// ```
-/// use concurrent_cuckoo::{CuckooFilter, DecodeError, PersistentHasher, PortableHasher};
+/// use concurrent_cuckoo::{CuckooFilter, DecodeError, PersistentHasher, PortableHasher, ReadOptions};
 /// use std::hash::BuildHasher;
 ///
 /// /// The default hash function under a salted seed: a hasher of your own,
@@ -178,7 +178,8 @@ pub(crate) const INLINE_BYTES: usize = 128;
 /// let filter = CuckooFilter::builder().capacity(1000).hasher(Salted(9)).build()?;
 /// filter.insert("k")?;
 /// let bytes = filter.to_bytes();
-/// assert!(CuckooFilter::<Salted>::from_bytes_with_hasher(&bytes)?.contains("k"));
+/// let options = ReadOptions::new().hasher::<Salted>();
+/// assert!(CuckooFilter::from_bytes_with_options(&bytes, options)?.contains("k"));
 /// // The default hasher refuses it rather than answer wrong.
 /// assert!(matches!(
 ///     CuckooFilter::from_bytes(&bytes),

@@ -39,7 +39,7 @@ fn fill_until(f: &ScalableCuckooFilter, levels: usize, next: &mut u64) -> Vec<u6
 #[test]
 fn clearing_a_drained_filter_does_not_commit_its_retired_levels_again() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1_000_000) // 32-bit levels of ~4.4 MiB: mappings
+        .capacity(1_000_000) // 32-bit levels of ~4.4 MiB: mappings
         .growth_factor(1)
         .false_positive_rate(1e-7) // 32-bit: no remove is refused
         .seed(28)

@@ -19,7 +19,7 @@ fn key(n: u64) -> u64 {
 
 fn filter(initial: usize, growth: usize, rate: f64) -> ScalableCuckooFilter {
     ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         .growth_factor(growth)
         .false_positive_rate(rate)
         .max_levels(8)

@@ -41,7 +41,7 @@ fn kept(k: u64) -> bool {
 /// 16-bit at a rate of 1% (`every_slot_is_16_bits`).
 fn one_width_filter(seed: u64) -> ScalableCuckooFilter {
     ScalableCuckooFilter::builder()
-        .initial_capacity(500)
+        .capacity(500)
         .growth_factor(1)
         .max_levels(16)
         .false_positive_rate(0.01)
@@ -180,7 +180,7 @@ fn nothing_is_missed_while_compaction_moves_fingerprints_under_churn() {
 fn a_remove_racing_the_move_of_its_key_takes_exactly_one_copy() {
     for round in 0..200u64 {
         let filter = ScalableCuckooFilter::builder()
-            .initial_capacity(100)
+            .capacity(100)
             .growth_factor(1)
             .seed(round)
             .build()
@@ -313,7 +313,7 @@ fn a_remove_racing_compaction_never_takes_a_key_colliding_in_another_geometry() 
     while std::time::Instant::now() < deadline {
         seed += 1;
         let filter = ScalableCuckooFilter::builder()
-            .initial_capacity(100)
+            .capacity(100)
             .growth_factor(1)
             .max_levels(3)
             .false_positive_rate(0.05)

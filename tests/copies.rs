@@ -56,7 +56,7 @@ fn run(
     ops: &[Op],
 ) -> Result<usize, TestCaseError> {
     let mut original = ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         .growth_factor(factor)
         .false_positive_rate(rate)
         .max_levels(12)

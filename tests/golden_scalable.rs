@@ -43,7 +43,7 @@ fn str_key(i: u32) -> String {
 /// integer keys filled (and were then removed from) its first level.
 fn build() -> (ScalableCuckooFilter, u64) {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(64)
+        .capacity(64)
         .false_positive_rate(1e-3)
         .growth_factor(2)
         .max_levels(12)

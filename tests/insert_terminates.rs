@@ -40,7 +40,7 @@ fn a_burst_of_duplicates_into_a_tiny_growing_filter_ends() {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let filter = ScalableCuckooFilter::builder()
-            .initial_capacity(2)
+            .capacity(2)
             .growth_factor(4)
             .max_levels(6)
             .false_positive_rate(1e-7)

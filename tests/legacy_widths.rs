@@ -15,7 +15,7 @@ const SEED: u64 = 24;
 
 fn builder() -> concurrent_cuckoo::ScalableBuilder {
     ScalableCuckooFilter::builder()
-        .initial_capacity(4)
+        .capacity(4)
         .growth_factor(1)
         .max_levels(16)
         .false_positive_rate(1e-3)

@@ -8,7 +8,7 @@ mod common;
 
 use common::Rng;
 use concurrent_cuckoo::{
-    CuckooFilter, DecodeError, DefaultHashBuilder, PersistentHasher, PortableHasher,
+    CuckooFilter, DecodeError, DefaultHashBuilder, PersistentHasher, PortableHasher, ReadOptions,
 };
 use std::hash::{BuildHasher, Hasher};
 use std::io::{self, Cursor, Read, Write};
@@ -446,16 +446,17 @@ fn mismatched_hashers_are_refused() {
     );
 
     // The right hasher decodes it, seed and all.
-    let back = CuckooFilter::<OtherHasher>::from_bytes_with_hasher(&bytes).unwrap();
+    let other = ReadOptions::new().hasher::<OtherHasher>();
+    let back = CuckooFilter::from_bytes_with_options(&bytes, other).unwrap();
     assert_eq!(back.hasher().0, 77);
     assert!(back.contains("k"));
-    let back: CuckooFilter<OtherHasher> = CuckooFilter::read_from_with_hasher(&bytes[..]).unwrap();
+    let back = CuckooFilter::read_from_with_options(&bytes[..], other).unwrap();
     assert!(back.contains("k"));
 
     // And refuses a default-hasher filter.
     let default = tiny(16, 4, 1).to_bytes();
     assert_eq!(
-        CuckooFilter::<OtherHasher>::from_bytes_with_hasher(&default).err(),
+        CuckooFilter::from_bytes_with_options(&default, other).err(),
         Some(DecodeError::HasherMismatch {
             expected: 0x00C0_FFEE,
             found: 1

@@ -28,7 +28,7 @@ fn assert_counts_what_is_held(f: &ScalableCuckooFilter, baseline: usize, when: &
 
 fn twin(seed: u64) -> ScalableCuckooFilter {
     ScalableCuckooFilter::builder()
-        .initial_capacity(1_000_000) // 32-bit levels of 4.5 MiB and up: mapped unless told
+        .capacity(1_000_000) // 32-bit levels of 4.5 MiB and up: mapped unless told
         .false_positive_rate(1e-7) // 32-bit: no remove is refused
         .seed(seed)
         .table_memory(TableMemory::GlobalAllocator)

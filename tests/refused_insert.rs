@@ -65,7 +65,7 @@ fn run(
     ops: &[Op],
 ) -> Result<[usize; 2], TestCaseError> {
     let mut f = ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         .growth_factor(factor)
         .max_levels(max_levels)
         .false_positive_rate(0.05)
@@ -182,7 +182,7 @@ fn the_reviews_hot_key_sequence_is_refused_without_a_change() {
     let mut refused = 0;
     for seed in 0..200 {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(64)
+            .capacity(64)
             .growth_factor(1)
             .seed(seed)
             .build()

@@ -100,7 +100,7 @@ fn a_moved_filter_finds_every_key_and_encodes_the_same_bytes() {
 #[test]
 fn a_moved_growing_filter_keeps_every_level_retired_ones_included() {
     let mut filter = ScalableCuckooFilter::builder()
-        .initial_capacity(500)
+        .capacity(500)
         .seed(3)
         .build()
         .unwrap();
@@ -143,7 +143,7 @@ fn a_moved_growing_filter_keeps_every_level_retired_ones_included() {
 #[test]
 fn blocks_left_in_place_and_moved_ones_mix() {
     let mut filter = ScalableCuckooFilter::builder()
-        .initial_capacity(200)
+        .capacity(200)
         .seed(11)
         .build()
         .unwrap();

@@ -27,7 +27,7 @@ fn two_threads_removing_the_last_items_of_an_old_level_always_retire_it() {
     for seed in 0..filters {
         let f = Arc::new(
             ScalableCuckooFilter::builder()
-                .initial_capacity(12_000) // 3,000+ buckets: 4 lock stripes
+                .capacity(12_000) // 3,000+ buckets: 4 lock stripes
                 .growth_factor(1)
                 .max_levels(rounds_per_filter + 1)
                 .false_positive_rate(1e-7) // 32-bit levels: no remove is refused

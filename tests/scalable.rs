@@ -85,7 +85,7 @@ fn model_remove(removed: bool, count: &mut usize) -> Result<(), TestCaseError> {
 
 fn run_model(initial: usize, factor: usize, seed: u64, ops: &[Op]) -> Result<(), TestCaseError> {
     let mut f = ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         .growth_factor(factor)
         .false_positive_rate(1e-7) // every level 32-bit
         .max_levels(16)
@@ -219,7 +219,7 @@ fn false_positive_rate_stays_within_the_budget_after_growing_32x() {
     for rate in [1e-2, 1e-3] {
         let initial = scaled(20_000, 2_000);
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(initial)
+            .capacity(initial)
             .false_positive_rate(rate)
             .seed(3)
             .build()
@@ -267,7 +267,7 @@ fn false_positive_rate_stays_within_the_budget_after_growing_32x() {
 fn an_emptied_old_level_is_retired_and_its_memory_returned() {
     let initial = 2_000_000; // a 32-bit level of ~9 MiB: a mapping
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         // 32-bit levels: no key of this test is a false positive of
         // another in any level (see the test on removes and collisions).
         .false_positive_rate(1e-7)
@@ -308,7 +308,7 @@ fn an_emptied_old_level_is_retired_and_its_memory_returned() {
 #[test]
 fn clear_keeps_one_level_and_the_filter_grows_again() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1000)
+        .capacity(1000)
         .seed(5)
         .build()
         .unwrap();
@@ -333,7 +333,7 @@ fn clear_keeps_one_level_and_the_filter_grows_again() {
 #[test]
 fn a_reloaded_filter_without_its_first_level_clears_into_a_usable_filter() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(100)
+        .capacity(100)
         .false_positive_rate(1e-7) // 32-bit levels: removes take their own key
         .seed(11)
         .build()
@@ -370,7 +370,7 @@ fn a_reloaded_filter_without_its_first_level_clears_into_a_usable_filter() {
 #[test]
 fn max_levels_bounds_growth_with_full() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(10)
+        .capacity(10)
         .max_levels(3)
         .seed(6)
         .build()
@@ -400,7 +400,7 @@ fn levels_search_4_moves_and_fill_to_over_95_percent_before_growing() {
     let mut loads = Vec::new();
     for seed in 0..40 {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(1024)
+            .capacity(1024)
             .growth_factor(1)
             .max_levels(2)
             .seed(seed)
@@ -426,7 +426,7 @@ fn levels_search_4_moves_and_fill_to_over_95_percent_before_growing() {
 #[test]
 fn builder_refuses_bad_configurations() {
     use concurrent_cuckoo::BuildError;
-    let b = || ScalableCuckooFilter::builder().initial_capacity(10);
+    let b = || ScalableCuckooFilter::builder().capacity(10);
     assert_eq!(
         ScalableCuckooFilter::builder().build().unwrap_err(),
         BuildError::MissingCapacity
@@ -469,7 +469,7 @@ fn builder_refuses_bad_configurations() {
 #[test]
 fn encodings_round_trip_and_hostile_input_is_refused() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(50)
+        .capacity(50)
         .false_positive_rate(0.05)
         .seed(7)
         .build()
@@ -525,7 +525,7 @@ fn encodings_round_trip_and_hostile_input_is_refused() {
 #[test]
 fn untrusted_streams_are_bounded_before_any_table_is_allocated() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1000)
+        .capacity(1000)
         .seed(12)
         .build()
         .unwrap();
@@ -575,7 +575,7 @@ fn untrusted_streams_are_bounded_before_any_table_is_allocated() {
 fn threads_grow_the_filter_while_readers_and_unique_inserts_race() {
     let f = Arc::new(
         ScalableCuckooFilter::builder()
-            .initial_capacity(1000)
+            .capacity(1000)
             // 32-bit levels, so no contested key is a false positive of
             // another: each must be added exactly once.
             .false_positive_rate(1e-7)
@@ -685,7 +685,7 @@ fn threads_grow_the_filter_while_readers_and_unique_inserts_race() {
 #[test]
 fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(10_000)
+        .capacity(10_000)
         .false_positive_rate(1e-3)
         .seed(9)
         .build()
@@ -740,7 +740,7 @@ fn removes_never_hide_another_key_and_are_refused_at_most_at_about_the_bound() {
 #[test]
 fn a_key_with_copies_in_two_levels_is_not_removed_and_stays_found() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(100)
+        .capacity(100)
         .false_positive_rate(1e-7)
         .seed(12)
         .build()

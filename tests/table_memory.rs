@@ -124,7 +124,7 @@ fn each_filter_takes_its_tables_where_it_was_told() {
     // A growing filter: every level it grows, and after decoding too.
     let (grew, g) = allocated(|| {
         let g = ScalableCuckooFilter::builder()
-            .initial_capacity(1_000_000)
+            .capacity(1_000_000)
             .table_memory(heap)
             .build()
             .unwrap();

@@ -150,7 +150,7 @@ fn shared(threads: usize) -> Shared {
 
 fn one_thread(w: Window) {
     let filter = ScalableCuckooFilter::builder()
-        .initial_capacity(w.initial)
+        .capacity(w.initial)
         .growth_factor(w.growth)
         .max_levels(w.max_levels)
         .seed(31)
@@ -180,7 +180,7 @@ fn assert_no_refusal_with_one_geometry(filter: &ScalableCuckooFilter, w: Window,
 
 fn two_threads(w: Window) {
     let filter = ScalableCuckooFilter::builder()
-        .initial_capacity(w.initial)
+        .capacity(w.initial)
         .growth_factor(w.growth)
         .max_levels(w.max_levels)
         .seed(32)
@@ -290,7 +290,7 @@ mod model {
         ops: &[Op],
     ) -> Result<(), TestCaseError> {
         let mut f = ScalableCuckooFilter::builder()
-            .initial_capacity(initial)
+            .capacity(initial)
             .growth_factor(factor)
             .max_levels(max_levels)
             .seed(seed)
@@ -401,7 +401,7 @@ fn readers_find_every_live_key_while_writers_churn_windows() {
     const PER_ROUND: u64 = 250;
     const ROUNDS: u64 = 1000;
     let filter = ScalableCuckooFilter::builder()
-        .initial_capacity(500)
+        .capacity(500)
         .growth_factor(1)
         .max_levels(16)
         .seed(33)
@@ -470,7 +470,7 @@ fn readers_find_every_live_key_while_writers_churn_windows() {
 #[test]
 fn a_switched_back_filter_saves_its_current_level_last() {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(100)
+        .capacity(100)
         .growth_factor(1)
         .max_levels(4)
         .seed(34)

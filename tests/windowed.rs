@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use std::collections::HashMap;
 use std::time::Instant;
 
-fn filter(capacity: usize, generations: usize) -> WindowedCuckooFilter {
+fn filter(capacity: usize, generations: u64) -> WindowedCuckooFilter {
     WindowedCuckooFilter::builder()
         .capacity(capacity)
         .generations(generations)
@@ -19,7 +19,7 @@ fn filter(capacity: usize, generations: usize) -> WindowedCuckooFilter {
 #[test]
 fn a_key_lives_exactly_g_generations_after_its_last_insert() {
     for g in 1..=5u64 {
-        let f = filter(1000, g as usize);
+        let f = filter(1000, g);
         f.insert("k").unwrap();
         for _ in 1..g {
             f.advance();
@@ -126,7 +126,7 @@ fn memory_is_within_115_percent_of_the_plain_filter() {
 fn an_empty_filter_at_a_generation_is_what_advance_to_leaves_when_all_expired() {
     for generations in [1usize, 2, 4] {
         for gap in [generations as u64, generations as u64 + 1, 50, 1 << 40] {
-            let f = filter(2000, generations);
+            let f = filter(2000, generations as u64);
             for i in 0..1500u64 {
                 f.insert(&i).unwrap();
                 if i % 500 == 0 {
@@ -225,7 +225,7 @@ fn advance_to_answers_as_single_advances_for_every_distance() {
                 WindowedCuckooFilter::builder()
                     .capacity(600)
                     .tag_bits(tag_bits)
-                    .generations(g)
+                    .generations(g as u64)
                     .seed(3)
                     .build()
                     .unwrap()
@@ -366,7 +366,7 @@ proptest! {
         // 48 keys, capacity 48: never more live than the capacity.
         let f = WindowedCuckooFilter::builder()
             .capacity(48)
-            .generations(g)
+            .generations(g as u64)
             .seed(7)
             .build()
             .unwrap();
@@ -407,7 +407,7 @@ proptest! {
         let build = || {
             WindowedCuckooFilter::builder()
                 .capacity(48)
-                .generations(g)
+                .generations(g as u64)
                 .seed(9)
                 .build()
                 .unwrap()
@@ -490,7 +490,7 @@ fn soak_10000_generations_at_capacity() {
     let (capacity, g) = (4096usize, 4usize);
     let f = WindowedCuckooFilter::builder()
         .capacity(capacity)
-        .generations(g)
+        .generations(g as u64)
         .false_positive_rate(1e-3)
         .seed(3)
         .build()

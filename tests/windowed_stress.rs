@@ -17,7 +17,7 @@ fn workers_recheck_their_keys_while_a_timer_advances() {
     let f = Arc::new(
         WindowedCuckooFilter::builder()
             .capacity(capacity)
-            .generations(g as usize)
+            .generations(g)
             .false_positive_rate(1e-3)
             .seed(11)
             .build()
@@ -140,7 +140,7 @@ fn jumps_keep_the_window_exact(tag_bits: u32, g: u64, run: Duration) {
         WindowedCuckooFilter::builder()
             .capacity(2 * POOL)
             .tag_bits(tag_bits)
-            .generations(g as usize)
+            .generations(g)
             .seed(5)
             .build()
             .unwrap(),

@@ -40,7 +40,7 @@ impl Target {
     fn new(args: &BuildArgs, counted: Option<u64>) -> Result<Self> {
         let built = if args.grow {
             let mut b = ScalableCuckooFilter::builder()
-                .initial_capacity(args.capacity.unwrap_or(DEFAULT_INITIAL_CAPACITY));
+                .capacity(args.capacity.unwrap_or(DEFAULT_INITIAL_CAPACITY));
             if let Some(rate) = args.error_rate {
                 b = b.false_positive_rate(rate);
             }

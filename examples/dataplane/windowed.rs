@@ -46,7 +46,7 @@ pub(super) fn run(args: &Args, window: Duration) {
     let capacity = args.flows + churning + 1;
     let filter = match WindowedCuckooFilter::builder()
         .capacity(capacity)
-        .generations(GENERATIONS as usize)
+        .generations(GENERATIONS)
         .false_positive_rate(1e-3)
         .build()
     {

@@ -153,7 +153,7 @@ fn write_hostile(dir: &Path) -> Result<(), String> {
     save("huge-single.ccf", &single)?;
 
     let growing = ScalableCuckooFilter::builder()
-        .initial_capacity(100)
+        .capacity(100)
         .seed(SEED)
         .build()
         .map_err(|e| e.to_string())?;
@@ -164,7 +164,7 @@ fn write_hostile(dir: &Path) -> Result<(), String> {
 
     // The table is mapped lazily: building it touches no memory.
     let big = ScalableCuckooFilter::builder()
-        .initial_capacity(1 << 31)
+        .capacity(1 << 31)
         .seed(SEED)
         .build()
         .map_err(|e| e.to_string())?;

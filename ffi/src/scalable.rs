@@ -174,7 +174,7 @@ pub unsafe extern "C" fn ccf_scalable_new_with_options(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        let mut builder = ScalableCuckooFilter::builder().initial_capacity(initial_capacity);
+        let mut builder = ScalableCuckooFilter::builder().capacity(initial_capacity);
         // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
         // refuses it.
         if false_positive_rate != 0.0 {

@@ -86,7 +86,7 @@ pub unsafe extern "C" fn ccf_windowed_new(
         }
         let mut builder = WindowedCuckooFilter::builder().capacity(capacity);
         if generations != 0 {
-            builder = builder.generations(generations);
+            builder = builder.generations(generations as u64);
         }
         // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
         // refuses it.

@@ -75,7 +75,7 @@ fn distinct_keys(seed: u64) -> Vec<u64> {
 fuzz_target!(|input: Input| {
     let max_levels = 1 + usize::from(input.max_levels % 12);
     let mut f = ScalableCuckooFilter::builder()
-        .initial_capacity(1 + usize::from(input.initial % 64))
+        .capacity(1 + usize::from(input.initial % 64))
         .growth_factor(2 + usize::from(input.growth % 3))
         .false_positive_rate(1e-7)
         .max_levels(max_levels)

@@ -163,7 +163,7 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
     let per = n / G as u64;
     let windowed = WindowedCuckooFilter::builder()
         .capacity(n as usize)
-        .generations(G)
+        .generations(G as u64)
         .false_positive_rate(RATE)
         .seed(5)
         .build()
@@ -249,7 +249,7 @@ fn size_report(mib_size: u64, rounds: usize) -> String {
         .expect("expiring-atomic-filter");
     let keyed = WindowedCuckooFilter::builder()
         .capacity(n as usize)
-        .generations(G)
+        .generations(G as u64)
         .false_positive_rate(RATE)
         .seed(5)
         .build()

@@ -129,7 +129,7 @@ struct Queries {
 
 fn scalable(initial: usize) -> ScalableCuckooFilter {
     ScalableCuckooFilter::builder()
-        .initial_capacity(initial)
+        .capacity(initial)
         .false_positive_rate(1e-3)
         .growth_factor(2)
         .seed(0x5EED)

@@ -102,7 +102,7 @@ pub fn run(opts: &Options) -> String {
     ]);
     let scalable = |initial: u64, growth: usize| {
         ScalableCuckooFilter::builder()
-            .initial_capacity(initial as usize)
+            .capacity(initial as usize)
             .growth_factor(growth)
             .max_levels(32)
             .false_positive_rate(1e-3)

@@ -194,7 +194,7 @@ pub fn one_key_left_in_an_old_level() -> (
     u64,
 ) {
     let f = concurrent_cuckoo::ScalableCuckooFilter::builder()
-        .initial_capacity(1)
+        .capacity(1)
         .growth_factor(1)
         .false_positive_rate(1e-3)
         .max_levels(2)

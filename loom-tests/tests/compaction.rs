@@ -33,7 +33,7 @@ fn candidate(i: u64) -> u64 {
 /// ones: two geometries. At 0.1% all three are 16-bit: one geometry.
 fn three_slots(rate: f64) -> Filter {
     ScalableCuckooFilter::builder()
-        .initial_capacity(1)
+        .capacity(1)
         .growth_factor(1)
         .max_levels(3)
         .false_positive_rate(rate)

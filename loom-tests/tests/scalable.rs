@@ -27,7 +27,7 @@ const NEWCOMER: u64 = 0xD1B5_4A32_D192_ED03;
 /// full with 8 keys of distinct fingerprints; returns them.
 fn full_first_level() -> (Arc<Filter>, Vec<u64>) {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity(1)
+        .capacity(1)
         .false_positive_rate(1e-3)
         .hasher(Identity)
         .build()
@@ -178,7 +178,7 @@ fn removing_a_key_never_takes_the_copy_of_a_key_colliding_in_another_level() {
     let (a, c) = colliding_in_level_1_only();
     model(move || {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(16)
+            .capacity(16)
             .false_positive_rate(1e-3)
             .hasher(Identity)
             .build()
@@ -284,7 +284,7 @@ fn colliding_in_level_1_only() -> (u64, u64) {
 fn an_insert_racing_a_clear_and_regrowth_never_answers_full_with_room_left() {
     model_with_preemptions_at_most(3, || {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(1)
+            .capacity(1)
             .false_positive_rate(1e-3)
             .max_levels(2)
             .hasher(Identity)
@@ -339,7 +339,7 @@ fn the_last_two_removes_of_an_old_level_in_different_stripes_retire_it() {
     let (a, b) = keys_in_different_stripes();
     model(move || {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(4)
+            .capacity(4)
             .false_positive_rate(1e-3)
             .level_stripes(4)
             .hasher(Identity)
@@ -446,7 +446,7 @@ fn keys_in_different_stripes() -> (u64, u64) {
 fn a_reader_sees_a_reopened_slot_while_two_writers_fill_it() {
     model_with_preemptions_at_most(3, || {
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(1)
+            .capacity(1)
             .growth_factor(1)
             .false_positive_rate(1e-3)
             .max_levels(2)

@@ -30,7 +30,7 @@ fn tiny_m(buckets: usize, tag_bits: u32, g: usize) -> Filter {
         .bucket_count(buckets)
         .stripe_count(2)
         .tag_bits(tag_bits)
-        .generations(g)
+        .generations(g as u64)
         .max_path_len(1)
         .hasher(Identity)
         .build()

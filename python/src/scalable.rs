@@ -36,7 +36,7 @@ pyfilter!(counting PyScalableCuckooFilter {
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let mut builder = ScalableCuckooFilter::builder()
-            .initial_capacity(params::positive("initial_capacity", initial_capacity)?)
+            .capacity(params::positive("initial_capacity", initial_capacity)?)
             .false_positive_rate(params::rate(false_positive_rate)?);
         if let Some(factor) = growth_factor {
             builder = builder.growth_factor(params::positive("growth_factor", factor)?);

@@ -27,7 +27,7 @@ pyfilter!(live PyWindowedCuckooFilter {
     ) -> PyResult<Self> {
         let mut builder = WindowedCuckooFilter::builder()
             .capacity(params::positive("capacity", capacity)?)
-            .generations(params::positive("generations", generations)?)
+            .generations(params::positive("generations", generations)? as u64)
             .false_positive_rate(params::rate(false_positive_rate)?);
         if let Some(seed) = seed {
             builder = builder.seed(params::u64("seed", seed)?);

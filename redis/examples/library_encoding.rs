@@ -6,7 +6,7 @@
 //! library_encoding CAPACITY GROWTH [ITEMS]
 //! ```
 //!
-//! `ScalableCuckooFilter::builder().initial_capacity(CAPACITY)
+//! `ScalableCuckooFilter::builder().capacity(CAPACITY)
 //! .growth_factor(GROWTH)`, seed 1, holding the items `0..ITEMS` (as
 //! decimal text, how redis-py sends integers). Exits 2 on bad usage or
 //! settings the library refuses.
@@ -28,7 +28,7 @@ fn main() -> ExitCode {
         }
     };
     let filter = match ScalableCuckooFilter::builder()
-        .initial_capacity(args[0])
+        .capacity(args[0])
         .growth_factor(args[1])
         .seed(1)
         .build()

@@ -176,7 +176,7 @@ impl Filter {
         } else {
             Self::Growing(
                 ScalableCuckooFilter::builder()
-                    .initial_capacity(capacity)
+                    .capacity(capacity)
                     .growth_factor(usize::from(meta.expansion))
                     .max_levels(meta.levels())
                     .false_positive_rate(meta.error_rate)
@@ -310,18 +310,21 @@ impl Filter {
                 .map_err(|e| e.to_string())?;
             decoder.feed(&piece).map_err(|e| e.to_string())?;
         }
-        decoder.finish().map(Self::from).map_err(|e| e.to_string())
+        Self::from_decoded(decoder.finish().map_err(|e| e.to_string())?)
     }
 }
 
 /// Pieces a copy moves the encoding through.
 const COPY_PIECE: usize = 16 << 20;
 
-impl From<DecodedFilter> for Filter {
-    fn from(decoded: DecodedFilter) -> Self {
+impl Filter {
+    /// The filter a [`ChunkDecoder`] made, or the reply's error text for a
+    /// kind of filter this value cannot hold (the enum may grow).
+    pub(crate) fn from_decoded(decoded: DecodedFilter) -> Result<Self, String> {
         match decoded {
-            DecodedFilter::Filter(f) => Self::Fixed(f),
-            DecodedFilter::Scalable(f) => Self::Growing(f),
+            DecodedFilter::Filter(f) => Ok(Self::Fixed(f)),
+            DecodedFilter::Scalable(f) => Ok(Self::Growing(f)),
+            _ => Err("an encoding of a filter kind this module does not hold".to_owned()),
         }
     }
 }
@@ -567,7 +570,7 @@ pub(crate) fn complete_if_done(value: &mut CfValue) -> Result<(), String> {
     else {
         unreachable!("checked above")
     };
-    let filter = Filter::from(decoder.finish().map_err(|e| e.to_string())?);
+    let filter = Filter::from_decoded(decoder.finish().map_err(|e| e.to_string())?)?;
     let meta = value.meta.merged(filter.implied_meta());
     if !meta.loadable_live() {
         // A filter the library allows but the module's settings cannot

@@ -139,7 +139,7 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
     let (built, _) = admission::within(0, || {
         WindowedCuckooFilter::builder()
             .capacity(usize::try_from(meta.capacity).unwrap_or(usize::MAX))
-            .generations(generations as usize + 1)
+            .generations(generations + 1)
             .false_positive_rate(meta.error_rate)
             .seed(seed)
             .table_memory(crate::alloc::TABLES)

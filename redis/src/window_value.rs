@@ -458,7 +458,7 @@ mod tests {
         let clock = Clock::new(1_700_000_000_000, 1000, generations, 5000, 0.01);
         let f = WindowedCuckooFilter::builder()
             .capacity(5000)
-            .generations(generations as usize + 1)
+            .generations(generations + 1)
             .false_positive_rate(0.01)
             .build()
             .unwrap();

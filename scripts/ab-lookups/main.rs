@@ -169,7 +169,7 @@ fn mix(mib: u64, rounds: usize) {
 fn scalable_remove(mib: u64, rounds: usize) {
     let n = mib * 1024 * 1024 * 8 / 16 * 9 / 10;
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity((n / 2) as usize)
+        .capacity((n / 2) as usize)
         .growth_factor(1)
         .seed(3)
         .build()

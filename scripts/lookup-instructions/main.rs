@@ -103,7 +103,7 @@ pub fn op_scalable2_insert_remove(f: &ScalableCuckooFilter, keys: &[u64]) -> usi
 /// A growing filter holding `n` keys in `levels` levels of one geometry.
 fn scalable(n: u64, levels: u64) -> ScalableCuckooFilter {
     let f = ScalableCuckooFilter::builder()
-        .initial_capacity((n / levels) as usize)
+        .capacity((n / levels) as usize)
         .growth_factor(1)
         .seed(3)
         .build()

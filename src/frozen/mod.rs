@@ -175,7 +175,7 @@ impl<B: AsRef<[u8]>> FrozenFilter<B, DefaultHashBuilder> {
     /// format version, trailing bytes, another hasher. Never panics,
     /// whatever the input.
     pub fn from_bytes(bytes: B) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(bytes)
+        Self::from_bytes_with_options(bytes, ReadOptions::new())
     }
 }
 
@@ -204,44 +204,28 @@ impl FrozenFilter<FrozenBytes, DefaultHashBuilder> {
     /// [`DecodeError::AllocationFailed`] if its length cannot be allocated,
     /// else as [`from_bytes`](FrozenFilter::from_bytes).
     pub fn load<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
-        Self::load_with_hasher(path)
+        Self::load_with_options(path, ReadOptions::new())
     }
 }
 
 impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
-    /// [`load`](FrozenFilter::load) for a filter saved with another
-    /// [`PersistentHasher`] (here spelled out for the default one).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
-    /// let filter = CuckooFilter::with_capacity(1000);
-    /// filter.insert("k")?;
-    /// let path = std::env::temp_dir().join(format!("frozen-load-hasher-doc-{}.ccf", std::process::id()));
-    /// filter.write_to_path(&path)?;
-    /// let view = FrozenFilter::<_, DefaultHashBuilder>::load_with_hasher(&path)?;
-    /// assert!(view.contains("k"));
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`load`](FrozenFilter::load).
-    pub fn load_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
-        Self::load_with_options(path, ReadOptions::new())
-    }
-
-    /// [`load_with_hasher`](Self::load_with_hasher) as `options` say: a
-    /// file longer than their limit is refused before anything is read
-    /// ([`DecodeError::ExceedsLimit`]), and its bytes are held where their
+    /// [`load`](FrozenFilter::load) as `options` say: a file longer than
+    /// their limit is refused before anything is read
+    /// ([`DecodeError::ExceedsLimit`]), its bytes are held where their
     /// [`TableMemory`] says ([`TableMemory::GlobalAllocator`]: from the
-    /// global allocator, whatever the size).
+    /// global allocator, whatever the size), and it was saved with their
+    /// hasher `S` ([`ReadOptions::hasher`]; [`ReadOptions::new`] is the
+    /// default one).
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, DefaultHashBuilder, FrozenFilter, ReadOptions};
+    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, FrozenFilter, ReadOptions};
     /// let filter = CuckooFilter::with_capacity(100_000);
+    /// filter.insert("k")?;
     /// let path = std::env::temp_dir().join(format!("frozen-load-options-doc-{}.ccf", std::process::id()));
     /// filter.write_to_path(&path)?;
-    /// let refused = FrozenFilter::<_, DefaultHashBuilder>::load_with_options(&path, ReadOptions::new().limit(4096));
+    /// let view = FrozenFilter::load_with_options(&path, ReadOptions::new())?;
+    /// assert!(view.contains("k"));
+    /// let refused = FrozenFilter::load_with_options(&path, ReadOptions::new().limit(4096));
     /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
     /// # std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -251,9 +235,10 @@ impl<S: PersistentHasher> FrozenFilter<FrozenBytes, S> {
     /// As [`load`](FrozenFilter::load), plus [`DecodeError::ExceedsLimit`].
     pub fn load_with_options<P: AsRef<Path>>(
         path: P,
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(FrozenBytes::read_file(path.as_ref(), options)?)
+        let bytes = FrozenBytes::read_file(path.as_ref(), options.hasher())?;
+        Self::from_bytes_with_options(bytes, options)
     }
 }
 
@@ -315,22 +300,24 @@ impl FrozenFilter<MappedFile, DefaultHashBuilder> {
     /// [`from_bytes`](FrozenFilter::from_bytes).
     pub unsafe fn open<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
         // SAFETY: the caller's contract is this function's.
-        unsafe { Self::open_with_hasher(path) }
+        unsafe { Self::open_with_options(path, ReadOptions::new()) }
     }
 }
 
 impl<S: PersistentHasher> FrozenFilter<MappedFile, S> {
-    /// [`open`](FrozenFilter::open) for a filter saved with another
-    /// [`PersistentHasher`] (here spelled out for the default one).
+    /// [`open`](FrozenFilter::open) as `options` say: a file longer than
+    /// their limit is refused ([`DecodeError::ExceedsLimit`]), and it was
+    /// saved with their hasher `S` ([`ReadOptions::hasher`]). Their
+    /// [`TableMemory`] does not apply: the file's pages are the memory.
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter, ReadOptions};
     /// let filter = CuckooFilter::with_capacity(1000);
     /// filter.insert("k")?;
-    /// let path = std::env::temp_dir().join(format!("frozen-hasher-doc-{}.ccf", std::process::id()));
+    /// let path = std::env::temp_dir().join(format!("frozen-open-options-doc-{}.ccf", std::process::id()));
     /// filter.write_to_path(&path)?;
     /// // SAFETY: nothing else touches the file while `view` lives.
-    /// let view = unsafe { FrozenFilter::<_, DefaultHashBuilder>::open_with_hasher(&path) }?;
+    /// let view = unsafe { FrozenFilter::open_with_options(&path, ReadOptions::new()) }?;
     /// assert!(view.contains("k"));
     /// drop(view);
     /// # std::fs::remove_file(&path)?;
@@ -342,28 +329,33 @@ impl<S: PersistentHasher> FrozenFilter<MappedFile, S> {
     /// filter lives.
     ///
     /// # Errors
-    /// As [`open`](FrozenFilter::open).
-    pub unsafe fn open_with_hasher<P: AsRef<Path>>(path: P) -> Result<Self, DecodeError> {
+    /// As [`open`](FrozenFilter::open), plus [`DecodeError::ExceedsLimit`].
+    pub unsafe fn open_with_options<P: AsRef<Path>>(
+        path: P,
+        options: ReadOptions<S>,
+    ) -> Result<Self, DecodeError> {
         let file = std::fs::File::open(path).map_err(DecodeError::Io)?;
         // Files saved with `write_to_path` are replaced by rename, which
         // leaves an existing mapping on the old inode intact.
         // SAFETY: the caller guarantees no one truncates or rewrites the
         // file while the filter lives.
         let map = unsafe { MappedFile::map(&file) }?;
-        Self::from_bytes_with_hasher(map)
+        Self::from_bytes_with_options(map, options)
     }
 }
 
 impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
-    /// [`from_bytes`](FrozenFilter::from_bytes) for a filter saved with a
-    /// [`PersistentHasher`] other than the default (the equivalent of a
-    /// `from_bytes_with_hasher`): the hasher is rebuilt from the seed the
-    /// encoding records, with [`PersistentHasher::from_seed`].
+    /// [`from_bytes`](FrozenFilter::from_bytes) as `options` say: bytes
+    /// longer than their limit are refused
+    /// ([`DecodeError::ExceedsLimit`]), and the filter was saved with their
+    /// hasher `S` ([`ReadOptions::hasher`]), rebuilt from the seed the
+    /// encoding records with [`PersistentHasher::from_seed`]. Their
+    /// [`TableMemory`] does not apply: `bytes` are used where they lie.
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, FrozenFilter};
+    /// use concurrent_cuckoo::{CuckooFilter, FrozenFilter, ReadOptions};
     /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
-    /// let view = FrozenFilter::<_, DefaultHashBuilder>::from_bytes_with_hasher(&bytes[..])?;
+    /// let view = FrozenFilter::from_bytes_with_options(&bytes[..], ReadOptions::new())?;
     /// assert!(view.is_empty());
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
     /// ```
@@ -371,11 +363,11 @@ impl<B: AsRef<[u8]>, S: PersistentHasher> FrozenFilter<B, S> {
     /// # Errors
     /// As [`from_bytes`](FrozenFilter::from_bytes);
     /// [`DecodeError::HasherMismatch`] if `S` is not the hasher it was
-    /// saved with.
-    pub fn from_bytes_with_hasher(bytes: B) -> Result<Self, DecodeError> {
+    /// saved with; [`DecodeError::ExceedsLimit`] past the limit.
+    pub fn from_bytes_with_options(bytes: B, options: ReadOptions<S>) -> Result<Self, DecodeError> {
         let data = bytes.as_ref();
         let header = Header::parse(data)?;
-        admit_header(&header, S::ID, Some(data.len()), None)?;
+        admit_header(&header, S::ID, Some(data.len()), options.limit)?;
         // The length matches, so it fits in memory and in `usize`.
         let (offset, body_len) = (header.body_offset(), header.body_len() as usize);
         let occupied = match header.bits {

@@ -65,7 +65,7 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// Encodes the filter in the binary format of `docs/format.md`: header
     /// (width, bucket count, length, hasher id and seed, ...), every bucket,
     /// and a checksum. [`from_bytes`](CuckooFilter::from_bytes) (or
-    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) for another hasher) turns it back into a
+    /// [`from_bytes_with_options`](Self::from_bytes_with_options) for another hasher) turns it back into a
     /// filter that answers every query exactly as this one does, and
     /// [`FrozenFilter`](crate::FrozenFilter) queries it where it lies.
     ///
@@ -177,132 +177,74 @@ impl<S: PersistentHasher> CuckooFilter<S> {
         write_atomically(path.as_ref(), |file| self.write_to(file))
     }
 
-    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes) with hasher
-    /// `S`: the generic form of [`CuckooFilter::from_bytes`], for filters
-    /// built with a [`PersistentHasher`] other than the default. The hasher
-    /// is rebuilt from the recorded seed with [`PersistentHasher::from_seed`].
-    /// The stripe count is chosen afresh for the bucket count, as for a new
-    /// filter.
+    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes), as
+    /// `options` say: a bound on what the header may claim, where the table
+    /// gets its memory, and the hasher `S` it was made with (inferred from
+    /// the options: [`ReadOptions::new`] is the default hasher,
+    /// [`ReadOptions::hasher`] names another). The hasher is rebuilt from
+    /// the recorded seed with [`PersistentHasher::from_seed`]. The stripe
+    /// count is chosen afresh for the bucket count, as for a new filter.
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
+    /// use concurrent_cuckoo::{CuckooFilter, ReadOptions, TableMemory};
     /// let filter = CuckooFilter::with_capacity(100);
     /// filter.insert(&1u8)?;
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&filter.to_bytes())?;
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = CuckooFilter::from_bytes_with_options(&filter.to_bytes(), options)?;
     /// assert!(copy.contains(&1u8));
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
     /// A [`DecodeError`] if `bytes` is not exactly one intact encoding made
     /// with a hasher of the same [`ID`](PersistentHasher::ID)
-    /// ([`DecodeError::HasherMismatch`] otherwise). Never panics, whatever
-    /// the input, and allocates nothing before the header is validated and
-    /// `bytes` is known to have the length the header implies.
-    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        decode_stream(bytes, Some(bytes.len()), ReadOptions::new())
+    /// ([`DecodeError::HasherMismatch`] otherwise), or claims more than the
+    /// options' limit ([`DecodeError::ExceedsLimit`]). Never panics,
+    /// whatever the input, and allocates nothing before the header is
+    /// validated and `bytes` is known to have the length the header implies.
+    pub fn from_bytes_with_options(
+        bytes: &[u8],
+        options: ReadOptions<S>,
+    ) -> Result<Self, DecodeError> {
+        decode_stream(bytes, Some(bytes.len()), options.hasher())
     }
 
     /// Decodes a filter from `reader`, as written by
-    /// [`write_to`](Self::write_to): the generic form of
-    /// [`CuckooFilter::read_from`]. Reads exactly the encoding's bytes
-    /// (anything after it stays in `reader`), in 64 KiB chunks straight into
-    /// the table, so no `BufReader` and no second copy is needed.
+    /// [`write_to`](Self::write_to), as `options` say (see
+    /// [`from_bytes_with_options`](Self::from_bytes_with_options)). Reads
+    /// exactly the encoding's bytes (anything after it stays in `reader`),
+    /// in 64 KiB chunks straight into the table, so no `BufReader` and no
+    /// second copy is needed.
     ///
     /// The table is allocated once the header has been validated (at most
     /// 2^32 buckets; on Linux, tables of 4 MiB and more are mapped lazily,
     /// so a lying header costs address space, not memory) and freed if the
     /// body then fails to arrive or to check out. For a stream from an
     /// untrusted source, bound what a header may claim with
-    /// [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher).
+    /// [`ReadOptions::limit`].
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
-    /// let filter = CuckooFilter::with_capacity(100);
+    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, ReadOptions};
+    /// let filter = CuckooFilter::with_capacity(100_000);
     /// filter.insert("k")?;
     /// let bytes = filter.to_bytes();
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..])?;
+    /// let copy = CuckooFilter::read_from_with_options(&bytes[..], ReadOptions::new())?;
     /// assert!(copy.contains("k"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher); an input that ends early is
-    /// [`DecodeError::Truncated`] and any other read error is
-    /// [`DecodeError::Io`].
-    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        decode_stream(reader, None, ReadOptions::new())
-    }
-
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
-    /// anything, a header claiming an encoding longer than `max_bytes`
-    /// ([`DecodeError::ExceedsLimit`]): the generic form of
-    /// [`CuckooFilter::read_from_limited`].
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DecodeError, DefaultHashBuilder};
-    /// let bytes = CuckooFilter::with_capacity(100_000).to_bytes();
-    /// let refused = CuckooFilter::<DefaultHashBuilder>::read_from_limited_with_hasher(&bytes[..], 4096);
+    /// let refused = CuckooFilter::read_from_with_options(&bytes[..], ReadOptions::new().limit(4096));
     /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
-    /// ```
-    ///
-    /// # Errors
-    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`].
-    pub fn read_from_limited_with_hasher<R: Read>(
-        reader: R,
-        max_bytes: u64,
-    ) -> Result<Self, DecodeError> {
-        decode_stream(reader, None, ReadOptions::new().limit(max_bytes))
-    }
-
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
-    /// say: a bound on what the header may claim, and where the table
-    /// gets its memory. For any hasher `S`; name the type
-    /// (`CuckooFilter::<DefaultHashBuilder>::read_from_with_options`) for
-    /// the default one.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, ReadOptions, TableMemory};
-    /// let filter = CuckooFilter::with_capacity(100);
-    /// filter.insert("k")?;
-    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::read_from_with_options(&filter.to_bytes()[..], options)?;
-    /// assert!(copy.contains("k"));
-    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
-    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`] under a limit.
+    /// As [`from_bytes_with_options`](Self::from_bytes_with_options); an
+    /// input that ends early is [`DecodeError::Truncated`] and any other
+    /// read error is [`DecodeError::Io`].
     pub fn read_from_with_options<R: Read>(
         reader: R,
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
-        decode_stream(reader, None, options)
-    }
-
-    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
-    /// `options` say (see [`read_from_with_options`](Self::read_from_with_options)).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder, ReadOptions, TableMemory};
-    /// let bytes = CuckooFilter::with_capacity(100).to_bytes();
-    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
-    /// let copy = CuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(&bytes, options)?;
-    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
-    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`] under a limit.
-    pub fn from_bytes_with_options(
-        bytes: &[u8],
-        options: ReadOptions,
-    ) -> Result<Self, DecodeError> {
-        decode_stream(bytes, Some(bytes.len()), options)
+        decode_stream(reader, None, options.hasher())
     }
 }
 
@@ -349,12 +291,12 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// before it), a newer format version, trailing bytes, or a filter made
     /// with another hasher. Never panics, whatever the input.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(bytes)
+        Self::from_bytes_with_options(bytes, ReadOptions::new())
     }
 
     /// Decodes a filter from `reader`, as written by
     /// [`write_to`](Self::write_to), streaming it straight into the table.
-    /// See [`read_from_with_hasher`](Self::read_from_with_hasher) for the details; for an
+    /// See [`read_from_with_options`](Self::read_from_with_options) for the details; for an
     /// untrusted stream use [`read_from_limited`](Self::read_from_limited).
     ///
     /// ```
@@ -369,7 +311,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`from_bytes`](Self::from_bytes), plus [`DecodeError::Io`].
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::read_from_with_hasher(reader)
+        Self::read_from_with_options(reader, ReadOptions::new())
     }
 
     /// [`read_from`](Self::read_from) for untrusted streams: a header that
@@ -395,7 +337,7 @@ impl CuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`read_from`](Self::read_from), plus [`DecodeError::ExceedsLimit`].
     pub fn read_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
-        Self::read_from_limited_with_hasher(reader, max_bytes)
+        Self::read_from_with_options(reader, ReadOptions::new().limit(max_bytes))
     }
 }
 
@@ -702,7 +644,7 @@ pub(crate) mod serde_impls {
     //! `Serialize` writes [`CuckooFilter::to_bytes`] as one byte string;
     //! `Deserialize` accepts a byte string (or, for formats such as JSON
     //! that spell bytes as a sequence of numbers, a sequence of `u8`) and
-    //! decodes it with [`CuckooFilter::from_bytes_with_hasher`].
+    //! decodes it with [`CuckooFilter::from_bytes_with_options`].
 
     use super::*;
     use core::fmt;
@@ -729,7 +671,7 @@ pub(crate) mod serde_impls {
 
     impl<S: PersistentHasher> DecodeBytes for CuckooFilter<S> {
         fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-            CuckooFilter::from_bytes_with_hasher(bytes)
+            CuckooFilter::from_bytes_with_options(bytes, ReadOptions::new().hasher())
         }
     }
 

@@ -147,82 +147,36 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
         write_atomically(path.as_ref(), |file| self.write_to(file))
     }
 
-    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes) with hasher
-    /// `S` (rebuilt from the recorded seed).
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
-    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
-    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(&bytes)?;
-    /// assert!(copy.is_empty());
-    /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
-    /// ```
-    ///
-    /// # Errors
-    /// A [`DecodeError`] if `bytes` is not exactly one intact encoding made
-    /// with a hasher of the same ID. Never panics, whatever the input.
-    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_options(bytes, ReadOptions::new())
-    }
-
     /// Decodes a filter from `reader`, as written by
-    /// [`write_to`](Self::write_to); reads exactly the encoding's bytes.
+    /// [`write_to`](Self::write_to), as `options` say; reads exactly the
+    /// encoding's bytes. The options bound the bytes the levels' headers
+    /// may claim (a level whose header would take the encoding past the
+    /// limit is refused before it is allocated, with
+    /// [`DecodeError::ExceedsLimit`] naming the bytes claimed up to the end
+    /// of that level), say where every level's table, decoded or grown
+    /// later, gets its memory, and name the hasher `S` (rebuilt from the
+    /// recorded seed; [`ReadOptions::new`] is the default one).
     ///
     /// ```
-    /// use concurrent_cuckoo::{DefaultHashBuilder, ScalableCuckooFilter};
-    /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
-    /// assert!(ScalableCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..]).is_ok());
-    /// ```
-    ///
-    /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus [`DecodeError::Io`].
-    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::read_from_with_options(reader, ReadOptions::new())
-    }
-
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher) that refuses, before allocating
-    /// it, any level whose header would take the encoding past `max_bytes`
-    /// ([`DecodeError::ExceedsLimit`], with the bytes claimed up to the end
-    /// of that level): the generic form of
-    /// [`ScalableCuckooFilter::read_from_limited`].
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ScalableCuckooFilter};
-    /// let bytes = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
-    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::read_from_limited_with_hasher(&bytes[..], 4096);
-    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
-    /// ```
-    ///
-    /// # Errors
-    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`].
-    pub fn read_from_limited_with_hasher<R: Read>(
-        reader: R,
-        max_bytes: u64,
-    ) -> Result<Self, DecodeError> {
-        Self::read_from_with_options(reader, ReadOptions::new().limit(max_bytes))
-    }
-
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
-    /// say: a bound on the bytes the levels' headers may claim (as
-    /// [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher)),
-    /// and where every level's table, decoded or grown later, gets its
-    /// memory.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, ScalableCuckooFilter, TableMemory};
+    /// use concurrent_cuckoo::{DecodeError, ReadOptions, ScalableCuckooFilter, TableMemory};
     /// let bytes = ScalableCuckooFilter::with_capacity(10).to_bytes();
     /// let options = ReadOptions::new().limit(1 << 20).table_memory(TableMemory::GlobalAllocator);
-    /// let copy = ScalableCuckooFilter::<DefaultHashBuilder>::read_from_with_options(&bytes[..], options)?;
+    /// let copy = ScalableCuckooFilter::read_from_with_options(&bytes[..], options)?;
     /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
+    /// let big = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
+    /// let refused = ScalableCuckooFilter::read_from_with_options(&big[..], ReadOptions::new().limit(4096));
+    /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
     /// # Ok::<(), concurrent_cuckoo::DecodeError>(())
     /// ```
     ///
     /// # Errors
-    /// As [`read_from_limited_with_hasher`](Self::read_from_limited_with_hasher).
+    /// A [`DecodeError`] if the input is not one intact encoding made with
+    /// a hasher of the same ID, ends early ([`DecodeError::Truncated`]) or
+    /// fails to read ([`DecodeError::Io`]), or passes the limit
+    /// ([`DecodeError::ExceedsLimit`]). Never panics, whatever the input.
     pub fn read_from_with_options<R: Read>(
         mut reader: R,
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
         decode_container(
             &mut reader,
@@ -231,15 +185,15 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
         )
     }
 
-    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
+    /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes), as
     /// `options` say (see [`read_from_with_options`](Self::read_from_with_options));
     /// an input longer than the limit is refused before anything is
     /// allocated.
     ///
     /// ```
-    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ReadOptions, ScalableCuckooFilter};
+    /// use concurrent_cuckoo::{DecodeError, ReadOptions, ScalableCuckooFilter};
     /// let bytes = ScalableCuckooFilter::with_capacity(100_000).to_bytes();
-    /// let refused = ScalableCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(
+    /// let refused = ScalableCuckooFilter::from_bytes_with_options(
     ///     &bytes,
     ///     ReadOptions::new().limit(4096),
     /// );
@@ -247,11 +201,11 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// ```
     ///
     /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`].
+    /// As [`read_from_with_options`](Self::read_from_with_options), or
+    /// [`DecodeError::TrailingBytes`] after the encoding.
     pub fn from_bytes_with_options(
         bytes: &[u8],
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
         let total = bytes.len() as u64;
         if let Some(limit) = options.limit.filter(|&limit| total > limit) {
@@ -284,12 +238,12 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// ```
     ///
     /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher).
+    /// As [`from_bytes_with_options`](Self::from_bytes_with_options).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_hasher(bytes)
+        Self::from_bytes_with_options(bytes, ReadOptions::new())
     }
 
-    /// Decodes a filter from `reader` (see [`read_from_with_hasher`](Self::read_from_with_hasher)).
+    /// Decodes a filter from `reader` (see [`read_from_with_options`](Self::read_from_with_options)).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -299,9 +253,9 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// ```
     ///
     /// # Errors
-    /// As [`read_from_with_hasher`](Self::read_from_with_hasher).
+    /// As [`read_from_with_options`](Self::read_from_with_options).
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::read_from_with_hasher(reader)
+        Self::read_from_with_options(reader, ReadOptions::new())
     }
 
     /// [`read_from`](Self::read_from) for untrusted streams, as
@@ -327,7 +281,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`read_from`](Self::read_from), plus [`DecodeError::ExceedsLimit`].
     pub fn read_from_limited<R: Read>(reader: R, max_bytes: u64) -> Result<Self, DecodeError> {
-        Self::read_from_limited_with_hasher(reader, max_bytes)
+        Self::read_from_with_options(reader, ReadOptions::new().limit(max_bytes))
     }
 }
 
@@ -667,7 +621,8 @@ mod serde_impls {
         }
 
         fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Self::Value, E> {
-            ScalableCuckooFilter::from_bytes_with_hasher(bytes).map_err(E::custom)
+            ScalableCuckooFilter::from_bytes_with_options(bytes, ReadOptions::new().hasher())
+                .map_err(E::custom)
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -675,7 +630,8 @@ mod serde_impls {
             while let Some(b) = seq.next_element::<u8>()? {
                 bytes.push(b);
             }
-            ScalableCuckooFilter::from_bytes_with_hasher(&bytes).map_err(de::Error::custom)
+            ScalableCuckooFilter::from_bytes_with_options(&bytes, ReadOptions::new().hasher())
+                .map_err(de::Error::custom)
         }
     }
 }

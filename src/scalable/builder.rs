@@ -13,7 +13,7 @@ use crate::storage::TableMemory;
 /// ```
 /// use concurrent_cuckoo::ScalableCuckooFilter;
 /// let filter = ScalableCuckooFilter::builder()
-///     .initial_capacity(1000) // a guess: the filter grows past it
+///     .capacity(1000) // a guess: the filter grows past it
 ///     .growth_factor(4)
 ///     .max_levels(8)
 ///     .false_positive_rate(1e-3)
@@ -42,8 +42,8 @@ impl ScalableBuilder<DefaultHashBuilder> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let a = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
-    /// let b = ScalableCuckooFilter::builder().initial_capacity(10).seed(7).build()?;
+    /// let a = ScalableCuckooFilter::builder().capacity(10).seed(7).build()?;
+    /// let b = ScalableCuckooFilter::builder().capacity(10).seed(7).build()?;
     /// a.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
     /// b.insert_batch(&(0..100u32).collect::<Vec<_>>())?;
     /// assert_eq!(a.to_bytes(), b.to_bytes()); // the same seed: the same levels
@@ -57,18 +57,22 @@ impl ScalableBuilder<DefaultHashBuilder> {
 }
 
 impl<S> ScalableBuilder<S> {
-    /// Items the first level holds. Required.
+    /// Items the first level holds (the filter grows past it). Required.
+    /// Named as [`Builder::capacity`](crate::Builder::capacity) and
+    /// [`WindowedBuilder::capacity`](crate::WindowedBuilder::capacity) are;
+    /// the built filter reports it as
+    /// [`initial_capacity`](ScalableCuckooFilter::initial_capacity).
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(5000).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(5000).build()?;
     /// assert!(filter.capacity() >= 5000);
     /// let none = ScalableCuckooFilter::builder().build();
     /// assert_eq!(none.unwrap_err(), BuildError::MissingCapacity);
     /// # Ok::<(), BuildError>(())
     /// ```
     #[must_use = "a builder does nothing until `build` is called"]
-    pub fn initial_capacity(mut self, capacity: usize) -> Self {
+    pub fn capacity(mut self, capacity: usize) -> Self {
         self.initial_capacity = Some(capacity);
         self
     }
@@ -79,7 +83,7 @@ impl<S> ScalableBuilder<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).false_positive_rate(0.05).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(100).false_positive_rate(0.05).build()?;
     /// assert_eq!(filter.level_fingerprint_bits(), vec![8]); // 8 / 2^8 fits in 0.05
     /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
     /// assert_eq!(filter.level_fingerprint_bits()[..2], [8, 16]); // a second 8-bit level would not
@@ -101,15 +105,15 @@ impl<S> ScalableBuilder<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(8).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(100).growth_factor(8).build()?;
     /// filter.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
     /// assert_eq!(filter.levels(), 2); // the second level holds 800 items
-    /// let flat = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(1).build()?;
+    /// let flat = ScalableCuckooFilter::builder().capacity(100).growth_factor(1).build()?;
     /// let first = flat.capacity();
     /// flat.insert_batch(&(0..500u32).collect::<Vec<_>>())?;
     /// assert!(flat.levels() > 3); // levels the size of the first
     /// assert_eq!(flat.capacity(), first * flat.levels());
-    /// let none = ScalableCuckooFilter::builder().initial_capacity(100).growth_factor(0).build();
+    /// let none = ScalableCuckooFilter::builder().capacity(100).growth_factor(0).build();
     /// assert_eq!(none.unwrap_err(), BuildError::InvalidGrowthFactor(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -128,7 +132,7 @@ impl<S> ScalableBuilder<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::{InsertError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).max_levels(1).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).max_levels(1).build()?;
     /// let err = (0..1000u32).find_map(|k| filter.insert(&k).err());
     /// assert_eq!(err, Some(InsertError::Full)); // one level only: it cannot grow
     /// assert_eq!(filter.levels(), 1);
@@ -146,7 +150,7 @@ impl<S> ScalableBuilder<S> {
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// use std::collections::hash_map::RandomState;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).hasher(RandomState::new()).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).hasher(RandomState::new()).build()?;
     /// filter.insert("k")?;
     /// assert!(filter.contains("k"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -174,7 +178,7 @@ impl<S> ScalableBuilder<S> {
     /// ```
     /// use concurrent_cuckoo::{ScalableCuckooFilter, TableMemory};
     /// let filter = ScalableCuckooFilter::builder()
-    ///     .initial_capacity(100)
+    ///     .capacity(100)
     ///     .table_memory(TableMemory::GlobalAllocator)
     ///     .build()?;
     /// filter.insert_batch(&(0..1000u32).collect::<Vec<_>>())?;
@@ -202,9 +206,9 @@ impl<S> ScalableBuilder<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, ScalableCuckooFilter};
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(1000).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(1000).build()?;
     /// assert_eq!(filter.levels(), 1);
-    /// let too_many = ScalableCuckooFilter::builder().initial_capacity(1000).max_levels(65).build();
+    /// let too_many = ScalableCuckooFilter::builder().capacity(1000).max_levels(65).build();
     /// assert_eq!(too_many.unwrap_err(), BuildError::InvalidMaxLevels(65));
     /// # Ok::<(), BuildError>(())
     /// ```

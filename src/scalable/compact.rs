@@ -37,7 +37,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let mut filter = ScalableCuckooFilter::builder()
-    ///     .initial_capacity(1000)
+    ///     .capacity(1000)
     ///     .growth_factor(1)
     ///     .seed(1)
     ///     .build()?;
@@ -126,7 +126,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// use std::sync::Arc;
     /// let filter = Arc::new(
     ///     ScalableCuckooFilter::builder()
-    ///         .initial_capacity(1000)
+    ///         .capacity(1000)
     ///         .growth_factor(1)
     ///         .seed(1)
     ///         .build()?,

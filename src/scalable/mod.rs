@@ -256,7 +256,33 @@ unsafe impl<S: Send> Send for ScalableCuckooFilter<S> {}
 // the levels' atomics and locks.
 unsafe impl<S: Sync> Sync for ScalableCuckooFilter<S> {}
 
+/// A growing filter whose first level holds
+/// [`DEFAULT_INITIAL_CAPACITY`](ScalableCuckooFilter::DEFAULT_INITIAL_CAPACITY)
+/// items, configured as [`with_capacity`](ScalableCuckooFilter::with_capacity)
+/// says: a growing filter needs no size up front.
+///
+/// ```
+/// use concurrent_cuckoo::ScalableCuckooFilter;
+/// let filter = ScalableCuckooFilter::default();
+/// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?;
+/// assert!(filter.levels() > 1);
+/// assert_eq!(filter.initial_capacity(), ScalableCuckooFilter::DEFAULT_INITIAL_CAPACITY);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Panics
+/// If the first level (a few KiB) cannot be allocated.
+impl Default for ScalableCuckooFilter<DefaultHashBuilder> {
+    fn default() -> Self {
+        Self::with_capacity(Self::DEFAULT_INITIAL_CAPACITY)
+    }
+}
+
 impl ScalableCuckooFilter<DefaultHashBuilder> {
+    /// The first level's capacity of [`default`](Self::default) (RedisBloom's
+    /// default capacity too).
+    pub const DEFAULT_INITIAL_CAPACITY: usize = 1024;
+
     /// A filter that starts with room for `capacity` items and grows as
     /// needed: growth factor 2, up to 32 levels, a total false-positive
     /// bound of 0.1%, the default hasher with a random seed.
@@ -292,7 +318,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// # Errors
     /// As [`ScalableBuilder::build`].
     pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
-        Self::builder().initial_capacity(capacity).build()
+        Self::builder().capacity(capacity).build()
     }
 
     /// A builder for every other configuration.
@@ -300,7 +326,7 @@ impl ScalableCuckooFilter<DefaultHashBuilder> {
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
     /// let filter = ScalableCuckooFilter::builder()
-    ///     .initial_capacity(10_000)
+    ///     .capacity(10_000)
     ///     .false_positive_rate(1e-4)
     ///     .growth_factor(4)
     ///     .max_levels(16)
@@ -445,7 +471,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(0.01).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).false_positive_rate(0.01).build()?;
     /// assert!(filter.false_positive_bound() <= 0.01);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
@@ -461,7 +487,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-4).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).false_positive_rate(1e-4).build()?;
     /// assert_eq!(filter.configured_false_positive_rate(), 1e-4);
     /// filter.insert_batch(&(0..10_000u32).collect::<Vec<_>>())?; // grows
     /// assert!(filter.false_positive_bound() <= filter.configured_false_positive_rate());
@@ -493,7 +519,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).false_positive_rate(1e-3).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).false_positive_rate(1e-3).build()?;
     /// assert_eq!(filter.level_fingerprint_bits(), vec![16]);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
@@ -899,7 +925,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let filter = ScalableCuckooFilter::builder().initial_capacity(10).seed(1).build()?;
+    /// let filter = ScalableCuckooFilter::builder().capacity(10).seed(1).build()?;
     /// filter.insert("k")?;
     /// filter.insert("k")?;
     /// assert_eq!(filter.count("k"), 2);
@@ -1267,7 +1293,7 @@ mod tests {
             core::mem::size_of::<Level>()
         );
         let f = ScalableCuckooFilter::builder()
-            .initial_capacity(1024)
+            .capacity(1024)
             .growth_factor(1)
             .false_positive_rate(0.001)
             .seed(1)
@@ -1293,7 +1319,7 @@ mod tests {
     #[test]
     fn memory_usage_counts_what_a_walk_of_every_slot_counts() {
         let mut f = ScalableCuckooFilter::builder()
-            .initial_capacity(100)
+            .capacity(100)
             .growth_factor(1)
             .max_levels(8)
             .seed(3)
@@ -1340,7 +1366,7 @@ mod tests {
     fn a_panic_under_the_growth_and_key_locks_releases_both() {
         let f = Arc::new(
             ScalableCuckooFilter::builder()
-                .initial_capacity(10)
+                .capacity(10)
                 .seed(3)
                 .build()
                 .unwrap(),

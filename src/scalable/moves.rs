@@ -159,7 +159,7 @@ pub(crate) mod tests {
     fn a_panic_inside_a_move_leaves_searches_that_miss_answering() {
         let f = Arc::new(
             ScalableCuckooFilter::builder()
-                .initial_capacity(100)
+                .capacity(100)
                 .growth_factor(1)
                 .seed(5)
                 .build()

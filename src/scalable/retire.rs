@@ -19,7 +19,7 @@ impl<S> ScalableCuckooFilter<S> {
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
-    /// let mut filter = ScalableCuckooFilter::builder().initial_capacity(100).seed(1).build()?;
+    /// let mut filter = ScalableCuckooFilter::builder().capacity(100).seed(1).build()?;
     /// let mut k = 0;
     /// while filter.levels() == 1 {
     ///     filter.insert_hash(k)?; // the last one grows the filter

@@ -21,7 +21,7 @@ use crate::storage::TableMemory;
 #[must_use]
 pub struct WindowedBuilder<S = DefaultHashBuilder> {
     capacity: Option<usize>,
-    generations: usize,
+    generations: u64,
     rate: Option<f64>,
     tag_bits: Option<u32>,
     bucket_count: Option<usize>,
@@ -89,7 +89,7 @@ impl<S> WindowedBuilder<S> {
     /// assert_eq!(err, BuildError::InvalidGenerations { generations: 6, max: 5 });
     /// # Ok::<(), BuildError>(())
     /// ```
-    pub fn generations(mut self, generations: usize) -> Self {
+    pub fn generations(mut self, generations: u64) -> Self {
         self.generations = generations;
         self
     }
@@ -258,7 +258,7 @@ impl<S> WindowedBuilder<S> {
         };
         let most_tag_bits = (Layout::SLOT_BITS - min_fp).min(5);
         let max = if most_tag_bits >= 2 {
-            (1usize << most_tag_bits) - 3
+            (1u64 << most_tag_bits) - 3
         } else {
             0
         };
@@ -268,14 +268,14 @@ impl<S> WindowedBuilder<S> {
             max,
         };
         let bits = match self.tag_bits {
-            Some(bits) if (2..=5).contains(&bits) && g >= 1 && g + 3 <= 1 << bits => bits,
+            Some(bits) if (2..=5).contains(&bits) && g >= 1 && g + 3 <= 1u64 << bits => bits,
             Some(_) => return Err(invalid),
             // The fewest tag bits (at least 3) that fit the window: every
             // other bit goes to the fingerprint.
             None => (3..=most_tag_bits)
-                .find(|&t| g >= 1 && g + 3 <= 1 << t)
+                .find(|&t| g >= 1 && g + 3 <= 1u64 << t)
                 .ok_or(invalid)?,
         };
-        Ok(Layout::new(bits, g as u64))
+        Ok(Layout::new(bits, g))
     }
 }

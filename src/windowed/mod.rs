@@ -20,7 +20,7 @@ mod table;
 
 pub use builder::WindowedBuilder;
 
-use crate::error::{BatchInsertError, InsertError};
+use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::hashing::DefaultHashBuilder;
 use core::hash::{BuildHasher, Hash};
 use table::{Loc, WindowTable};
@@ -98,6 +98,45 @@ impl WindowedCuckooFilter {
     /// ```
     pub fn builder() -> WindowedBuilder {
         WindowedBuilder::new()
+    }
+
+    /// A filter of `capacity` live keys over the default window of 4
+    /// generations, 13-bit fingerprints beside 3-bit age tags (a
+    /// false-positive bound of about 0.1%), the default hasher with a random seed: the windowed
+    /// counterpart of [`CuckooFilter::with_capacity`](crate::CuckooFilter::with_capacity).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::with_capacity(1000);
+    /// assert!(f.slots() >= 1000);
+    /// assert_eq!(f.fingerprint_bits(), 13);
+    /// assert_eq!(f.generations(), 4);
+    /// ```
+    ///
+    /// # Panics
+    /// If the capacity overflows what a filter can address or the
+    /// allocation fails; [`try_with_capacity`](Self::try_with_capacity)
+    /// returns the error instead.
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        match Self::try_with_capacity(capacity) {
+            Ok(filter) => filter,
+            Err(e) => panic!("WindowedCuckooFilter::with_capacity({capacity}): {e}"),
+        }
+    }
+
+    /// [`with_capacity`](Self::with_capacity) that returns the error
+    /// instead of panicking.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// assert!(WindowedCuckooFilter::try_with_capacity(usize::MAX).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// As [`WindowedBuilder::build`].
+    pub fn try_with_capacity(capacity: usize) -> Result<Self, BuildError> {
+        Self::builder().capacity(capacity).build()
     }
 }
 

@@ -5,7 +5,7 @@
 use super::table::WindowTable;
 use super::{WindowedBuilder, WindowedCuckooFilter};
 use crate::error::{BuildError, DecodeError};
-use crate::hashing::{DefaultHashBuilder, PersistentHasher};
+use crate::hashing::PersistentHasher;
 use crate::persist::format::{MAGIC, MAX_HEADER_LEN};
 use crate::persist::ReadOptions;
 use crate::storage::TableMemory;
@@ -225,54 +225,42 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         crate::persist::write_atomically(path.as_ref(), |file| self.write_to(file))
     }
 
-    /// Decodes a filter written by [`to_bytes`](Self::to_bytes), with the
-    /// hasher `S` rebuilt from the saved seed ([`from_bytes`](WindowedCuckooFilter::from_bytes) is this for
-    /// the default hasher). Refuses,
-    /// never panics on, any damaged input: wrong magic or version, a field
-    /// out of range, another hasher, a wrong length, a failed checksum.
-    /// Lanes already expired at the saved generation are dropped (they are
-    /// free space), so the sweep's schedule holds from the first advance.
+    /// Decodes a filter written by [`to_bytes`](Self::to_bytes), as
+    /// `options` say: a limit on the length the header may claim, where the
+    /// table gets its memory, and the hasher `S`, rebuilt from the saved
+    /// seed ([`ReadOptions::new`] is the default hasher;
+    /// [`from_bytes`](WindowedCuckooFilter::from_bytes) is this with it).
+    /// Refuses, never panics on, any damaged input: wrong magic or version,
+    /// a field out of range, another hasher, a wrong length, a failed
+    /// checksum. Lanes already expired at the saved generation are dropped
+    /// (they are free space), so the sweep's schedule holds from the first
+    /// advance.
     ///
     /// ```
-    /// use concurrent_cuckoo::{DecodeError, WindowedCuckooFilter};
+    /// use concurrent_cuckoo::{DecodeError, ReadOptions, TableMemory, WindowedCuckooFilter};
     /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// f.insert("k")?;
+    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
+    /// let copy = WindowedCuckooFilter::from_bytes_with_options(&f.to_bytes(), options)?;
+    /// assert!(copy.contains("k"));
+    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
     /// let mut bytes = f.to_bytes();
     /// bytes[70] ^= 1;
     /// assert!(matches!(
-    ///     WindowedCuckooFilter::<concurrent_cuckoo::DefaultHashBuilder>::from_bytes_with_hasher(&bytes),
+    ///     WindowedCuckooFilter::from_bytes_with_options(&bytes, ReadOptions::new()),
     ///     Err(DecodeError::ChecksumMismatch)
     /// ));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
     /// # Errors
-    /// A [`DecodeError`] naming what is wrong.
-    pub fn from_bytes_with_hasher(bytes: &[u8]) -> Result<Self, DecodeError> {
-        Self::from_bytes_with_options(bytes, ReadOptions::new())
-    }
-
-    /// [`from_bytes_with_hasher`](Self::from_bytes_with_hasher) as
-    /// `options` say: a limit on the length the header may claim, and
-    /// where the table gets its memory.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, TableMemory, WindowedCuckooFilter};
-    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
-    /// f.insert("k")?;
-    /// let options = ReadOptions::new().table_memory(TableMemory::GlobalAllocator);
-    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(&f.to_bytes(), options)?;
-    /// assert!(copy.contains("k"));
-    /// assert_eq!(copy.table_memory(), TableMemory::GlobalAllocator);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`].
+    /// A [`DecodeError`] naming what is wrong
+    /// ([`DecodeError::ExceedsLimit`] past the options' limit).
     pub fn from_bytes_with_options(
         bytes: &[u8],
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
+        let options = options.hasher();
         let header = Header::parse(bytes)?;
         admit(&header, options)?;
         let rest = &bytes[HEADER..];
@@ -285,36 +273,22 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         Self::decode_parts(header, &bytes[..HEADER], rest, options.table_memory)
     }
 
-    /// Reads one filter from `reader` (exactly its bytes), with the hasher
-    /// `S` ([`read_from`](WindowedCuckooFilter::read_from) is this for the default hasher).
+    /// Reads one filter from `reader` (exactly its bytes), as `options`
+    /// say (see [`from_bytes_with_options`](Self::from_bytes_with_options);
+    /// [`read_from`](WindowedCuckooFilter::read_from) is this with the
+    /// default options): a header claiming more than their limit is refused
+    /// before anything more is read ([`DecodeError::ExceedsLimit`]: for
+    /// streams from an untrusted sender).
     ///
     /// ```
-    /// use concurrent_cuckoo::{DefaultHashBuilder, WindowedCuckooFilter};
-    /// let f = WindowedCuckooFilter::builder().capacity(100).build()?;
+    /// use concurrent_cuckoo::{DecodeError, ReadOptions, WindowedCuckooFilter};
+    /// let f = WindowedCuckooFilter::builder().capacity(100_000).build()?;
     /// f.insert("k")?;
     /// let bytes = f.to_bytes();
-    /// let copy = WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(&bytes[..])?;
+    /// let copy = WindowedCuckooFilter::read_from_with_options(&bytes[..], ReadOptions::new())?;
     /// assert!(copy.contains("k"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    ///
-    /// # Errors
-    /// As [`from_bytes_with_hasher`](Self::from_bytes_with_hasher), and [`DecodeError::Io`].
-    pub fn read_from_with_hasher<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        Self::read_from_with_options(reader, ReadOptions::new())
-    }
-
-    /// [`read_from_with_hasher`](Self::read_from_with_hasher) as `options`
-    /// say: a header claiming more than their limit is refused before
-    /// anything more is read ([`DecodeError::ExceedsLimit`]: for streams
-    /// from an untrusted sender), and the table gets its memory where
-    /// they say.
-    ///
-    /// ```
-    /// use concurrent_cuckoo::{DecodeError, DefaultHashBuilder, ReadOptions, WindowedCuckooFilter};
-    /// let f = WindowedCuckooFilter::builder().capacity(100_000).build()?;
-    /// let refused = WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_options(
-    ///     &f.to_bytes()[..],
+    /// let refused = WindowedCuckooFilter::read_from_with_options(
+    ///     &bytes[..],
     ///     ReadOptions::new().limit(4096),
     /// );
     /// assert!(matches!(refused, Err(DecodeError::ExceedsLimit { .. })));
@@ -322,12 +296,13 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// ```
     ///
     /// # Errors
-    /// As [`read_from_with_hasher`](Self::read_from_with_hasher), plus
-    /// [`DecodeError::ExceedsLimit`].
+    /// As [`from_bytes_with_options`](Self::from_bytes_with_options), and
+    /// [`DecodeError::Io`].
     pub fn read_from_with_options<R: Read>(
         mut reader: R,
-        options: ReadOptions,
+        options: ReadOptions<S>,
     ) -> Result<Self, DecodeError> {
+        let options = options.hasher();
         let eof = |e: io::Error| match e.kind() {
             io::ErrorKind::UnexpectedEof => DecodeError::Truncated,
             _ => DecodeError::Io(e),
@@ -375,7 +350,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             .hasher(S::from_seed(header.seed))
             .bucket_count(header.buckets as usize)
             .tag_bits(u32::from(header.tag_bits))
-            .generations(usize::from(header.generations))
+            .generations(u64::from(header.generations))
             .max_path_len(usize::from(header.max_path))
             .table_memory(memory)
             .build()
@@ -417,7 +392,7 @@ impl<S> WindowedCuckooFilter<S> {
 }
 
 impl WindowedCuckooFilter {
-    /// [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher) with the default hasher.
+    /// [`from_bytes_with_options`](WindowedCuckooFilter::from_bytes_with_options) with the default hasher.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -430,12 +405,12 @@ impl WindowedCuckooFilter {
     /// ```
     ///
     /// # Errors
-    /// As [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher).
+    /// As [`from_bytes_with_options`](WindowedCuckooFilter::from_bytes_with_options).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-        WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_hasher(bytes)
+        WindowedCuckooFilter::from_bytes_with_options(bytes, ReadOptions::new())
     }
 
-    /// [`read_from_with_hasher`](WindowedCuckooFilter::read_from_with_hasher) with the default
+    /// [`read_from_with_options`](WindowedCuckooFilter::read_from_with_options) with the default
     /// hasher.
     ///
     /// ```
@@ -448,9 +423,9 @@ impl WindowedCuckooFilter {
     /// ```
     ///
     /// # Errors
-    /// As [`read_from_with_hasher`](WindowedCuckooFilter::read_from_with_hasher).
+    /// As [`read_from_with_options`](WindowedCuckooFilter::read_from_with_options).
     pub fn read_from<R: Read>(reader: R) -> Result<Self, DecodeError> {
-        WindowedCuckooFilter::<DefaultHashBuilder>::read_from_with_hasher(reader)
+        WindowedCuckooFilter::read_from_with_options(reader, ReadOptions::new())
     }
 }
 
@@ -488,7 +463,7 @@ fn restore(
 mod serde_impls {
     //! As the plain filter's: [`to_bytes`](WindowedCuckooFilter::to_bytes)
     //! as one byte string (or a sequence of `u8`), decoded with
-    //! [`from_bytes_with_hasher`](WindowedCuckooFilter::from_bytes_with_hasher).
+    //! [`from_bytes_with_options`](WindowedCuckooFilter::from_bytes_with_options).
 
     use super::*;
     use crate::persist::serde_impls::{DecodeBytes, Encoded};
@@ -503,7 +478,7 @@ mod serde_impls {
 
     impl<S: PersistentHasher> DecodeBytes for WindowedCuckooFilter<S> {
         fn decode_bytes(bytes: &[u8]) -> Result<Self, DecodeError> {
-            WindowedCuckooFilter::from_bytes_with_hasher(bytes)
+            WindowedCuckooFilter::from_bytes_with_options(bytes, ReadOptions::new().hasher())
         }
     }
 

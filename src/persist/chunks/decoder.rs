@@ -21,6 +21,7 @@ use xxhash_rust::xxh3::Xxh3Default;
 // Made once per decode and unpacked at once: boxing the larger variant
 // would only add an allocation.
 #[allow(clippy::large_enum_variant)]
+#[non_exhaustive]
 pub enum DecodedFilter<S = DefaultHashBuilder> {
     /// Format versions 1 and 2.
     Filter(CuckooFilter<S>),
@@ -294,7 +295,7 @@ impl ChunkDecoder<DefaultHashBuilder> {
     /// ```
     #[must_use]
     pub fn new() -> Self {
-        Self::new_with_hasher()
+        Self::with_options(ReadOptions::new())
     }
 }
 
@@ -305,24 +306,26 @@ impl Default for ChunkDecoder<DefaultHashBuilder> {
 }
 
 impl<S: PersistentHasher> ChunkDecoder<S> {
-    /// A decoder of an encoding made with hasher `S` (rebuilt from the
-    /// seed the encoding holds, as every `*_with_hasher` decoder does).
+    /// A decoder as `options` say: a bound on what the headers may claim,
+    /// where the tables get their memory, and the hasher `S` the encoding
+    /// was made with (rebuilt from the seed it holds;
+    /// [`ReadOptions::hasher`] names one other than the default).
     ///
     /// ```
-    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodedFilter, DefaultHashBuilder};
+    /// use concurrent_cuckoo::{ChunkDecoder, CuckooFilter, DecodedFilter, ReadOptions, TableMemory};
     /// let filter = CuckooFilter::with_capacity(100);
-    /// // Any `PersistentHasher`; here the default one, spelled out.
-    /// let mut decoder = ChunkDecoder::<DefaultHashBuilder>::new_with_hasher();
+    /// let options = ReadOptions::new().limit(1 << 20).table_memory(TableMemory::GlobalAllocator);
+    /// let mut decoder = ChunkDecoder::with_options(options);
     /// decoder.feed(&filter.to_bytes())?;
     /// assert!(matches!(decoder.finish()?, DecodedFilter::Filter(_)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     #[must_use]
-    pub fn new_with_hasher() -> Self {
+    pub fn with_options(options: ReadOptions<S>) -> Self {
         Self {
             state: State::Start(Vec::with_capacity(PREFIX_LEN)),
             consumed: 0,
-            options: ReadOptions::new(),
+            options: options.hasher(),
             _hasher: PhantomData,
         }
     }
