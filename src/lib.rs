@@ -298,7 +298,7 @@ pub use filter::{Builder, CuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use frozen::{FrozenBytes, FrozenFilter, MappedFile};
 pub use hashing::{DefaultHashBuilder, PersistentHasher, PortableHasher};
-pub use membership::Filter;
+pub use membership::{DeletableFilter, Filter};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter, ReadOptions};
 #[cfg(not(concurrent_cuckoo_loom))]

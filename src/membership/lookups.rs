@@ -1,15 +1,36 @@
-//! [`Filter`]: what every filter type answers, for code generic over them
-//! (as xorf's `Filter<T>`). Each method is the type's inherent method of
-//! the same name, which callers that know the type use without importing
-//! the trait.
+//! [`Filter`]: what every filter type answers.
 
+use super::sealed::Sealed;
 use crate::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
-use core::hash::{BuildHasher, Hash};
+use core::hash::{BuildHasher, Hash, Hasher};
 
 /// The lookups and sizes of every filter: [`CuckooFilter`],
 /// [`ScalableCuckooFilter`], [`WindowedCuckooFilter`] and
 /// [`FrozenFilter`]. Writes differ between them (a frozen filter takes
-/// none, a windowed one has no per-key remove), so they are not here.
+/// none, a windowed one refreshes and has no per-key remove): the two
+/// that store copies and remove them share [`DeletableFilter`](super::DeletableFilter).
+///
+/// Sealed (only this crate's filters implement it) and dyn-compatible: a
+/// `dyn Filter` answers the hash-based calls, given the key hashed by the
+/// filter's hasher (`hash_key`, built on [`hash_with`](Self::hash_with)),
+/// so a filter chosen at run time answers exactly as its type does.
+///
+/// ```
+/// use concurrent_cuckoo::{CuckooFilter, Filter, ScalableCuckooFilter, WindowedCuckooFilter};
+///
+/// let fixed = CuckooFilter::with_capacity(100);
+/// fixed.insert("a")?;
+/// let filters: Vec<Box<dyn Filter + Send + Sync>> = vec![
+///     Box::new(fixed),
+///     Box::new(ScalableCuckooFilter::with_capacity(100)),
+///     Box::new(WindowedCuckooFilter::with_capacity(100)),
+/// ];
+/// let found: Vec<bool> = filters.iter().map(|f| f.contains_hash(f.hash_key("a"))).collect();
+/// assert_eq!(found, [true, false, false]);
+/// # Ok::<(), concurrent_cuckoo::InsertError>(())
+/// ```
+///
+/// Generic code over a known type:
 ///
 /// ```
 /// use concurrent_cuckoo::{CuckooFilter, Filter, ScalableCuckooFilter};
@@ -27,11 +48,14 @@ use core::hash::{BuildHasher, Hash};
 /// assert_eq!(share_found(&fixed, &["a", "b"]), share_found(&growing, &["a", "b"]));
 /// # Ok::<(), concurrent_cuckoo::InsertError>(())
 /// ```
-pub trait Filter {
+pub trait Filter: Sealed {
     /// Whether `key` may be in the filter: `false` means it is not (no
     /// false negatives); `true` is wrong at most about
     /// [`false_positive_bound`](Self::false_positive_bound) of the time.
-    fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool;
+    /// (A `dyn Filter` calls `contains_hash(filter.hash_key(key))`.)
+    fn contains<K: Hash + ?Sized>(&self, key: &K) -> bool
+    where
+        Self: Sized;
 
     /// [`contains`](Self::contains) of a 64-bit hash (the filter's
     /// hasher's output, or your own).
@@ -42,7 +66,9 @@ pub trait Filter {
     ///
     /// # Panics
     /// If `keys.len() != out.len()`.
-    fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool]);
+    fn contains_batch<K: Hash>(&self, keys: &[K], out: &mut [bool])
+    where
+        Self: Sized;
 
     /// [`contains_batch`](Self::contains_batch) of 64-bit hashes.
     ///
@@ -65,6 +91,19 @@ pub trait Filter {
 
     /// Bytes the filter holds.
     fn memory_usage(&self) -> usize;
+
+    /// The filter's hasher applied to what `write` feeds it: the hash every
+    /// keyed call of the filter uses, for callers that hold it as a
+    /// `dyn Filter` (whose keyed calls are built on this).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, Filter};
+    /// use std::hash::BuildHasher;
+    /// let filter = CuckooFilter::with_capacity(100);
+    /// let by_trait = Filter::hash_with(&filter, &mut |h| h.write_u64(7));
+    /// assert_eq!(by_trait, filter.hasher().hash_one(7u64));
+    /// ```
+    fn hash_with(&self, write: &mut dyn FnMut(&mut dyn Hasher)) -> u64;
 }
 
 // The frozen filter is not built for the loom models.
@@ -75,6 +114,9 @@ use crate::frozen::FrozenFilter;
 /// bounds in brackets) by calling its inherent methods.
 macro_rules! impl_filter {
     ($($(#[$attr:meta])* [$($generics:tt)*] $ty:ty;)*) => {$(
+        $(#[$attr])*
+        impl<$($generics)*> Sealed for $ty {}
+
         $(#[$attr])*
         impl<$($generics)*> Filter for $ty {
             #[inline]
@@ -106,6 +148,11 @@ macro_rules! impl_filter {
             }
             fn memory_usage(&self) -> usize {
                 <$ty>::memory_usage(self)
+            }
+            fn hash_with(&self, write: &mut dyn FnMut(&mut dyn Hasher)) -> u64 {
+                let mut hasher = self.hasher().build_hasher();
+                write(&mut hasher);
+                hasher.finish()
             }
         }
     )*};
