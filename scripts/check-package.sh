@@ -21,9 +21,16 @@ root=$PWD
 cargo publish --dry-run --workspace --no-verify --allow-dirty
 version=$(cargo metadata --no-deps --format-version 1 |
     python3 -c 'import json,sys; print(next(p["version"] for p in json.load(sys.stdin)["packages"] if p["name"] == "concurrent-cuckoo"))')
+# The library's package on its own, fresh: the workspace dry run leaves
+# its crates under target/package/tmp-*/ (where they lie is cargo's
+# business), and an older .crate at the usual path must not stand in.
+crate=target/package/concurrent-cuckoo-$version.crate
+rm -f "$crate"
+cargo package -p concurrent-cuckoo --no-verify --allow-dirty
+[[ -f $crate ]] || { echo "check-package: cargo package made no $crate" >&2; exit 1; }
 unpacked=$(mktemp -d)
 trap 'rm -rf "$unpacked"' EXIT
-tar -xzf "target/package/concurrent-cuckoo-$version.crate" -C "$unpacked"
+tar -xzf "$crate" -C "$unpacked"
 cd "$unpacked/concurrent-cuckoo-$version"
 for f in LICENSE-MIT LICENSE-APACHE README.md CHANGELOG.md; do
     [[ -f $f ]] || { echo "check-package: $f is missing from the package" >&2; exit 1; }
