@@ -251,6 +251,15 @@ pub enum BuildError {
         /// fingerprint).
         max: u64,
     },
+    /// A timed filter's time to live must be given, and be at least one
+    /// millisecond for each of its generations
+    /// ([`TimedBuilder::time_to_live`](crate::TimedBuilder::time_to_live)).
+    InvalidTimeToLive {
+        /// The time to live asked for, in milliseconds (0: none given).
+        time_to_live_ms: u64,
+        /// The generations it is split into.
+        generations: u64,
+    },
     /// The system could not allocate the table.
     AllocationFailed(AllocationError),
 }
@@ -291,9 +300,27 @@ impl fmt::Display for BuildError {
                 write!(f, "invalid growth factor {n}: must be 1 to 4294967295")
             }
             Self::InvalidMaxLevels(n) => write!(f, "invalid max levels {n}: must be in 1..=64"),
+            Self::InvalidGenerations { generations, max: 0 } => write!(
+                f,
+                "invalid window of {generations} generations: this false-positive rate leaves \
+                 no room for an age tag (a windowed filter's 16-bit slots hold at most a \
+                 14-bit fingerprint: its rate must be at least 4.9e-4)"
+            ),
             Self::InvalidGenerations { generations, max } => write!(
                 f,
                 "invalid window of {generations} generations: must be 1 to {max} at this false-positive rate"
+            ),
+            Self::InvalidTimeToLive {
+                time_to_live_ms: 0,
+                ..
+            } => f.write_str("no time to live given: call .time_to_live(duration) on the builder"),
+            Self::InvalidTimeToLive {
+                time_to_live_ms,
+                generations,
+            } => write!(
+                f,
+                "invalid time to live of {time_to_live_ms} ms in {generations} generations: \
+                 at least 1 generation and 1 ms a generation"
             ),
             Self::AllocationFailed(e) => write!(f, "{e}"),
         }

@@ -287,6 +287,8 @@ mod stripes;
 mod sync;
 mod table;
 mod table_move;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod timed;
 #[cfg(test)]
 mod test_rng;
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -306,6 +308,8 @@ pub use relocate::{Relocate, Relocated};
 pub use scalable::{CompactStats, Removal, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
 pub use storage::TableMemory;
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use timed::{Clock, ManualClock, SystemClock, TimedBuilder, TimedCuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]
 #[doc(hidden)]
 #[cfg(feature = "unstable")]

@@ -106,9 +106,11 @@ pub trait Filter: Sealed {
     fn hash_with(&self, write: &mut dyn FnMut(&mut dyn Hasher)) -> u64;
 }
 
-// The frozen filter is not built for the loom models.
+// The frozen and timed filters are not built for the loom models.
 #[cfg(not(concurrent_cuckoo_loom))]
 use crate::frozen::FrozenFilter;
+#[cfg(not(concurrent_cuckoo_loom))]
+use crate::timed::{Clock, TimedCuckooFilter};
 
 /// Implements [`Filter`] for `$ty` (its generic parameters and their
 /// bounds in brackets) by calling its inherent methods.
@@ -164,4 +166,6 @@ impl_filter! {
     [S: BuildHasher] WindowedCuckooFilter<S>;
     #[cfg(not(concurrent_cuckoo_loom))]
     [B: AsRef<[u8]>, S: BuildHasher] FrozenFilter<B, S>;
+    #[cfg(not(concurrent_cuckoo_loom))]
+    [C: Clock, S: BuildHasher] TimedCuckooFilter<C, S>;
 }
