@@ -1,0 +1,61 @@
+// FastFilter/fastfilter_cpp's single-thread filters in the per-key write
+// benchmark (scripts/bench-writes.sh): CuckooFilter<uint64_t, 16>
+// (src/cuckoo/cuckoofilter.h) and TC, its "twoChoicer" vector quotient
+// filter with the first-block shortcut (src/tc-shortcut/tc-shortcut.hpp:
+// 64-byte blocks of 48 8-bit remainders and 80 quotients; it has no
+// 16-bit form). Both hash their keys with SimpleMixSplit, the cuckoo
+// filter's default and the hash fastfilter_cpp's own benchmark gives TC.
+// Neither is thread-safe: one thread only.
+#include <stdexcept>
+
+#include "cuckoofilter.h"
+#include "tc-shortcut/tc-shortcut.hpp"
+#include "writes.h"
+
+namespace {
+
+struct cuckoo16_peer {
+    typedef cuckoofilter::CuckooFilter<uint64_t, 16> filter;
+    filter f;
+    // The table has the power of two of buckets of four that keeps
+    // `max_keys` at most 94% full: `max_keys` of 92% of 4 * 2^k gives
+    // 2^k buckets.
+    explicit cuckoo16_peer(size_t max_keys) : f(max_keys) {}
+    bool insert(uint64_t k) { return f.Add(k) == cuckoofilter::Ok; }
+    bool contains(uint64_t k) const { return f.Contain(k) == cuckoofilter::Ok; }
+    bool remove(uint64_t k) { return f.Delete(k) == cuckoofilter::Ok; }
+    size_t items() const { return f.Size(); }
+    size_t bytes() const { return f.SizeInBytes(); }
+};
+
+struct tc_peer {
+    TC_shortcut<hashing::SimpleMixSplit> f;
+    // `slots` slots at a level-1 load of 1: ceil(slots / 48) blocks (even).
+    explicit tc_peer(size_t slots) : f(slots, 1.0) {}
+    bool insert(uint64_t k) { return f.insert(k); }
+    bool contains(uint64_t k) const { return f.lookup(k); }
+    // TC's remove returns nothing and expects a present key; the count of
+    // what is left (items) is the check.
+    bool remove(uint64_t k) {
+        f.remove(k);
+        return true;
+    }
+    size_t items() const { return f.get_capacity(); }
+    size_t bytes() const { return f.SizeInBytes(); }
+};
+
+}  // namespace
+
+extern "C" write_rates peer_cuckoo16_writes(size_t slots, const write_keys *k, int threads) {
+    if (threads != 1) throw std::logic_error("cuckoo16: one thread only");
+    size_t max_keys = k->n;
+    write_rates r =
+        run_writes_once([max_keys] { return std::make_unique<cuckoo16_peer>(max_keys); }, *k, 1, true);
+    if (r.bytes != slots * 2) throw std::logic_error("cuckoo16: not the table size asked");
+    return r;
+}
+
+extern "C" write_rates peer_tc_writes(size_t slots, const write_keys *k, int threads) {
+    if (threads != 1) throw std::logic_error("tc: one thread only");
+    return run_writes_once([slots] { return std::make_unique<tc_peer>(slots); }, *k, 1, true);
+}

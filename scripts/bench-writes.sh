@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Side-by-side per-key writes (issue 52): insert, remove, present and
+# absent lookups, one key per call, on 1 and 2 threads, for ours through
+# the C ABI (CCF_UNIFORM_HASHES, keys as hashes) against splatlab/vqf's
+# 16-bit VQF (its AVX-512 build, plain and -DENABLE_THREADS) and
+# FastFilter/fastfilter_cpp's CuckooFilter<uint64_t, 16> and TC, in one
+# program (ffi/bench/writes.cc). Not run in CI: it needs the peers' source
+# trees, which it does not fetch.
+#
+#   scripts/bench-writes.sh VQF_DIR FASTFILTER_CPP_DIR [LOG2_SLOTS...]
+#
+# e.g. with the two trees extracted into target/peers/ (from clones, or
+# from snapshots: `git --git-dir=SNAPSHOT archive HEAD | tar -x -C
+# target/peers/vqf`, likewise fastfilter_cpp):
+#   scripts/bench-writes.sh target/peers/vqf target/peers/fastfilter_cpp 20 24
+#
+# Sizes default to 20 24 (2^24 slots needs about 0.5 GiB). Env:
+# CCF_WRITES_REPS (default 3), CCF_WRITES_ONLY=ours|vqf (one filter, for
+# callgrind). VQF is built with its own Makefile from a copy under
+# target/bench-writes/, patched: 16-bit tags (include/vqf_filter.h), its
+# 16-bit remove's offset fixed to subtract sizeof(uint64_t)/2 as its
+# insert does (src/vqf_filter.c; unfixed, most removes of present keys
+# miss), and vqf_init's "Size:" line dropped. Each patch is checked.
+set -euo pipefail
+(( $# >= 2 )) || { sed -n 2,23p "$0"; exit 2; }
+vqf=$(cd "$1" && pwd) ff=$(cd "$2" && pwd)
+shift 2
+cd "$(dirname "$0")/.."
+[[ -f $vqf/src/vqf_filter.c && -f $vqf/Makefile ]] || { echo "bench-writes: no VQF source in $vqf" >&2; exit 2; }
+[[ -f $ff/src/tc-shortcut/tc-shortcut.hpp ]] || { echo "bench-writes: no src/tc-shortcut in $ff" >&2; exit 2; }
+out=$PWD/target/bench-writes
+rm -rf "$out/vqf" "$out/vqf-ts"
+mkdir -p "$out"
+cp -r "$vqf" "$out/vqf"
+rm -rf "$out/vqf/obj"
+# patch FILE SED-EXPR WANTED-LINE: apply, and fail unless WANTED-LINE is
+# now in FILE exactly once.
+patch_checked() {
+    sed -i "$2" "$1"
+    [[ $(grep -cxF -- "$3" "$1") == 1 ]] || { echo "bench-writes: patch of $1 did not apply: $3" >&2; exit 1; }
+}
+patch_checked "$out/vqf/include/vqf_filter.h" 's/^#define TAG_BITS 8$/#define TAG_BITS 16/' '#define TAG_BITS 16'
+patch_checked "$out/vqf/src/vqf_filter.c" \
+    's|^      remove_index = remove_index + offset - sizeof(uint64_t);$|      remove_index = remove_index + offset - (sizeof(uint64_t)/2);|' \
+    '      remove_index = remove_index + offset - (sizeof(uint64_t)/2);'
+sed -i 's|^   printf("Size: %ld\\n",total_size_in_bytes);$||' "$out/vqf/src/vqf_filter.c"
+! grep -q 'printf("Size' "$out/vqf/src/vqf_filter.c" || { echo "bench-writes: vqf_init's print not dropped" >&2; exit 1; }
+cp -r "$out/vqf" "$out/vqf-ts"
+# The thread-safe build's external names renamed, so both builds link.
+ts_names=(vqf_init vqf_insert vqf_remove vqf_is_present alt_index print_bits print_tags print_block shuffle_256)
+ts_defs=""
+for name in "${ts_names[@]}"; do ts_defs+="-D$name=ts_$name "; done
+vqf_objs=(obj/vqf_filter.o obj/shuffle_matrix_512.o obj/shuffle_matrix_512_16.o)
+# VQF's own Makefile and flags; its many warnings go to a log.
+make -C "$out/vqf" "${vqf_objs[@]}" >"$out/vqf-build.log" 2>&1 &&
+    CFLAGS="$ts_defs" make -C "$out/vqf-ts" THREAD=1 obj/vqf_filter.o >>"$out/vqf-build.log" 2>&1 ||
+    { cat "$out/vqf-build.log" >&2; exit 1; }
+cargo build --release --quiet -p concurrent-cuckoo-ffi
+flags=(-O3 -march=native -std=c++17 -DNDEBUG -Wall -Wno-unused-function -Wno-unused-variable)
+g++ "${flags[@]}" -DVQF_ENTRY=peer_vqf16_writes -Iffi/bench -I"$out/vqf/include" \
+    -c ffi/bench/peer_vqf.cc -o "$out/peer_vqf.o"
+g++ "${flags[@]}" -DENABLE_THREADS $ts_defs -DVQF_ENTRY=peer_vqf16_ts_writes -DVQF_HANG_PROBE \
+    -Iffi/bench -I"$out/vqf-ts/include" -c ffi/bench/peer_vqf.cc -o "$out/peer_vqf_ts.o"
+# TC's intrinsics trip -Wmaybe-uninitialized inside GCC's own headers.
+g++ "${flags[@]}" -Wno-maybe-uninitialized -Iffi/bench -I"$ff/src" -I"$ff/src/cuckoo" -c ffi/bench/peer_ff_writes.cc \
+    -o "$out/peer_ff.o"
+g++ "${flags[@]}" -Iffi/bench -Iffi/include -c ffi/bench/writes.cc -o "$out/writes.o"
+g++ "$out/writes.o" "$out/peer_vqf.o" "$out/peer_vqf_ts.o" "$out/peer_ff.o" \
+    "${vqf_objs[@]/#/$out/vqf/}" "$out/vqf-ts/obj/vqf_filter.o" \
+    target/release/libconcurrent_cuckoo_ffi.a -lpthread -ldl -lm -o "$out/writes"
+echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src ffi || echo +); $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+"$out/writes" "$@"
