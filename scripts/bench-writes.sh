@@ -14,21 +14,35 @@
 # target/peers/vqf`, likewise fastfilter_cpp):
 #   scripts/bench-writes.sh target/peers/vqf target/peers/fastfilter_cpp 20 24
 #
+# Ours is the library as `cargo build --release -p concurrent-cuckoo-ffi`
+# builds it (what users get); RUSTFLAGS and CARGO_TARGET_DIR are honoured
+# (e.g. RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native).
 # Sizes default to 20 24 (2^24 slots needs about 0.5 GiB). Env:
-# CCF_WRITES_REPS (default 3), CCF_WRITES_ONLY=ours|vqf (one filter, for
-# callgrind). VQF is built with its own Makefile from a copy under
-# target/bench-writes/, patched: 16-bit tags (include/vqf_filter.h), its
-# 16-bit remove's offset fixed to subtract sizeof(uint64_t)/2 as its
-# insert does (src/vqf_filter.c; unfixed, most removes of present keys
-# miss), and vqf_init's "Size:" line dropped. Each patch is checked.
+# CCF_WRITES_REPS (default 3); MARCH (default native; x86-64-v3 for
+# valgrind, which lacks AVX-512: TC and VQF's AVX-512 paths are left out,
+# VQF built for AVX2) builds into target/bench-writes-$MARCH;
+# WRITES_BUILD_ONLY=1 builds and prints the program's path, and
+# WRITES_CALLGRIND=1 makes it dump callgrind's counts after each phase
+# (both for scripts/write-instructions.sh).
+#
+# VQF is built with its own Makefile from a copy under target/, patched
+# (each patch checked): 16-bit tags (include/vqf_filter.h); its 16-bit
+# remove's offset fixed to subtract sizeof(uint64_t)/2 as its insert
+# does (src/vqf_filter.c; unfixed, about 4 in 5 removes of present keys
+# miss); vqf_init's "Size:" line dropped. Its thread-safe build's remove
+# sets bit 63 of the block's metadata, which is also its lock bit: the
+# program first tries a remove and a re-insert in a child process and,
+# if that hangs, times no thread-safe remove ("hangs" in the table).
 set -euo pipefail
-(( $# >= 2 )) || { sed -n 2,23p "$0"; exit 2; }
+(( $# >= 2 )) || { sed -n 2,35p "$0"; exit 2; }
 vqf=$(cd "$1" && pwd) ff=$(cd "$2" && pwd)
 shift 2
 cd "$(dirname "$0")/.."
 [[ -f $vqf/src/vqf_filter.c && -f $vqf/Makefile ]] || { echo "bench-writes: no VQF source in $vqf" >&2; exit 2; }
 [[ -f $ff/src/tc-shortcut/tc-shortcut.hpp ]] || { echo "bench-writes: no src/tc-shortcut in $ff" >&2; exit 2; }
+march=${MARCH:-native}
 out=$PWD/target/bench-writes
+[[ $march == native ]] || out+="-$march"
 rm -rf "$out/vqf" "$out/vqf-ts"
 mkdir -p "$out"
 cp -r "$vqf" "$out/vqf"
@@ -50,13 +64,19 @@ cp -r "$out/vqf" "$out/vqf-ts"
 ts_names=(vqf_init vqf_insert vqf_remove vqf_is_present alt_index print_bits print_tags print_block shuffle_256)
 ts_defs=""
 for name in "${ts_names[@]}"; do ts_defs+="-D$name=ts_$name "; done
-vqf_objs=(obj/vqf_filter.o obj/shuffle_matrix_512.o obj/shuffle_matrix_512_16.o)
-# VQF's own Makefile and flags; its many warnings go to a log.
-make -C "$out/vqf" "${vqf_objs[@]}" >"$out/vqf-build.log" 2>&1 &&
-    CFLAGS="$ts_defs" make -C "$out/vqf-ts" THREAD=1 obj/vqf_filter.o >>"$out/vqf-build.log" 2>&1 ||
+vqf_objs=(obj/vqf_filter.o)
+# Its AVX-512 shifts' tables.
+[[ $march != native ]] || vqf_objs+=(obj/shuffle_matrix_512.o obj/shuffle_matrix_512_16.o)
+# VQF's own Makefile and flags (its -march=native replaced by MARCH); its
+# many warnings go to a log.
+vqf_cxx="g++ -std=c++11 -fgnu-tm -frename-registers -march=$march"
+make -C "$out/vqf" CXX="$vqf_cxx" "${vqf_objs[@]}" >"$out/vqf-build.log" 2>&1 &&
+    CFLAGS="$ts_defs" make -C "$out/vqf-ts" CXX="$vqf_cxx" THREAD=1 obj/vqf_filter.o \
+        >>"$out/vqf-build.log" 2>&1 ||
     { cat "$out/vqf-build.log" >&2; exit 1; }
 cargo build --release --quiet -p concurrent-cuckoo-ffi
-flags=(-O3 -march=native -std=c++17 -DNDEBUG -Wall -Wno-unused-function -Wno-unused-variable)
+flags=(-O3 -march="$march" -g -std=c++17 -DNDEBUG -Wall -Wno-unused-function -Wno-unused-variable)
+[[ ${WRITES_CALLGRIND:-} != 1 ]] || flags+=(-DWRITES_CALLGRIND)
 g++ "${flags[@]}" -DVQF_ENTRY=peer_vqf16_writes -Iffi/bench -I"$out/vqf/include" \
     -c ffi/bench/peer_vqf.cc -o "$out/peer_vqf.o"
 g++ "${flags[@]}" -DENABLE_THREADS $ts_defs -DVQF_ENTRY=peer_vqf16_ts_writes -DVQF_HANG_PROBE \
@@ -67,6 +87,7 @@ g++ "${flags[@]}" -Wno-maybe-uninitialized -Iffi/bench -I"$ff/src" -I"$ff/src/cu
 g++ "${flags[@]}" -Iffi/bench -Iffi/include -c ffi/bench/writes.cc -o "$out/writes.o"
 g++ "$out/writes.o" "$out/peer_vqf.o" "$out/peer_vqf_ts.o" "$out/peer_ff.o" \
     "${vqf_objs[@]/#/$out/vqf/}" "$out/vqf-ts/obj/vqf_filter.o" \
-    target/release/libconcurrent_cuckoo_ffi.a -lpthread -ldl -lm -o "$out/writes"
+    "${CARGO_TARGET_DIR:-target}/release/libconcurrent_cuckoo_ffi.a" -lpthread -ldl -lm -o "$out/writes"
+[[ ${WRITES_BUILD_ONLY:-} != 1 ]] || { echo "$out/writes"; exit 0; }
 echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src ffi || echo +); $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 "$out/writes" "$@"

@@ -5,16 +5,20 @@
 // 64-byte blocks of 48 8-bit remainders and 80 quotients; it has no
 // 16-bit form). Both hash their keys with SimpleMixSplit, the cuckoo
 // filter's default and the hash fastfilter_cpp's own benchmark gives TC.
-// Neither is thread-safe: one thread only.
+// Neither is thread-safe: one thread only. TC needs AVX-512 (a build for
+// valgrind, without it, leaves TC out and must not ask for it).
 #include <stdexcept>
 
 #include "cuckoofilter.h"
+#ifdef __AVX512BW__
 #include "tc-shortcut/tc-shortcut.hpp"
+#endif
 #include "writes.h"
 
 namespace {
 
 struct cuckoo16_peer {
+    static constexpr const char *name = "fastfilter_cpp cuckoo-16";
     typedef cuckoofilter::CuckooFilter<uint64_t, 16> filter;
     filter f;
     // The table has the power of two of buckets of four that keeps
@@ -28,7 +32,9 @@ struct cuckoo16_peer {
     size_t bytes() const { return f.SizeInBytes(); }
 };
 
+#ifdef __AVX512BW__
 struct tc_peer {
+    static constexpr const char *name = "fastfilter_cpp TC";
     TC_shortcut<hashing::SimpleMixSplit> f;
     // `slots` slots at a level-1 load of 1: ceil(slots / 48) blocks (even).
     explicit tc_peer(size_t slots) : f(slots, 1.0) {}
@@ -43,6 +49,7 @@ struct tc_peer {
     size_t items() const { return f.get_capacity(); }
     size_t bytes() const { return f.SizeInBytes(); }
 };
+#endif
 
 }  // namespace
 
@@ -57,5 +64,9 @@ extern "C" write_rates peer_cuckoo16_writes(size_t slots, const write_keys *k, i
 
 extern "C" write_rates peer_tc_writes(size_t slots, const write_keys *k, int threads) {
     if (threads != 1) throw std::logic_error("tc: one thread only");
+#ifdef __AVX512BW__
     return run_writes_once([slots] { return std::make_unique<tc_peer>(slots); }, *k, 1, true);
+#else
+    throw std::logic_error("tc: built without AVX-512");
+#endif
 }

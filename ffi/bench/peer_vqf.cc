@@ -17,10 +17,16 @@
 #ifndef VQF_ENTRY
 #error "define VQF_ENTRY"
 #endif
+#ifdef ENABLE_THREADS
+#define VQF_NAME "VQF-16 thread-safe"
+#else
+#define VQF_NAME "VQF-16"
+#endif
 
 namespace {
 
 struct vqf_peer {
+    static constexpr const char *name = VQF_NAME;
     vqf_filter *f;
     explicit vqf_peer(size_t slots) : f(vqf_init(slots)) {}
     ~vqf_peer() { free(f); }

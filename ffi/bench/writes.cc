@@ -15,8 +15,10 @@
 // thread-safe filters (ours, VQF's thread-safe build) on two threads
 // sharing one filter, each thread its own half of the keys. Rates are M
 // keys per second of thread CPU time; the tables give the medians of
-// CCF_WRITES_REPS repetitions (default 3). CCF_WRITES_ONLY=ours|vqf runs
-// one filter alone (for instruction counts under callgrind).
+// CCF_WRITES_REPS repetitions (default 3). For instruction counts under
+// callgrind (scripts/write-instructions.sh): CCF_WRITES_ONLY, a list of
+// ours, vqf (both builds), cuckoo16, tc, runs those alone, and
+// CCF_WRITES_THREADS=1 skips the two-thread runs.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 namespace {
 
 struct ours_peer {
+    static constexpr const char *name = "ours";
     ccf_filter *f = NULL;
     explicit ours_peer(size_t slots) {
         uint64_t seed = 42;
@@ -96,9 +99,11 @@ int main(int argc, char **argv) {
     const char *reps_env = getenv("CCF_WRITES_REPS");
     const int reps = reps_env ? std::max(1, atoi(reps_env)) : 3;
     const char *only = getenv("CCF_WRITES_ONLY");
-    const bool run_ours = !only || !strcmp(only, "ours");
-    const bool run_peers = !only || !strcmp(only, "vqf");
-    const bool run_ff = !only;
+    auto runs = [only](const char *name) { return !only || strstr(only, name); };
+    const bool run_ours = runs("ours"), run_peers = runs("vqf"), run_cuckoo = runs("cuckoo16"),
+               run_tc = runs("tc");
+    const char *threads_env = getenv("CCF_WRITES_THREADS");
+    const bool two_threads = !(threads_env && !strcmp(threads_env, "1"));
     // VQF's thread-safe build: bit 63 of a block's metadata is its lock bit
     // and also what a remove sets, so a remove leaves the block locked.
     const bool vqf_ts_hangs = run_peers && peer_vqf16_ts_remove_hangs() != 0;
@@ -124,17 +129,16 @@ int main(int argc, char **argv) {
             if (run_ours) {
                 auto make = [slots] { return std::make_unique<ours_peer>(slots); };
                 one[OURS].reps.push_back(run_writes_once(make, k, 1, true));
-                two[OURS].reps.push_back(run_writes_once(make, k, 2, true));
+                if (two_threads) two[OURS].reps.push_back(run_writes_once(make, k, 2, true));
             }
             if (run_peers) {
                 one[VQF].reps.push_back(peer_vqf16_writes(slots, &k, 1, true));
                 one[VQF_TS].reps.push_back(peer_vqf16_ts_writes(slots, &k, 1, !vqf_ts_hangs));
-                two[VQF_TS].reps.push_back(peer_vqf16_ts_writes(slots, &k, 2, !vqf_ts_hangs));
+                if (two_threads)
+                    two[VQF_TS].reps.push_back(peer_vqf16_ts_writes(slots, &k, 2, !vqf_ts_hangs));
             }
-            if (run_ff) {
-                one[CUCKOO16].reps.push_back(peer_cuckoo16_writes(slots, &k, 1));
-                one[TC].reps.push_back(peer_tc_writes(slots, &k, 1));
-            }
+            if (run_cuckoo) one[CUCKOO16].reps.push_back(peer_cuckoo16_writes(slots, &k, 1));
+            if (run_tc) one[TC].reps.push_back(peer_tc_writes(slots, &k, 1));
         }
         struct op {
             const char *name;

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -76,6 +77,22 @@ static double timed_shares(int threads, size_t count, Body body, size_t *hits) {
     return rate;
 }
 
+// Built with -DWRITES_CALLGRIND (scripts/write-instructions.sh), each
+// timed phase ends with a callgrind dump named after the filter and the
+// phase: run with --toggle-collect on count_true, a dump holds exactly
+// the instructions of that phase's loop.
+#ifdef WRITES_CALLGRIND
+#include <valgrind/callgrind.h>
+// The name lives in a variable: the macro keeps only its address.
+#define WRITES_PHASE_DONE(filter, phase)                               \
+    do {                                                               \
+        const std::string writes_dump_name = std::string(filter) + " / " + (phase); \
+        CALLGRIND_DUMP_STATS_AT(writes_dump_name.c_str());             \
+    } while (0)
+#else
+#define WRITES_PHASE_DONE(filter, phase) ((void)0)
+#endif
+
 // Per-key loops, never inlined into their callers (the filter's operation
 // is inlined into them), so callgrind counts each filter's loop alone.
 template <class Op>
@@ -87,7 +104,7 @@ __attribute__((noinline)) static size_t count_true(Op op, const uint64_t *keys, 
 }
 
 // One repetition: `make()` a fresh filter (a std::unique_ptr to a type
-// with insert, contains, remove, items and bytes), insert every key, look
+// with insert, contains, remove, items, bytes and a static `name`), insert every key, look
 // up the first `m` present keys and the `m` absent ones, remove every key
 // (unless `with_remove` is false: its rate reads -1); each phase timed on
 // `threads` threads. The driver repeats it, every filter in turn, and
@@ -105,6 +122,7 @@ static write_rates run_writes_once(Make make, const write_keys &k, int threads,
             return count_true([fp](uint64_t x) { return fp->insert(x); }, k.keys, b, e);
         },
         &ok);
+    WRITES_PHASE_DONE(fp->name, "insert");
     size_t present = std::min(k.n, k.m);
     r.present = timed_shares(
         threads, present,
@@ -112,20 +130,24 @@ static write_rates run_writes_once(Make make, const write_keys &k, int threads,
             return count_true([fp](uint64_t x) { return fp->contains(x); }, k.keys, b, e);
         },
         &found);
+    WRITES_PHASE_DONE(fp->name, "present");
     r.absent = timed_shares(
         threads, k.m,
         [&](size_t b, size_t e) {
             return count_true([fp](uint64_t x) { return fp->contains(x); }, k.absent, b, e);
         },
         &absent_found);
+    WRITES_PHASE_DONE(fp->name, "absent");
     r.remove = -1;
-    if (with_remove)
+    if (with_remove) {
         r.remove = timed_shares(
             threads, k.n,
             [&](size_t b, size_t e) {
                 return count_true([fp](uint64_t x) { return fp->remove(x); }, k.keys, b, e);
             },
             &removed);
+        WRITES_PHASE_DONE(fp->name, "remove");
+    }
     r.failed_inserts = k.n - ok;
     // Exact when no insert was refused; otherwise a refused key among the
     // first `present` may be found (a false positive) or not.
