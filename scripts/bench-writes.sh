@@ -16,7 +16,9 @@
 #
 # Ours is the library as `cargo build --release -p concurrent-cuckoo-ffi`
 # builds it (what users get); RUSTFLAGS and CARGO_TARGET_DIR are honoured
-# (e.g. RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native).
+# (e.g. RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR=target/native);
+# CCF_FFI_LIB=PATH links that libconcurrent_cuckoo_ffi.a instead (an older
+# commit's, built apart, for a before-and-after), building nothing.
 # Sizes default to 20 24 (2^24 slots needs about 0.5 GiB). Env:
 # CCF_WRITES_REPS (default 3); MARCH (default native; x86-64-v3 for
 # valgrind, which lacks AVX-512: TC and VQF's AVX-512 paths are left out,
@@ -34,7 +36,7 @@
 # program first tries a remove and a re-insert in a child process and,
 # if that hangs, times no thread-safe remove ("hangs" in the table).
 set -euo pipefail
-(( $# >= 2 )) || { sed -n 2,35p "$0"; exit 2; }
+(( $# >= 2 )) || { sed -n 2,37p "$0"; exit 2; }
 vqf=$(cd "$1" && pwd) ff=$(cd "$2" && pwd)
 shift 2
 cd "$(dirname "$0")/.."
@@ -74,7 +76,11 @@ make -C "$out/vqf" CXX="$vqf_cxx" "${vqf_objs[@]}" >"$out/vqf-build.log" 2>&1 &&
     CFLAGS="$ts_defs" make -C "$out/vqf-ts" CXX="$vqf_cxx" THREAD=1 obj/vqf_filter.o \
         >>"$out/vqf-build.log" 2>&1 ||
     { cat "$out/vqf-build.log" >&2; exit 1; }
-cargo build --release --quiet -p concurrent-cuckoo-ffi
+lib=${CCF_FFI_LIB:-}
+if [[ -z $lib ]]; then
+    cargo build --release --quiet -p concurrent-cuckoo-ffi
+    lib=${CARGO_TARGET_DIR:-target}/release/libconcurrent_cuckoo_ffi.a
+fi
 flags=(-O3 -march="$march" -g -std=c++17 -DNDEBUG -Wall -Wno-unused-function -Wno-unused-variable)
 [[ ${WRITES_CALLGRIND:-} != 1 ]] || flags+=(-DWRITES_CALLGRIND)
 g++ "${flags[@]}" -DVQF_ENTRY=peer_vqf16_writes -Iffi/bench -I"$out/vqf/include" \
@@ -87,7 +93,7 @@ g++ "${flags[@]}" -Wno-maybe-uninitialized -Iffi/bench -I"$ff/src" -I"$ff/src/cu
 g++ "${flags[@]}" -Iffi/bench -Iffi/include -c ffi/bench/writes.cc -o "$out/writes.o"
 g++ "$out/writes.o" "$out/peer_vqf.o" "$out/peer_vqf_ts.o" "$out/peer_ff.o" \
     "${vqf_objs[@]/#/$out/vqf/}" "$out/vqf-ts/obj/vqf_filter.o" \
-    "${CARGO_TARGET_DIR:-target}/release/libconcurrent_cuckoo_ffi.a" -lpthread -ldl -lm -o "$out/writes"
+    "$lib" -lpthread -ldl -lm -o "$out/writes"
 [[ ${WRITES_BUILD_ONLY:-} != 1 ]] || { echo "$out/writes"; exit 0; }
-echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src ffi || echo +); $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src ffi || echo +)${CCF_FFI_LIB:+ (library: $CCF_FFI_LIB)}; $(nproc) CPUs: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
 "$out/writes" "$@"

@@ -12,9 +12,9 @@
 # and no TC (AVX-512 only). The library is built as bench-writes.sh
 # builds it (leave RUSTFLAGS without target-cpu=native for valgrind).
 # Counts are the inclusive instructions of each timed loop (writes.h's
-# count_true, one instance per filter and phase) over the keys it ran.
+# count_true: the call and everything it calls) over the keys it ran.
 set -euo pipefail
-(( $# >= 2 )) || { sed -n 2,16p "$0"; exit 2; }
+(( $# >= 2 )) || { sed -n 2,15p "$0"; exit 2; }
 cd "$(dirname "$0")/.."
 lg=${3:-20}
 bin=$(MARCH=x86-64-v3 WRITES_CALLGRIND=1 WRITES_BUILD_ONLY=1 scripts/bench-writes.sh "$1" "$2" | tail -1)
