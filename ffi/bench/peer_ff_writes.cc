@@ -56,8 +56,8 @@ struct tc_peer {
 extern "C" write_rates peer_cuckoo16_writes(size_t slots, const write_keys *k, int threads) {
     if (threads != 1) throw std::logic_error("cuckoo16: one thread only");
     size_t max_keys = k->n;
-    write_rates r =
-        run_writes_once([max_keys] { return std::make_unique<cuckoo16_peer>(max_keys); }, *k, 1, true);
+    auto make = [max_keys] { return std::make_unique<cuckoo16_peer>(max_keys); };
+    write_rates r = run_writes_once(make, *k, 1, true);
     if (r.bytes != slots * 2) throw std::logic_error("cuckoo16: not the table size asked");
     return r;
 }

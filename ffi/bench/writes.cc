@@ -151,8 +151,10 @@ int main(int argc, char **argv) {
             cell *row = threads == 1 ? one : two;
             for (auto &o : ops) {
                 printf("| 2^%d | %d | %s |", lg, threads, o.name);
-                for (int c = 0; c < COLUMNS; c++)
-                    printf(" %s |", rate_text(row[c], o.field, c == VQF_TS && vqf_ts_hangs).c_str());
+                for (int c = 0; c < COLUMNS; c++) {
+                    bool hangs = c == VQF_TS && vqf_ts_hangs;
+                    printf(" %s |", rate_text(row[c], o.field, hangs).c_str());
+                }
                 printf(" %s | %s | %s |\n", ratio_text(row[OURS], row[VQF], o.field).c_str(),
                        ratio_text(row[OURS], row[VQF_TS], o.field).c_str(),
                        ratio_text(row[OURS], row[CUCKOO16], o.field).c_str());

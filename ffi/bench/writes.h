@@ -84,10 +84,10 @@ static double timed_shares(int threads, size_t count, Body body, size_t *hits) {
 #ifdef WRITES_CALLGRIND
 #include <valgrind/callgrind.h>
 // The name lives in a variable: the macro keeps only its address.
-#define WRITES_PHASE_DONE(filter, phase)                               \
-    do {                                                               \
-        const std::string writes_dump_name = std::string(filter) + " / " + (phase); \
-        CALLGRIND_DUMP_STATS_AT(writes_dump_name.c_str());             \
+#define WRITES_PHASE_DONE(filter, phase)                                   \
+    do {                                                                   \
+        const std::string dump_name = std::string(filter) + " / " + phase; \
+        CALLGRIND_DUMP_STATS_AT(dump_name.c_str());                        \
     } while (0)
 #else
 #define WRITES_PHASE_DONE(filter, phase) ((void)0)
