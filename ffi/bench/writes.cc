@@ -18,7 +18,10 @@
 // CCF_WRITES_REPS repetitions (default 3). For instruction counts under
 // callgrind (scripts/write-instructions.sh): CCF_WRITES_ONLY, a list of
 // ours, vqf (both builds), cuckoo16, tc, runs those alone, and
-// CCF_WRITES_THREADS=1 skips the two-thread runs.
+// CCF_WRITES_THREADS=1 skips the two-thread runs. CCF_WRITES_LOCKED=1
+// adds fastfilter_cpp's cuckoo-16 with an uncontended spinlock around each
+// write (peer_ff_writes.cc): what one locked instruction per write costs a
+// filter that otherwise takes none.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +107,8 @@ int main(int argc, char **argv) {
                run_tc = runs("tc");
     const char *threads_env = getenv("CCF_WRITES_THREADS");
     const bool two_threads = !(threads_env && !strcmp(threads_env, "1"));
+    const char *locked_env = getenv("CCF_WRITES_LOCKED");
+    const bool run_locked = locked_env && !strcmp(locked_env, "1");
     // VQF's thread-safe build: bit 63 of a block's metadata is its lock bit
     // and also what a remove sets, so a remove leaves the block locked.
     const bool vqf_ts_hangs = run_peers && peer_vqf16_ts_remove_hangs() != 0;
@@ -115,7 +120,7 @@ int main(int argc, char **argv) {
            "fastfilter_cpp cuckoo-16 | fastfilter_cpp TC | ours / VQF-16 | "
            "ours / VQF-16 thread-safe | ours / cuckoo-16 |\n");
     printf("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    std::vector<std::string> checks, goals;
+    std::vector<std::string> checks, goals, locked_rows;
     for (int lg : sizes) {
         const size_t slots = size_t(1) << lg;
         const size_t n = size_t(0.92 * slots);
@@ -124,7 +129,7 @@ int main(int argc, char **argv) {
         for (size_t i = 0; i < n; i++) keys[i] = bench_key(lg, i);
         for (size_t i = 0; i < m; i++) absent[i] = bench_key(lg, n + i);
         const write_keys k = {keys.data(), n, absent.data(), m};
-        cell one[COLUMNS], two[COLUMNS];
+        cell one[COLUMNS], two[COLUMNS], locked;
         for (int rep = 0; rep < reps; rep++) {
             if (run_ours) {
                 auto make = [slots] { return std::make_unique<ours_peer>(slots); };
@@ -139,6 +144,18 @@ int main(int argc, char **argv) {
             }
             if (run_cuckoo) one[CUCKOO16].reps.push_back(peer_cuckoo16_writes(slots, &k, 1));
             if (run_tc) one[TC].reps.push_back(peer_tc_writes(slots, &k, 1));
+            if (run_locked) locked.reps.push_back(peer_cuckoo16_locked_writes(slots, &k));
+        }
+        if (run_locked) {
+            char line[256];
+            snprintf(line, sizeof line, "| 2^%d | %s | %s | %s | %s | %s | %s |", lg,
+                     rate_text(one[CUCKOO16], &write_rates::insert, false).c_str(),
+                     rate_text(locked, &write_rates::insert, false).c_str(),
+                     ratio_text(locked, one[CUCKOO16], &write_rates::insert).c_str(),
+                     rate_text(one[CUCKOO16], &write_rates::remove, false).c_str(),
+                     rate_text(locked, &write_rates::remove, false).c_str(),
+                     ratio_text(locked, one[CUCKOO16], &write_rates::remove).c_str());
+            locked_rows.push_back(line);
         }
         struct op {
             const char *name;
@@ -200,6 +217,14 @@ int main(int argc, char **argv) {
            "failed removes | left after removes |\n");
     printf("|---|---:|---|---:|---:|---:|---:|---:|\n");
     for (auto &l : checks) printf("%s\n", l.c_str());
+    if (run_locked) {
+        printf("\nfastfilter_cpp cuckoo-16 alone and with an uncontended spinlock around each "
+               "write, same run, M keys/s:\n\n");
+        printf("| slots | insert | insert, locked | locked / plain | remove | remove, locked "
+               "| locked / plain |\n");
+        printf("|---|---:|---:|---:|---:|---:|---:|\n");
+        for (auto &l : locked_rows) printf("%s\n", l.c_str());
+    }
     printf("\nIssue 52's goals (same run):\n\n");
     for (auto &l : goals) printf("%s\n", l.c_str());
     return 0;
