@@ -8,6 +8,7 @@
 // Neither is thread-safe: one thread only. TC needs AVX-512 (a build for
 // valgrind, without it, leaves TC out and must not ask for it).
 #include <stdexcept>
+#include <vector>
 
 #include "cuckoofilter.h"
 #ifdef __AVX512BW__
@@ -33,30 +34,40 @@ struct cuckoo16_peer {
 };
 
 // cuckoo-16 with what a lock adds and nothing else (CCF_WRITES_LOCKED=1):
-// each insert and remove takes and releases a spinlock of its own, one
-// locked exchange on a line that nothing else touches, always in L1 and
-// never contended. What it costs is the locked instruction itself: on
-// x86 a full barrier, so the next key's loads (its buckets' misses) wait
-// for it instead of overlapping this key's.
+// each insert and remove takes and releases a spinlock, one locked
+// exchange, never contended. With LOCKS = 1 the lock is one line that
+// stays in L1: what the locked instruction itself costs (on x86 a full
+// barrier: the next key's loads wait for it). With LOCKS = 4096 it is
+// the line of one of 4096 padded locks picked by the key (as this
+// library's stripes are: 4096 at these sizes, one per 1,024 buckets), so
+// out of cache the lock's line may miss too, and the barrier waits on it.
+template <size_t LOCKS>
 struct cuckoo16_locked_peer : cuckoo16_peer {
-    static constexpr const char *name = "fastfilter_cpp cuckoo-16, a lock per write";
-    alignas(64) uint64_t lock_word = 0;
+    static constexpr const char *name =
+        LOCKS == 1 ? "fastfilter_cpp cuckoo-16, one lock" : "fastfilter_cpp cuckoo-16, 4096 locks";
+    struct alignas(64) padded_lock {
+        uint64_t word;
+    };
+    std::vector<padded_lock> locks{LOCKS, padded_lock{0}};
     using cuckoo16_peer::cuckoo16_peer;
-    void lock() {
-        while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE)) {
+    uint64_t *lock(uint64_t k) {
+        // The key's top bits: the filter's bucket index uses other bits.
+        uint64_t *w = &locks[(k >> 52) % LOCKS].word;
+        while (__atomic_exchange_n(w, 1, __ATOMIC_ACQUIRE)) {
         }
+        return w;
     }
-    void unlock() { __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE); }
+    static void unlock(uint64_t *w) { __atomic_store_n(w, 0, __ATOMIC_RELEASE); }
     bool insert(uint64_t k) {
-        lock();
+        uint64_t *w = lock(k);
         bool ok = cuckoo16_peer::insert(k);
-        unlock();
+        unlock(w);
         return ok;
     }
     bool remove(uint64_t k) {
-        lock();
+        uint64_t *w = lock(k);
         bool ok = cuckoo16_peer::remove(k);
-        unlock();
+        unlock(w);
         return ok;
     }
 };
@@ -91,10 +102,16 @@ extern "C" write_rates peer_cuckoo16_writes(size_t slots, const write_keys *k, i
     return r;
 }
 
-extern "C" write_rates peer_cuckoo16_locked_writes(size_t slots, const write_keys *k) {
+extern "C" write_rates peer_cuckoo16_locked_writes(size_t slots, const write_keys *k,
+                                                   bool striped) {
     size_t max_keys = k->n;
-    auto make = [max_keys] { return std::make_unique<cuckoo16_locked_peer>(max_keys); };
-    write_rates r = run_writes_once(make, *k, 1, true);
+    write_rates r =
+        striped ? run_writes_once(
+                      [max_keys] { return std::make_unique<cuckoo16_locked_peer<4096>>(max_keys); },
+                      *k, 1, true)
+                : run_writes_once(
+                      [max_keys] { return std::make_unique<cuckoo16_locked_peer<1>>(max_keys); },
+                      *k, 1, true);
     if (r.bytes != slots * 2) throw std::logic_error("cuckoo16: not the table size asked");
     return r;
 }

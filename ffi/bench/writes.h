@@ -163,8 +163,9 @@ static write_rates run_writes_once(Make make, const write_keys &k, int threads,
 // threads.
 extern "C" {
 write_rates peer_cuckoo16_writes(size_t slots, const write_keys *k, int threads);
-// The same cuckoo-16 with an uncontended spinlock taken around each write.
-write_rates peer_cuckoo16_locked_writes(size_t slots, const write_keys *k);
+// The same cuckoo-16 with an uncontended spinlock taken around each write:
+// one lock line, or (`striped`) one of 4096 picked by the key.
+write_rates peer_cuckoo16_locked_writes(size_t slots, const write_keys *k, bool striped);
 write_rates peer_tc_writes(size_t slots, const write_keys *k, int threads);
 write_rates peer_vqf16_writes(size_t slots, const write_keys *k, int threads, bool with_remove);
 write_rates peer_vqf16_ts_writes(size_t slots, const write_keys *k, int threads,
