@@ -115,7 +115,8 @@ int main(int argc, char **argv) {
 
     printf("Per key, M keys/s of thread CPU time (median of %d); 92%% load; "
            "ccf_probe_backend %s; VQF-16 thread-safe remove then insert: %s\n\n",
-           reps, ccf_probe_backend(), vqf_ts_hangs ? "hangs" : "completes");
+           reps, ccf_probe_backend(),
+           !run_peers ? "not run" : vqf_ts_hangs ? "hangs" : "completes");
     printf("| slots | threads | per key | ours | VQF-16 | VQF-16 thread-safe | "
            "fastfilter_cpp cuckoo-16 | fastfilter_cpp TC | ours / VQF-16 | "
            "ours / VQF-16 thread-safe | ours / cuckoo-16 |\n");
@@ -169,7 +170,7 @@ int main(int argc, char **argv) {
                    {"remove", &write_rates::remove},
                    {"present lookup", &write_rates::present},
                    {"absent lookup", &write_rates::absent}};
-        for (int threads = 1; threads <= 2; threads++) {
+        for (int threads = 1; threads <= (two_threads ? 2 : 1); threads++) {
             cell *row = threads == 1 ? one : two;
             for (auto &o : ops) {
                 printf("| 2^%d | %d | %s |", lg, threads, o.name);
