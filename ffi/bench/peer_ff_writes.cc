@@ -38,9 +38,9 @@ struct cuckoo16_peer {
 // exchange, never contended. With LOCKS = 1 the lock is one line that
 // stays in L1: what the locked instruction itself costs (on x86 a full
 // barrier: the next key's loads wait for it). With LOCKS = 4096 it is
-// the line of one of 4096 padded locks picked by the key (as this
-// library's stripes are: 4096 at these sizes, one per 1,024 buckets), so
-// out of cache the lock's line may miss too, and the barrier waits on it.
+// the line of one of 4096 padded locks picked by the key (this library
+// has one stripe per 1,024 buckets, at most 4096: 4096 at 2^24 slots),
+// so out of cache the lock's line may miss too, and the barrier waits.
 template <size_t LOCKS>
 struct cuckoo16_locked_peer : cuckoo16_peer {
     static constexpr const char *name =
