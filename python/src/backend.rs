@@ -19,6 +19,9 @@ pub(crate) trait Shape: Filter + Send + Sync {
     /// own bytes), so the chunk holds no references to its objects once
     /// read and the library takes plain `u64`s without the GIL.
     fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64;
+    /// The seed of the filter's hasher (`crate::hashes` hashes byte
+    /// strings with it as the hasher would).
+    fn seed(&self) -> u64;
 }
 
 /// A live filter: its file format.
@@ -40,6 +43,9 @@ macro_rules! live {
             #[inline(always)]
             fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
                 <$ty>::hasher(self).hash_one(key)
+            }
+            fn seed(&self) -> u64 {
+                <$ty>::hasher(self).seed()
             }
         }
         impl Live for $ty {
@@ -93,7 +99,6 @@ pub(crate) trait Counting: Live {
     }
     fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
     fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError>;
-    fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError>;
     fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError>;
     fn count<K: Hash + ?Sized>(&self, key: &K) -> usize;
     fn clear(&self);
@@ -108,9 +113,6 @@ macro_rules! counting {
             }
             fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
                 <$ty>::insert_hash_batch(self, hashes)
-            }
-            fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
-                <$ty>::insert_unique(self, key)
             }
             fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
                 <$ty>::insert_unique_hash(self, hash)
@@ -172,5 +174,8 @@ impl Shape for FrozenFilter<MappedFile> {
     #[inline(always)]
     fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
         FrozenFilter::hasher(self).hash_one(key)
+    }
+    fn seed(&self) -> u64 {
+        FrozenFilter::hasher(self).seed()
     }
 }

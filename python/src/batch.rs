@@ -24,7 +24,8 @@
 
 use crate::backend::{Counting, Shape};
 use crate::errors;
-use crate::keys::{self, with_key};
+use crate::hashes;
+use crate::keys;
 use concurrent_cuckoo::{InsertError, WindowedCuckooFilter};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
@@ -188,7 +189,7 @@ fn hash_objects<F: Shape>(
     for obj in iter.take(limit) {
         let obj = obj?;
         let key = keys::extract(&obj)?;
-        hashes.push(with_key!(key.as_ref(), k => filter.hash_key(k)));
+        hashes.push(hashes::hash(filter, key.as_ref()));
     }
     Ok(())
 }
