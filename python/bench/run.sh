@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # The Python benchmark (not CI): a venv under target/bench-venv with the
 # peers (pinned) and this package, then bench.py (arguments go to it) and
-# batch_costs.py.
+# batch_costs.py; with --goals first, goals.py alone (issue 51's speed
+# goals against abloom, interleaved, CPU time: a short run).
 #
 #   python/bench/run.sh [--n 1000000] [--rounds 3]
+#   python/bench/run.sh --goals [--n 1000000] [--rounds 7]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=target/bench-venv
@@ -14,6 +16,10 @@ venv=target/bench-venv
 cd target
 # numpy's BLAS threads would spin beside the measured ones.
 export OPENBLAS_NUM_THREADS=1
+if [[ ${1:-} == --goals ]]; then
+    shift
+    exec "$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/goals.py" "$@"
+fi
 "$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/bench.py" "$@"
 # GIL waits and peak memory of a 5M-key str batch (fresh processes).
 "$OLDPWD/$venv/bin/python" "$OLDPWD/python/bench/batch_costs.py"

@@ -8,10 +8,20 @@ use concurrent_cuckoo::{
 use std::hash::{BuildHasher, Hash};
 use std::path::Path;
 
-/// Every filter, frozen ones too: sizes for `capacity` and `repr`.
+/// Every filter, frozen ones too: sizes for `capacity` and `repr`, and
+/// the filter's own hash of a key.
 pub(crate) trait Shape: Filter + Send + Sync {
     /// Keys the filter holds at most (a growing filter: before it grows).
     fn capacity(&self) -> usize;
+    /// `key` hashed by the filter's hasher: what its keyed calls hash, so
+    /// `contains_hash(hash_key(k))` is `contains(k)`. Batches hash each
+    /// object's key while they read it (under the GIL, from the object's
+    /// own bytes), so the chunk holds no references to its objects once
+    /// read and the library takes plain `u64`s without the GIL.
+    fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64;
+    /// The seed of the filter's hasher (`crate::hashes` hashes byte
+    /// strings with it as the hasher would).
+    fn seed(&self) -> u64;
 }
 
 /// A live filter: its file format.
@@ -29,6 +39,13 @@ macro_rules! live {
         impl Shape for $ty {
             fn capacity(&self) -> usize {
                 <$ty>::$capacity(self)
+            }
+            #[inline(always)]
+            fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+                <$ty>::hasher(self).hash_one(key)
+            }
+            fn seed(&self) -> u64 {
+                <$ty>::hasher(self).seed()
             }
         }
         impl Live for $ty {
@@ -53,34 +70,36 @@ live!(WindowedCuckooFilter, slots);
 
 /// A live filter with set and multiset calls: add-if-absent, copies,
 /// counts, clearing (the fixed and the growing filter; a windowed filter
-/// refreshes a key instead of copying it).
+/// refreshes a key instead of copying it). Batches come as the keys'
+/// hashes ([`Shape::hash_key`]).
 pub(crate) trait Counting: Live {
-    /// `insert_unique` of every key in order: `new[i]` says whether
-    /// `keys[i]` was added; on a refusal, the index of the key refused.
+    /// `insert_unique_hash` of every hash in order: `new[i]` says whether
+    /// `hashes[i]`'s key was added; on a refusal, the index of the hash
+    /// refused.
     ///
-    /// The keys are first looked up together (the library's pipelined
-    /// batch lookup): one present before the call stores nothing and is
+    /// The hashes are first looked up together (the library's pipelined
+    /// batch lookup): a key present before the call stores nothing and is
     /// not new, exactly as its `insert_unique` would answer (nothing is
     /// removed meanwhile by this call, and a concurrent remove may as well
-    /// have come after). Only the others take `insert_unique`, which looks
-    /// again under its lock (a repeat within the batch, or a false
+    /// have come after). Only the others take `insert_unique_hash`, which
+    /// looks again under its lock (a repeat within the batch, or a false
     /// positive of a key added earlier in it, is found then). A column of
     /// repeated ids is mostly lookups.
-    fn insert_unique_many<K: Hash>(
+    fn insert_unique_hashes(
         &self,
-        keys: &[K],
+        hashes: &[u64],
         new: &mut [bool],
     ) -> Result<(), (usize, InsertError)> {
-        self.contains_batch(keys, new);
+        self.contains_hash_batch(hashes, new);
         let absent = absent(new);
         for &i in &absent {
-            new[i] = self.insert_unique(&keys[i]).map_err(|e| (i, e))?;
+            new[i] = self.insert_unique_hash(hashes[i]).map_err(|e| (i, e))?;
         }
         Ok(())
     }
     fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError>;
-    fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError>;
-    fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError>;
+    fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError>;
+    fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError>;
     fn count<K: Hash + ?Sized>(&self, key: &K) -> usize;
     fn clear(&self);
 }
@@ -92,11 +111,11 @@ macro_rules! counting {
             fn insert<K: Hash + ?Sized>(&self, key: &K) -> Result<(), InsertError> {
                 <$ty>::insert(self, key)
             }
-            fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
-                <$ty>::insert_batch(self, keys)
+            fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
+                <$ty>::insert_hash_batch(self, hashes)
             }
-            fn insert_unique<K: Hash + ?Sized>(&self, key: &K) -> Result<bool, InsertError> {
-                <$ty>::insert_unique(self, key)
+            fn insert_unique_hash(&self, hash: u64) -> Result<bool, InsertError> {
+                <$ty>::insert_unique_hash(self, hash)
             }
             fn count<K: Hash + ?Sized>(&self, key: &K) -> usize {
                 <$ty>::count(self, key)
@@ -116,7 +135,7 @@ fn absent(found: &mut [bool]) -> Vec<usize> {
     absent
 }
 
-/// How many keys ahead `insert_unique_many` starts loading buckets: as
+/// How many keys ahead `insert_unique_hashes` starts loading buckets: as
 /// the library's pipelined batch calls, enough to overlap the cache misses
 /// of several keys.
 const PREFETCH_AHEAD: usize = 8;
@@ -127,13 +146,12 @@ counting!(
     /// `PREFETCH_AHEAD` keys before its insert, so the misses of several
     /// keys overlap (one at a time, each insert would wait for its own):
     /// the same answers as the plain loop.
-    fn insert_unique_many<K: Hash>(
+    fn insert_unique_hashes(
         &self,
-        keys: &[K],
+        hashes: &[u64],
         new: &mut [bool],
     ) -> Result<(), (usize, InsertError)> {
-        let hashes: Vec<u64> = keys.iter().map(|k| self.hasher().hash_one(k)).collect();
-        self.contains_hash_batch(&hashes, new);
+        self.contains_hash_batch(hashes, new);
         let absent = absent(new);
         for &i in absent.iter().take(PREFETCH_AHEAD) {
             self.prefetch_hash(hashes[i]);
@@ -152,5 +170,12 @@ counting!(ScalableCuckooFilter);
 impl Shape for FrozenFilter<MappedFile> {
     fn capacity(&self) -> usize {
         FrozenFilter::capacity(self)
+    }
+    #[inline(always)]
+    fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
+        FrozenFilter::hasher(self).hash_one(key)
+    }
+    fn seed(&self) -> u64 {
+        FrozenFilter::hasher(self).seed()
     }
 }

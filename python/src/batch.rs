@@ -15,14 +15,18 @@
 //! without the GIL would be unsound: any Python thread may write to a
 //! writeable array while the GIL is released, a data race on the keys.
 //! Under the GIL no Python code runs, so the chunk's copy is consistent.
-//! Other keys are not copied: a `bytes` object's buffer and a `str`'s
-//! UTF-8 form are immutable and stay alive while the chunk holds a
-//! reference to their objects, so the library reads them in place.
+//! Other keys are hashed as they are read, under the GIL, by the filter's
+//! own hasher (`Shape::hash_key`: the hash its keyed calls compute, so
+//! answers and stored bytes are those of the keyed calls): a `str`'s UTF-8
+//! form and a `bytes` object's buffer are read in place, no copy, no
+//! reference kept, and the library takes the chunk's hashes without the
+//! GIL (its pipelined `*_hash` batch calls).
 
-use crate::backend::Counting;
+use crate::backend::{Counting, Shape};
 use crate::errors;
-use crate::keys::{self, Key, KeyRef};
-use concurrent_cuckoo::{Filter, InsertError, WindowedCuckooFilter};
+use crate::hashes;
+use crate::keys;
+use concurrent_cuckoo::{InsertError, WindowedCuckooFilter};
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -32,39 +36,42 @@ use pyo3::types::{PyBytes, PyIterator, PyList, PySlice, PyString, PyTuple};
 /// the copy stays in cache and other threads wait at most a chunk.
 const INT_CHUNK: usize = 1 << 16;
 
-/// Objects read per trip: their references and byte slices, a few
-/// hundred KiB.
+/// Objects read per trip: their hashes, 128 KiB, and a few milliseconds
+/// of the GIL at most.
 const OBJECT_CHUNK: usize = 1 << 14;
 
-/// A run of keys of one kind, for one library call.
+/// A chunk of a batch as read under the GIL.
 #[derive(Clone, Copy)]
-pub(crate) enum Run<'a> {
+enum Chunk<'a> {
+    /// An integer array's keys, to hash without the GIL.
     Ints(&'a [u64]),
-    Bytes(&'a [&'a [u8]]),
+    /// Objects' keys, already hashed by the filter's hasher.
+    Hashes(&'a [u64]),
 }
 
-impl Run<'_> {
+impl Chunk<'_> {
     fn len(&self) -> usize {
         match self {
-            Run::Ints(k) => k.len(),
-            Run::Bytes(k) => k.len(),
+            Chunk::Ints(k) | Chunk::Hashes(k) => k.len(),
+        }
+    }
+
+    /// The chunk's hashes (an integer chunk's hashed into `scratch`).
+    /// Called without the GIL.
+    fn hashes<'s, F: Shape>(&'s self, filter: &F, scratch: &'s mut Vec<u64>) -> &'s [u64] {
+        match *self {
+            Chunk::Hashes(h) => h,
+            Chunk::Ints(keys) => {
+                scratch.clear();
+                scratch.extend(keys.iter().map(|k| filter.hash_key(k)));
+                scratch
+            }
         }
     }
 }
 
-/// Calls a generic library batch method with the run's keys:
-/// `with_run!(run, k => filter.insert_batch(k))`.
-macro_rules! with_run {
-    ($run:expr, $k:ident => $body:expr) => {
-        match $run {
-            Run::Ints($k) => $body,
-            Run::Bytes($k) => $body,
-        }
-    };
-}
-
-/// An insert refused in a run: the refused key's index in the run, and
-/// why.
+/// An insert refused in a chunk: the refused key's index in the chunk,
+/// and why.
 type Refusal = (usize, InsertError);
 
 /// A batch as read under the GIL.
@@ -128,40 +135,63 @@ impl<'py> Source<'py> {
         }
     }
 
-    /// Calls `f(run, offset)` on consecutive runs of keys of one kind,
-    /// `offset` being the run's first key's place in the batch, a chunk
-    /// at a time.
-    fn for_each_run(&self, mut f: impl FnMut(Run<'_>, usize) -> PyResult<()>) -> PyResult<()> {
+    /// Calls `f(chunk, offset)` on consecutive chunks of the batch,
+    /// `offset` being the chunk's first key's place in the batch; objects
+    /// are hashed by `filter`'s hasher as they are read.
+    fn for_each_chunk<F: Shape>(
+        &self,
+        filter: &F,
+        mut f: impl FnMut(Chunk<'_>, usize) -> PyResult<()>,
+    ) -> PyResult<()> {
         match self {
             Source::Ints { flat, len, .. } => int_chunks(flat, *len, f),
             Source::Objects { flat, len, .. } => {
                 let py = flat.py();
+                let mut hashes = Vec::with_capacity(OBJECT_CHUNK.min(*len));
                 let mut start = 0;
                 while start < *len {
                     let end = (start + OBJECT_CHUNK).min(*len);
                     let piece = flat.get_item(PySlice::new(py, start as isize, end as isize, 1))?;
                     let items = piece.call_method0("tolist")?;
-                    let held: Vec<Bound<'_, PyAny>> = items.try_iter()?.collect::<PyResult<_>>()?;
-                    object_runs(&held, start, &mut f)?;
+                    hashes.clear();
+                    hash_objects(filter, &mut items.try_iter()?, OBJECT_CHUNK, &mut hashes)?;
+                    f(Chunk::Hashes(&hashes), start)?;
                     start = end;
                 }
                 Ok(())
             }
             Source::Iter(iter) => {
                 let mut iter = iter.clone();
+                let mut hashes = Vec::with_capacity(OBJECT_CHUNK);
                 let mut start = 0;
                 loop {
-                    let held: Vec<Bound<'_, PyAny>> =
-                        iter.by_ref().take(OBJECT_CHUNK).collect::<PyResult<_>>()?;
-                    if held.is_empty() {
+                    hashes.clear();
+                    hash_objects(filter, &mut iter, OBJECT_CHUNK, &mut hashes)?;
+                    if hashes.is_empty() {
                         return Ok(());
                     }
-                    object_runs(&held, start, &mut f)?;
-                    start += held.len();
+                    f(Chunk::Hashes(&hashes), start)?;
+                    start += hashes.len();
                 }
             }
         }
     }
+}
+
+/// Up to `limit` keys of `iter`, each hashed by `filter` as it is read
+/// (its reference dropped right after), appended to `hashes`.
+fn hash_objects<F: Shape>(
+    filter: &F,
+    iter: &mut Bound<'_, PyIterator>,
+    limit: usize,
+    hashes: &mut Vec<u64>,
+) -> PyResult<()> {
+    for obj in iter.take(limit) {
+        let obj = obj?;
+        let key = keys::extract(&obj)?;
+        hashes.push(hashes::hash(filter, key.as_ref()));
+    }
+    Ok(())
 }
 
 /// A flattened integer array's keys, `INT_CHUNK` at a time, copied (and
@@ -169,7 +199,7 @@ impl<'py> Source<'py> {
 fn int_chunks(
     flat: &Bound<'_, PyAny>,
     len: usize,
-    mut f: impl FnMut(Run<'_>, usize) -> PyResult<()>,
+    mut f: impl FnMut(Chunk<'_>, usize) -> PyResult<()>,
 ) -> PyResult<()> {
     let py = flat.py();
     // 64-bit arrays (the common case) are read as they are; others are
@@ -193,7 +223,7 @@ fn int_chunks(
             // The i64 key: the same 64-bit pattern as `keys::extract`.
             copy_into(&mut buf, piece.cast::<PyArray1<i64>>()?, |v| v as u64)?;
         }
-        f(Run::Ints(&buf), start)?;
+        f(Chunk::Ints(&buf), start)?;
         start = end;
     }
     Ok(())
@@ -213,65 +243,31 @@ fn copy_into<T: numpy::Element + Copy>(
     Ok(())
 }
 
-/// The keys of `held` (objects of one chunk, the first at `offset` in the
-/// batch) as runs of one kind.
-fn object_runs(
-    held: &[Bound<'_, PyAny>],
-    offset: usize,
-    f: &mut impl FnMut(Run<'_>, usize) -> PyResult<()>,
-) -> PyResult<()> {
-    let keys: Vec<Key<'_>> = held.iter().map(keys::extract).collect::<PyResult<_>>()?;
-    let mut ints = Vec::new();
-    let mut bytes = Vec::new();
-    let mut start = 0;
-    while start < keys.len() {
-        let is_int = matches!(keys[start], Key::Int(_));
-        let end = keys[start..]
-            .iter()
-            .position(|k| matches!(k, Key::Int(_)) != is_int)
-            .map_or(keys.len(), |n| start + n);
-        if is_int {
-            ints.clear();
-            ints.extend(keys[start..end].iter().map(|k| match k.as_ref() {
-                KeyRef::Int(v) => v,
-                KeyRef::Bytes(_) => unreachable!("a run holds one kind"),
-            }));
-            f(Run::Ints(&ints), offset + start)?;
-        } else {
-            bytes.clear();
-            bytes.extend(keys[start..end].iter().map(|k| match k.as_ref() {
-                KeyRef::Bytes(b) => b,
-                KeyRef::Int(_) => unreachable!("a run holds one kind"),
-            }));
-            f(Run::Bytes(&bytes), offset + start)?;
-        }
-        start = end;
-    }
-    Ok(())
-}
-
 /// Whether numpy is imported: if not, no argument can be an array (and
 /// numpy's C API, whose absence would panic in `numpy`, is not touched).
 fn numpy_loaded(py: Python<'_>) -> PyResult<bool> {
     py.import("sys")?.getattr("modules")?.contains("numpy")
 }
 
-/// Runs `op` on every run of the batch without the GIL; the answer is a
+/// Runs `op` on every chunk's hashes without the GIL; the answer is a
 /// numpy bool array (of the input array's shape) of what `op` wrote.
-fn masked<'py>(
+fn masked<'py, F: Shape>(
     py: Python<'py>,
+    filter: &F,
     keys: &Bound<'py, PyAny>,
-    op: impl Fn(Run<'_>, &mut [bool]) -> Result<(), Refusal> + Sync,
+    op: impl Fn(&[u64], &mut [bool]) -> Result<(), Refusal> + Sync,
 ) -> PyResult<Bound<'py, PyAny>> {
     // The answer is a numpy array: import numpy (an ImportError, not a
     // panic, if it is missing).
     py.import("numpy")?;
     let source = Source::of(keys)?;
     let mut out = Vec::new();
-    source.for_each_run(|run, offset| {
-        out.resize(offset + run.len(), false);
+    let mut scratch = Vec::new();
+    source.for_each_chunk(filter, |chunk, offset| {
+        out.resize(offset + chunk.len(), false);
         let out = &mut out[offset..];
-        py.detach(|| op(run, out))
+        let scratch = &mut scratch;
+        py.detach(|| op(chunk.hashes(filter, scratch), out))
             .map_err(|(i, e)| errors::batch(e, offset + i))
     })?;
     // `from_vec` hands the vector to numpy: no copy.
@@ -283,13 +279,13 @@ fn masked<'py>(
 }
 
 /// Looks every key up.
-pub(crate) fn contains_many<'py, F: Filter + Sync>(
+pub(crate) fn contains_many<'py, F: Shape>(
     py: Python<'py>,
     filter: &F,
     keys: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    masked(py, keys, |run, out| {
-        with_run!(run, k => filter.contains_batch(k, out));
+    masked(py, filter, keys, |hashes, out| {
+        filter.contains_hash_batch(hashes, out);
         Ok(())
     })
 }
@@ -301,11 +297,9 @@ pub(crate) fn add_many<'py, F: Counting>(
     filter: &F,
     keys: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    masked(
-        py,
-        keys,
-        |run, out| with_run!(run, k => filter.insert_unique_many(k, out)),
-    )
+    masked(py, filter, keys, |hashes, out| {
+        filter.insert_unique_hashes(hashes, out)
+    })
 }
 
 /// A windowed filter's `add_many`: every key is added (or refreshed);
@@ -315,14 +309,12 @@ pub(crate) fn add_many_windowed<'py>(
     filter: &WindowedCuckooFilter,
     keys: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    masked(py, keys, |run, out| {
-        with_run!(run, k => {
-            for (i, key) in k.iter().enumerate() {
-                out[i] = !filter.contains(key);
-                filter.insert(key).map_err(|e| (i, e))?;
-            }
-            Ok(())
-        })
+    masked(py, filter, keys, |hashes, out| {
+        for (i, &hash) in hashes.iter().enumerate() {
+            out[i] = !filter.contains_hash(hash);
+            filter.insert_hash(hash).map_err(|e| (i, e))?;
+        }
+        Ok(())
     })
 }
 
@@ -335,10 +327,12 @@ pub(crate) fn add_copies_many<F: Counting>(
 ) -> PyResult<usize> {
     let source = Source::of(keys)?;
     let mut added = 0;
-    source.for_each_run(|run, offset| {
-        py.detach(|| with_run!(run, k => filter.insert_batch(k)))
+    let mut scratch = Vec::new();
+    source.for_each_chunk(filter, |chunk, offset| {
+        let scratch = &mut scratch;
+        py.detach(|| filter.insert_hash_batch(chunk.hashes(filter, scratch)))
             .map_err(|e| errors::batch(*e.error(), offset + e.inserted()))?;
-        added = offset + run.len();
+        added = offset + chunk.len();
         Ok(())
     })?;
     Ok(added)

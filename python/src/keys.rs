@@ -69,8 +69,16 @@ pub(crate) use with_key;
 /// from Python 3.10): its UTF-8 form, which CPython keeps with the string
 /// (for an ASCII string, its own characters), so no `bytes` object is
 /// made per key.
+///
+/// An exact `str` or `int` (the common keys) is recognised by comparing
+/// its type pointer: no call into the interpreter to test type flags.
 pub(crate) fn extract<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Key<'a>> {
-    if obj.is_instance_of::<PyInt>() {
+    if obj.is_exact_instance_of::<PyString>() {
+        // SAFETY: the object's type is exactly `str` (checked above).
+        let s = unsafe { obj.cast_unchecked::<PyString>() };
+        return Ok(Key::Borrowed(s.to_str()?.as_bytes()));
+    }
+    if obj.is_exact_instance_of::<PyInt>() || obj.is_instance_of::<PyInt>() {
         return int(obj).map(Key::Int);
     }
     if let Ok(s) = obj.cast::<PyString>() {

@@ -13,6 +13,7 @@ mod batch;
 mod errors;
 mod fixed;
 mod frozen;
+mod hashes;
 mod keys;
 mod methods;
 mod params;

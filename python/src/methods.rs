@@ -24,7 +24,8 @@ macro_rules! pyfilter {
             /// was.
             fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let key = $crate::keys::extract(key)?;
-                $crate::keys::with_key!(key.as_ref(), k => $crate::backend::Counting::insert_unique(&self.inner, k))
+                let hash = $crate::hashes::hash(&self.inner, key.as_ref());
+                $crate::backend::Counting::insert_unique_hash(&self.inner, hash)
                     .map_err(|e| $crate::errors::insert(e, 0))
             }
 
@@ -147,7 +148,8 @@ macro_rules! pyfilter {
             /// keys with probability at most `false_positive_bound`.
             fn __contains__(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
                 let key = $crate::keys::extract(key)?;
-                Ok($crate::keys::with_key!(key.as_ref(), k => concurrent_cuckoo::Filter::contains(&self.inner, k)))
+                let hash = $crate::hashes::hash(&self.inner, key.as_ref());
+                Ok(concurrent_cuckoo::Filter::contains_hash(&self.inner, hash))
             }
 
             /// `key in filter` for every key of `keys` (a numpy array of

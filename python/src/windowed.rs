@@ -1,8 +1,8 @@
 //! `WindowedCuckooFilter`: keys expire by age.
 
-use crate::keys::{self, with_key};
+use crate::keys;
 use crate::methods::pyfilter;
-use crate::{errors, params, stats};
+use crate::{errors, hashes, params, stats};
 use concurrent_cuckoo::WindowedCuckooFilter;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -45,11 +45,12 @@ pyfilter!(live PyWindowedCuckooFilter {
     /// be made for it; the filter is then as it was.
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = keys::extract(key)?;
-        with_key!(key.as_ref(), k => {
-            let new = !self.inner.contains(k);
-            self.inner.insert(k).map(|()| new)
-        })
-        .map_err(|e| errors::insert(e, 0))
+        let hash = hashes::hash(&self.inner, key.as_ref());
+        let new = !self.inner.contains_hash(hash);
+        self.inner
+            .insert_hash(hash)
+            .map(|()| new)
+            .map_err(|e| errors::insert(e, 0))
     }
 
     /// `add` of every key of `keys` (a numpy array of integers, bools,

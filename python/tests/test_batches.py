@@ -222,3 +222,57 @@ def test_pandas_series_and_index():
     assert f.add_many(names).tolist() == [True, True, False]
     assert f.contains_many(pd.Series(["ann", "bob"], dtype="string")).all()
     assert f.contains_many(pd.Series([1, 3], dtype="int32")).all()
+
+
+class _Str(str):
+    """A str subclass: not an exact str, read through the general path."""
+
+
+# Every kind of key a batch reads object by object: exact and subclassed
+# str (ASCII, not, empty, and past the hasher's 16- and 128-byte inline
+# inputs), bytes, bytearray, memoryview, ints of every range, bools and
+# numpy integers.
+MIXED = [
+    "a",
+    "",
+    "päivää 日本",
+    "x" * 40,
+    "y" * 300,
+    _Str("sub"),
+    b"b",
+    b"\x00" * 130,
+    bytearray(b"ba"),
+    memoryview(b"mv"),
+    0,
+    7,
+    -1,
+    -(2**63),
+    2**63,
+    2**64 - 1,
+    True,
+    np.int32(-5),
+    np.uint64(2**64 - 2),
+    # Every length around the hasher's inputs of 16 and 128 bytes (8 of
+    # them the length): batches and single calls hash byte strings apart.
+    *(b"z" * i for i in range(140)),
+    *("s" * i for i in range(140)),
+]
+
+
+@pytest.mark.parametrize("make", MAKERS)
+def test_batches_store_what_single_calls_store(make):
+    # Batches hash each object as they read it, per-key calls through the
+    # library's keyed calls: the bytes stored must be the same.
+    keys = MIXED * 2 + [f"k{i}" for i in range(20_000)]  # repeats, two chunks
+    one_by_one, batched = make(), make()
+    new = [one_by_one.add(k) for k in keys]
+    assert batched.add_many(keys).tolist() == new
+    assert batched.to_bytes() == one_by_one.to_bytes()
+    probe = keys + [f"absent{i}" for i in range(5000)]
+    assert batched.contains_many(probe).tolist() == [k in one_by_one for k in probe]
+    if not isinstance(one_by_one, WindowedCuckooFilter):
+        copies, copies_batched = make(), make()
+        for k in keys:
+            copies.add_copy(k)
+        assert copies_batched.add_copies_many(keys) == len(keys)
+        assert copies_batched.to_bytes() == copies.to_bytes()
