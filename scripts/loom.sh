@@ -67,14 +67,14 @@
 #                              version bump; "windowed_sweep_clears_next":
 #                              advance's sweep also clears the lanes that
 #                              expire at the next generation;
+#                              "windowed_help_sweeps_for_next_generation":
+#                              sweep_ahead judges lanes at the next
+#                              generation;
 #                              "windowed_sweep_counts_unlocked": the sweep
 #                              uncounts its cleared lanes after releasing
 #                              the lock; "unique_unvalidated_check":
 #                              insert_unique trusts one unvalidated pass
 #                              over the levels;
-#                              "windowed_help_sweeps_for_next_generation":
-#                              sweep_ahead judges lanes at the next
-#                              generation;
 #                              "primary_insert_unlocked": an insert into a
 #                              free slot of its primary stores before it
 #                              takes that bucket's lock;
