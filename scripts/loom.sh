@@ -2,11 +2,13 @@
 # Model-checks the filter's concurrent protocols with loom.
 #
 #   scripts/loom.sh            run every model; exits non-zero on any failure
+#   LOOM_CANARIES="reorder skip_bump" scripts/loom.sh --canary
+#                              as --canary, those planted bugs only
 #   scripts/loom.sh --canary --all-files
 #                              as --canary, each bug against every model
 #                              file (by default each runs only the files
 #                              listed for it in canary_files below)
-#   scripts/loom.sh --canary   build the filter 25 times, each time with a
+#   scripts/loom.sh --canary   build the filter 31 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -57,6 +59,22 @@
 #                              insert reads the generation before its
 #                              locks; "windowed_move_expired": a hop
 #                              carries an expired lane;
+#                              "windowed_fallback_cur_before_lock": the
+#                              insert that falls back to every lock reads
+#                              the generation before taking them;
+#                              "windowed_hop_into_occupied_unbumped": a hop
+#                              into a bucket holding other lanes skips the
+#                              version bump; "windowed_sweep_clears_next":
+#                              advance's sweep also clears the lanes that
+#                              expire at the next generation;
+#                              "windowed_help_sweeps_for_next_generation":
+#                              sweep_ahead judges lanes at the next
+#                              generation;
+#                              "windowed_sweep_counts_unlocked": the sweep
+#                              uncounts its cleared lanes after releasing
+#                              the lock; "unique_unvalidated_check":
+#                              insert_unique trusts one unvalidated pass
+#                              over the levels;
 #                              "primary_insert_unlocked": an insert into a
 #                              free slot of its primary stores before it
 #                              takes that bucket's lock;
@@ -78,8 +96,14 @@
 #                              first four windowed ones and
 #                              windowed_jump_unflagged, EXPIRED KEY FOUND
 #                              for the other four windowed ones (whose
-#                              builds run only the windowed models, which
-#                              is where every windowed bug lives), LOST
+#                              builds run only windowed.rs, where their
+#                              models live), EXPIRED KEY FOUND for
+#                              windowed_fallback_cur_before_lock and LOST
+#                              FINGERPRINT for the next three, LEN WRONG
+#                              for windowed_sweep_counts_unlocked (the
+#                              models of windowed_paths.rs, whose builds
+#                              run only that file), DUPLICATE ADMITTED
+#                              for unique_unvalidated_check, LOST
 #                              FINGERPRINT for the first two single-lock
 #                              ones, REMOVE MISSED for
 #                              remove_primary_only. Exits non-zero
@@ -114,7 +138,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -139,12 +163,25 @@ declare -A marker=(
     [windowed_sweep_after_publish]="EXPIRED KEY FOUND"
     [windowed_cur_before_lock]="EXPIRED KEY FOUND"
     [windowed_move_expired]="EXPIRED KEY FOUND"
+    [windowed_fallback_cur_before_lock]="EXPIRED KEY FOUND"
+    [windowed_hop_into_occupied_unbumped]="LOST FINGERPRINT"
+    [windowed_sweep_clears_next]="LOST FINGERPRINT"
+    [windowed_help_sweeps_for_next_generation]="LOST FINGERPRINT"
+    [windowed_sweep_counts_unlocked]="LEN WRONG"
+    [unique_unvalidated_check]="DUPLICATE ADMITTED"
     [primary_insert_unlocked]="LOST FINGERPRINT"
     [primary_remove_ignores_alternate]="LOST FINGERPRINT"
     [remove_primary_only]="REMOVE MISSED"
 )
-# The model files that catch each (non-windowed) planted bug.
+# The model files that catch each planted bug (a windowed bug not listed
+# here runs windowed.rs).
 declare -A canary_files=(
+    [windowed_fallback_cur_before_lock]="--test windowed_paths"
+    [windowed_hop_into_occupied_unbumped]="--test windowed_paths"
+    [windowed_sweep_clears_next]="--test windowed_paths"
+    [windowed_help_sweeps_for_next_generation]="--test windowed_paths"
+    [windowed_sweep_counts_unlocked]="--test windowed_paths"
+    [unique_unvalidated_check]="--test compaction"
     [reorder]="--test models --test single_lock"
     [skip_bump]="--test models"
     [skip_remove_bump]="--test models"
@@ -163,6 +200,11 @@ declare -A canary_files=(
     [primary_remove_ignores_alternate]="--test models --test single_lock"
     [remove_primary_only]="--test models --test single_lock --test scalable --test compaction"
 )
+# LOOM_CANARIES="bug ..." runs only those planted bugs (to check new ones
+# without rebuilding every other; CI runs them all).
+if [[ -n "${LOOM_CANARIES:-}" ]]; then
+    read -ra bugs <<<"$LOOM_CANARIES"
+fi
 all_files=0
 [[ "${2:-}" == "--all-files" ]] && all_files=1
 for bug in "${bugs[@]}"; do
@@ -179,7 +221,7 @@ for bug in "${bugs[@]}"; do
     # every file (scripts/loom.sh --canary --all-files runs them so again,
     # to redraw the lists after models change).
     tests="${canary_files[$bug]:-}"
-    if [[ "$bug" == windowed_* ]]; then
+    if [[ "$bug" == windowed_* && -z "$tests" ]]; then
         tests="--test windowed"
     fi
     if [[ "$all_files" == 1 ]]; then

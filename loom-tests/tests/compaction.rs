@@ -3,13 +3,14 @@
 //! another geometry, removers and readers whose level set predates the
 //! level a move targets, batch lookups and counts, `clear`, two
 //! compactions at once, growth reopening a slot that compaction just
-//! retired, and a key moved twice.
+//! retired, a key moved twice, and `insert_unique` of a key being moved.
 //!
 //! Run with `scripts/loom.sh`. Markers for `scripts/loom.sh --canary`:
 //! `LOST FINGERPRINT` for a key stored and not found (or a copy taken that
 //! was another key's), `REMOVE MISSED` for a remove of a stored key that
 //! took nothing, `WRONG TAKE` for a remove that should have been refused
-//! and took a copy.
+//! and took a copy, `DUPLICATE ADMITTED` for an `insert_unique` that added
+//! a second copy of a stored key.
 //!
 //! Preemption bounds: each model says how many preemptions its bad
 //! schedules need; the models run at that bound (or one more), which keeps
@@ -404,5 +405,60 @@ fn a_key_moved_twice_stays_found() {
             "LOST FINGERPRINT"
         );
         assert_eq!((f.levels(), f.len()), (1, 3));
+    });
+}
+
+/// `insert_unique` of a key that compaction moves meanwhile (issue 49):
+/// three 16-bit slots, slot 0 with seven keys (room for one more), slot 1
+/// with `k` alone, slot 2 (current) one key. Compaction drains slot 1
+/// first (the smallest) into the lowest level with room, slot 0, not the
+/// current one, and retires slot 1 (slot 0 then stays: eight keys, room
+/// for seven elsewhere). `insert_unique(k)` must find `k` wherever it is
+/// (its check is a lookup validated against the move sequence: the key
+/// lock does not stop the move), answer "already present" and add no
+/// second copy (canary `unique_unvalidated_check`: one pass over the
+/// levels, current first and then ascending, whose miss is trusted, reads
+/// slot 0 before the move's insert and slot 1 after its take, and the
+/// insert into the current level, which checks only there, adds a
+/// duplicate). Had the move targeted the current level, that insert's own
+/// check would have found it. The bad schedule takes two preemptions.
+#[test]
+fn insert_unique_racing_a_move_admits_no_duplicate() {
+    model_with_preemptions_at_most(2, || {
+        let f = three_slots(1e-3);
+        let keys: Vec<u64> = (1..=17u64).map(candidate).collect();
+        for key in &keys {
+            f.insert(key).unwrap(); // 8 in slot 0, 8 in slot 1, 1 in slot 2
+        }
+        assert_eq!(f.level_fingerprint_bits(), vec![16, 16, 16], "setup");
+        for key in keys[1..2].iter().chain(&keys[9..16]) {
+            assert!(f.remove(key).is_removed(), "setup remove");
+        }
+        let k = keys[8];
+        let kept: Vec<u64> = keys[..1]
+            .iter()
+            .chain(&keys[2..9])
+            .chain(&keys[16..])
+            .copied()
+            .collect();
+        assert_eq!((f.levels(), f.len()), (3, 9), "setup");
+        let f = Arc::new(f);
+        let inserter = {
+            let f = f.clone();
+            thread::spawn(move || f.insert_unique(&k).unwrap())
+        };
+        let stats = f.compact_concurrently();
+        let added = inserter.join().unwrap();
+        assert!(
+            !added && f.count(&k) == 1,
+            "DUPLICATE ADMITTED: insert_unique added a key that was moving"
+        );
+        assert_eq!(
+            (stats.fingerprints_moved, stats.levels_retired),
+            (1, 1),
+            "setup: k moves into slot 0"
+        );
+        assert!(kept.iter().all(|key| f.count(key) == 1), "LOST FINGERPRINT");
+        assert_eq!((f.levels(), f.len()), (2, 9));
     });
 }

@@ -693,8 +693,16 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         let _key = self.key_lock(hash).guard();
         // Under the key lock no other `insert_unique` of this key runs: if
         // no level holds it now, adding it (to whichever level is current
-        // by then) cannot race another thread adding it elsewhere.
-        if self.contains_hash(hash) {
+        // by then) cannot race another thread adding it elsewhere. The
+        // check is `contains_hash`, validated against the move sequence:
+        // the key lock does not stop compaction moving the key meanwhile.
+        #[cfg(not(concurrent_cuckoo_canary = "unique_unvalidated_check"))]
+        let present = self.contains_hash(hash);
+        // The planted bug: one pass over the levels, its miss trusted (a
+        // key compaction moves during the pass is missed and added again).
+        #[cfg(concurrent_cuckoo_canary = "unique_unvalidated_check")]
+        let present = self.live_levels().any(|(_, level)| level.contains(hash));
+        if present {
             Ok(false)
         } else {
             self.insert_prepared(hash, Mode::Unique)

@@ -540,7 +540,10 @@ impl<S> WindowedCuckooFilter<S> {
     }
 
     /// Live keys, each once (keys whose fingerprints collide in one bucket
-    /// pair count once). Exact when no thread writes.
+    /// pair count once). Exact when no thread writes; while threads write
+    /// or advance it is a sum of per-stripe counters read one after
+    /// another, not a snapshot (a lane refreshed, moved or replaced during
+    /// the call may be counted twice or not at all).
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;

@@ -113,8 +113,11 @@ const PATH_ATTEMPTS: usize = 1;
 const SWEEP_CHUNK: usize = 64;
 
 /// Inserts whose fingerprint has none of these bits set help the sweep:
-/// one in 64 (fingerprints are uniform; the planted canaries and loom
-/// models never reach it, so no model explores it: the proof of INV-3
+/// one in 64 (fingerprints are uniform). Compiled out under loom, where
+/// it would make the models' keys behave by their fingerprints; the model
+/// `the_sweep_an_insert_runs_ahead_beside_a_reader_of_a_live_key`
+/// (`loom-tests/tests/windowed_paths.rs`) calls `sweep_ahead` after an
+/// insert instead, which is all the trigger does (the proof of INV-3
 /// does not depend on who sweeps).
 #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
 const SWEEP_TRIGGER: u64 = 63;
@@ -460,8 +463,20 @@ impl WindowTable {
         }
         // Every stripe, ascending (as `clear`): nobody else writes now, so
         // a path the search does not find does not exist.
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_fallback_cur_before_lock"))]
         let all = self.stripes.lock_all();
-        if self.place(loc, &all, 0) {
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_fallback_cur_before_lock"))]
+        let placed = self.place(loc, &all, 0);
+        // The planted bug: the fallback reads the generation before it
+        // takes every lock (advances sweep meanwhile).
+        #[cfg(concurrent_cuckoo_canary = "windowed_fallback_cur_before_lock")]
+        let (all, placed) = {
+            let cur = self.generation();
+            let all = self.stripes.lock_all();
+            let placed = self.place_at(loc, &all, 0, cur);
+            (all, placed)
+        };
+        if placed {
             return Ok(());
         }
         if let Some(path) = self.search(loc) {
@@ -566,7 +581,14 @@ impl WindowTable {
         }
         self.store(to, lanes::set(wt, slot, lane));
         self.count(to, l.tag_of_lane(lane), 1);
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_hop_into_occupied_unbumped"))]
         guard.bump_version(from, to);
+        // The planted bug: a hop into a bucket that holds other lanes (as
+        // the second hop of a two-hop path does) skips the version bump.
+        #[cfg(concurrent_cuckoo_canary = "windowed_hop_into_occupied_unbumped")]
+        if wt == 0 {
+            guard.bump_version(from, to);
+        }
         self.store(from, lanes::set(wf, hop.slot, 0));
         self.count(from, l.tag_of_lane(lane), -1);
         guard.record_move(from);
@@ -605,6 +627,11 @@ impl WindowTable {
         #[cfg(not(concurrent_cuckoo_canary = "windowed_sweep_after_publish"))]
         for bucket in hi - left..hi {
             self.sweep(bucket, cur);
+            // The planted bug: the slice also loses the lanes that expire
+            // at the generation about to be stored, while readers still
+            // read `cur` (a key live through `cur` cleared early).
+            #[cfg(concurrent_cuckoo_canary = "windowed_sweep_clears_next")]
+            self.sweep(bucket, cur + 1);
         }
         self.schedule_sweep(cur + 1);
         self.generation.store(cur + 1, Ordering::Release);
@@ -640,6 +667,10 @@ impl WindowTable {
         let (_, hi) = self.slice(cur);
         let left = self.sweep_left.load(Ordering::Relaxed) as usize;
         let n = left.min(max);
+        // The planted bug: a helper sweeps for the generation the next
+        // advance will store, clearing lanes still live at `cur`.
+        #[cfg(concurrent_cuckoo_canary = "windowed_help_sweeps_for_next_generation")]
+        let cur = cur + 1;
         for bucket in hi - left..hi - left + n {
             self.sweep(bucket, cur);
         }
@@ -654,7 +685,29 @@ impl WindowTable {
         // The planted bug: decide and clear without the lock, racing a
         // refresh of the same lane.
         let word = self.load(bucket);
+        #[cfg(not(concurrent_cuckoo_canary = "windowed_sweep_counts_unlocked"))]
         let n = self.clear_lanes(bucket, word, self.layout.expired(word, cur));
+        // The planted bug: the sweep uncounts the lanes it cleared after
+        // releasing the bucket's lock, a load and a store racing a writer's
+        // count of the same tag in the same stripe.
+        #[cfg(concurrent_cuckoo_canary = "windowed_sweep_counts_unlocked")]
+        let n = {
+            let expired = self.layout.expired(word, cur);
+            self.store(bucket, word & !((expired >> 15) * 0xFFFF));
+            drop(_guard);
+            let mut n = 0;
+            for slot in 0..4 {
+                if expired & (1 << (16 * slot + 15)) != 0 {
+                    let tag = self.layout.tag_of_lane(lanes::get(word, slot));
+                    let counter =
+                        &self.counts[self.stripes.stripe_of(bucket) * self.row + tag as usize];
+                    let value = counter.load(Ordering::Relaxed);
+                    counter.store(value.wrapping_sub(1), Ordering::Relaxed);
+                    n += 1;
+                }
+            }
+            n
+        };
         if n > 0 {
             self.swept
                 .store(self.swept.load(Ordering::Relaxed) + n, Ordering::Relaxed);
