@@ -120,11 +120,14 @@ export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-10}"
 # Every model file runs even when an earlier one fails (--no-fail-fast): a
 # planted bug that breaks one file's set-up must not hide the marker
 # another file's model prints (newest_match_remove did).
-run_models() { # $1 = extra rustc flags, $2 = target dir, $3 = log file, then libtest args
-    local flags="$1" dir="$2" log="$3"
+run_models() { # $1 = planted bug (build.rs's CCF_LOOM_CANARY; empty: none), $2 = target dir, $3 = log file, then libtest args
+    local bug="$1" dir="$2" log="$3"
     shift 3
+    # The bug goes through build.rs, not RUSTFLAGS: every canary build then
+    # shares the dependencies' artefacts, and rebuilds only this crate and
+    # the models.
     # shellcheck disable=SC2086 # $LOOM_TESTS: cargo's test selection, word-split on purpose
-    RUSTFLAGS="--cfg concurrent_cuckoo_loom $flags" \
+    CCF_LOOM_CANARY="$bug" RUSTFLAGS="--cfg concurrent_cuckoo_loom" \
         cargo test --release -p loom-tests ${LOOM_TESTS:-} --target-dir "$dir" --no-fail-fast -- --test-threads=2 --nocapture "$@" 2>&1 | tee "$log"
     return "${PIPESTATUS[0]}"
 }
@@ -227,7 +230,7 @@ for bug in "${bugs[@]}"; do
     if [[ "$all_files" == 1 ]]; then
         tests=""
     fi
-    if LOOM_TESTS="$tests" run_models "--cfg concurrent_cuckoo_canary=\"${bug}\"" "target/loom-canary" "$log" \
+    if LOOM_TESTS="$tests" run_models "$bug" "target/loom-canary" "$log" \
         --skip two_displacing_inserters_and_a_reader >/dev/null; then
         echo "CANARY NOT CAUGHT: with bug '${bug}' every loom model passed"
     elif grep -q "$want" "$log"; then

@@ -287,10 +287,10 @@ mod stripes;
 mod sync;
 mod table;
 mod table_move;
-#[cfg(not(concurrent_cuckoo_loom))]
-mod timed;
 #[cfg(test)]
 mod test_rng;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod timed;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod view;
 mod windowed;

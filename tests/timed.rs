@@ -31,7 +31,10 @@ fn keys_live_their_time_to_live_and_go_a_generation_later() {
         let f = timed(&clock, ttl_ms, generations);
         let ttl = u64::try_from(f.time_to_live().as_millis()).unwrap();
         let step = u64::try_from(f.generation_length().as_millis()).unwrap();
-        assert!(ttl >= ttl_ms && ttl < ttl_ms + generations, "{ttl_ms} in {generations}");
+        assert!(
+            ttl >= ttl_ms && ttl < ttl_ms + generations,
+            "{ttl_ms} in {generations}"
+        );
         let mut inserted = Vec::new(); // (key, time)
         let mut late_hits = 0usize;
         let mut late_probes = 0usize;
@@ -56,7 +59,10 @@ fn keys_live_their_time_to_live_and_go_a_generation_later() {
         }
         assert!(late_probes > 1000, "{late_probes} probes after expiry");
         let bound = f.false_positive_bound() * late_probes as f64;
-        assert!((late_hits as f64) <= 4.0 * bound + 4.0, "{late_hits} of {late_probes} expired keys found (bound {bound})");
+        assert!(
+            (late_hits as f64) <= 4.0 * bound + 4.0,
+            "{late_hits} of {late_probes} expired keys found (bound {bound})"
+        );
     }
 }
 
@@ -164,11 +170,31 @@ fn threads_beside_a_moving_clock_find_every_live_key() {
 fn configuration_errors_are_typed() {
     let b = || TimedCuckooFilter::builder().capacity(100);
     let err = b().build().unwrap_err();
-    assert_eq!(err, BuildError::InvalidTimeToLive { time_to_live_ms: 0, generations: 4 });
+    assert_eq!(
+        err,
+        BuildError::InvalidTimeToLive {
+            time_to_live_ms: 0,
+            generations: 4
+        }
+    );
     assert!(err.to_string().contains("no time to live"), "{err}");
-    let err = b().time_to_live(Duration::from_millis(3)).generations(4).build().unwrap_err();
-    assert_eq!(err, BuildError::InvalidTimeToLive { time_to_live_ms: 3, generations: 4 });
-    assert!(b().time_to_live(Duration::from_secs(1)).generations(0).build().is_err());
+    let err = b()
+        .time_to_live(Duration::from_millis(3))
+        .generations(4)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        BuildError::InvalidTimeToLive {
+            time_to_live_ms: 3,
+            generations: 4
+        }
+    );
+    assert!(b()
+        .time_to_live(Duration::from_secs(1))
+        .generations(0)
+        .build()
+        .is_err());
     // More steps than the rate leaves tag bits for: the error speaks of
     // the steps asked (the window is one more).
     let err = b()
@@ -176,7 +202,13 @@ fn configuration_errors_are_typed() {
         .generations(40)
         .build()
         .unwrap_err();
-    assert_eq!(err, BuildError::InvalidGenerations { generations: 40, max: 28 });
+    assert_eq!(
+        err,
+        BuildError::InvalidGenerations {
+            generations: 40,
+            max: 28
+        }
+    );
     // A rate that leaves no tag bits says which rates work.
     let err = WindowedCuckooFilter::builder()
         .capacity(100)
@@ -202,7 +234,10 @@ fn damaged_or_foreign_bytes_are_refused_without_panicking() {
     assert!(matches!(decode(&wrong), Err(DecodeError::BadMagic)));
     let mut wrong = bytes.clone();
     wrong[8] = 2;
-    assert!(matches!(decode(&wrong), Err(DecodeError::UnsupportedVersion(2))));
+    assert!(matches!(
+        decode(&wrong),
+        Err(DecodeError::UnsupportedVersion(2))
+    ));
     let mut wrong = bytes.clone();
     wrong[24..32].fill(0); // a generation length of 0
     assert!(matches!(decode(&wrong), Err(DecodeError::InvalidHeader(_))));

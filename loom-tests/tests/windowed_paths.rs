@@ -32,7 +32,7 @@ fn tiny(buckets: usize, tag_bits: u32, g: usize, max_path: usize) -> Filter {
         .bucket_count(buckets)
         .stripe_count(2)
         .tag_bits(tag_bits)
-        .generations(g)
+        .generations(g as u64)
         .max_path_len(max_path)
         .hasher(Identity)
         .build()

@@ -126,7 +126,9 @@ impl<C: Clock, S: PersistentHasher> TimedCuckooFilter<C, S> {
         }
         let (steps, epoch_ms, generation_ms) = (u64::from(word(12)), long(16), long(24));
         if steps == 0 {
-            return Err(DecodeError::InvalidHeader("a timed filter of 0 generations"));
+            return Err(DecodeError::InvalidHeader(
+                "a timed filter of 0 generations",
+            ));
         }
         if generation_ms == 0 || generation_ms.checked_mul(steps).is_none() {
             return Err(DecodeError::InvalidHeader("generation length out of range"));
