@@ -102,6 +102,11 @@ gcc "${cflags[@]}" ffi/tests/test_windowed.c "${static_libs[@]}" -lm -pthread -o
 mkdir -p "$out/tmp/windowed"
 "$out/test_windowed" "$out/tmp/windowed"
 
+step "ffi/tests/test_timed.c: timed filters (time to live, host and system clocks, files, bad arguments, threads)"
+gcc "${cflags[@]}" ffi/tests/test_timed.c "${static_libs[@]}" -lm -pthread -o "$out/test_timed"
+mkdir -p "$out/tmp/timed"
+"$out/test_timed" "$out/tmp/timed"
+
 step "ffi/tests/test_view.c: the inline lookup (concurrent_cuckoo_inline.h) agrees with the library, under writers too"
 gcc "${cflags[@]}" ffi/tests/test_view.c "${static_libs[@]}" -lm -pthread -o "$out/test_view"
 "$out/test_view" tests/data

@@ -58,6 +58,14 @@
 #define CCF_UNIFORM_HASHES 1
 
 /**
+ * `flags` of `ccf_timed_new` and `ccf_timed_load`: the filter reads the
+ * time the host gives it with `ccf_timed_set_time` (milliseconds; a
+ * dataplane's clock derived from its cycle counter, a simulation's),
+ * instead of the system's wall clock.
+ */
+#define CCF_TIMED_HOST_CLOCK 1
+
+/**
  * The result of a fallible call. `CCF_OK` is 0, so `if (status)` tests
  * for failure; `ccf_status_message` describes each value.
  *
@@ -234,6 +242,33 @@ typedef struct ccf_frozen ccf_frozen;
  * that were inserted.
  */
 typedef struct ccf_scalable ccf_scalable;
+
+/**
+ * A concurrent cuckoo filter whose keys expire by time: a key is found
+ * for at least the time to live after its last insert, and is gone,
+ * false positives aside, at most one generation length
+ * (`time_to_live / generations`) later. The filter reads its clock on
+ * every call and expires keys as the time passes: there is nothing to
+ * call on a timer.
+ *
+ * Opaque: create one with `ccf_timed_new` or `ccf_timed_load`, release it
+ * with `ccf_timed_free`.
+ *
+ * Inserting a present key refreshes it; there is no remove (as for
+ * `ccf_windowed`, which this drives). Capacity: with at most `capacity`
+ * keys live, inserts never fail.
+ *
+ * The clock: by default the system's wall clock, whose epoch (the time
+ * of generation 0, in milliseconds since 1970) is saved with the filter,
+ * so a filter loaded after a restart expires its keys on the same
+ * schedule. With `CCF_TIMED_HOST_CLOCK` the host gives the time with
+ * `ccf_timed_set_time` (any millisecond count that does not go back; the
+ * filter waits if it does).
+ *
+ * Thread safety: as `ccf_windowed`: every call but `ccf_timed_free` from
+ * any number of threads at once.
+ */
+typedef struct ccf_timed ccf_timed;
 
 /**
  * A concurrent cuckoo filter whose keys expire by age, counted in
@@ -1603,6 +1638,176 @@ enum ccf_status ccf_stats(const struct ccf_filter *f,
  * freed.
  */
 const char *ccf_status_message(ccf_status status);
+
+/**
+ * Creates a filter for at most `capacity` live keys that keeps each for
+ * `time_to_live_ms` milliseconds after its last insert, expiring in
+ * `generations` steps (0 = the default, 4: a key is gone at most
+ * `time_to_live_ms / generations` after its time), with a false-positive
+ * bound of `false_positive_rate` (0 = the default, 0.001), the clock
+ * `flags` name (0: the system's; `CCF_TIMED_HOST_CLOCK`: the host's,
+ * starting at `now_ms`, which the system clock ignores), and the hash
+ * seed at `seed` (NULL = a fresh random seed).
+ *
+ * Returns `CCF_OK` and stores the new filter in `*out`, to be released
+ * with `ccf_timed_free`. On any error `*out` is left unchanged:
+ * `CCF_INVALID_ARGUMENT` for a NULL `out`, unknown flags, a time to live
+ * shorter than 1 ms a generation, more generations than the rate's age
+ * tags can count, a capacity too large, or a bad rate;
+ * `CCF_ALLOCATION_FAILED` if the table's memory cannot be had.
+ *
+ * # Safety
+ * `out` is NULL or valid for writing one pointer; `seed` is NULL or
+ * points to a readable `uint64_t`.
+ */
+enum ccf_status ccf_timed_new(size_t capacity,
+                              uint64_t time_to_live_ms,
+                              uint32_t generations,
+                              double false_positive_rate,
+                              uint32_t flags,
+                              uint64_t now_ms,
+                              const uint64_t *seed,
+                              struct ccf_timed **out);
+
+/**
+ * Releases a filter. NULL is a no-op. Not thread-safe: no other call may
+ * be using `f`, and `f` must not be used (or freed) again afterwards.
+ *
+ * # Safety
+ * `f` is NULL or a filter from `ccf_timed_new` or `ccf_timed_load` that
+ * has not been freed, and no other thread uses it.
+ */
+void ccf_timed_free(struct ccf_timed *f);
+
+/**
+ * Sets a host clock's time, in milliseconds: keys whose time to live ran
+ * out by then expire before the next call answers. A time earlier than
+ * the last is taken, and the filter waits for the clock to pass where it
+ * was. Returns `CCF_OK`; `CCF_INVALID_ARGUMENT` for a NULL `f` or a
+ * filter on the system clock.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter.
+ */
+enum ccf_status ccf_timed_set_time(struct ccf_timed *f, uint64_t now_ms);
+
+/**
+ * Inserts the key (the `len` bytes at `key`), or refreshes it: it is
+ * found for at least the time to live from now. Returns `CCF_OK`;
+ * `CCF_FULL` only when more than `capacity` keys are live;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+enum ccf_status ccf_timed_insert(struct ccf_timed *f, const void *key, size_t len);
+
+/**
+ * `ccf_timed_insert` of a 64-bit hash.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter.
+ */
+enum ccf_status ccf_timed_insert_hash(struct ccf_timed *f, uint64_t hash);
+
+/**
+ * Inserts `n` hashes, the clock read once; `*inserted` (if not NULL)
+ * receives how many went in before any refusal. Returns as
+ * `ccf_timed_insert`, plus `CCF_INVALID_ARGUMENT` for a NULL `hashes`
+ * with `n > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s; `inserted` is NULL or writable.
+ */
+enum ccf_status ccf_timed_insert_hash_batch(struct ccf_timed *f,
+                                            const uint64_t *hashes,
+                                            size_t n,
+                                            size_t *inserted);
+
+/**
+ * Whether the key may be present: true for every key inserted within
+ * the time to live; false for a NULL `f`, or a NULL `key` with `len > 0`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+bool ccf_timed_contains(const struct ccf_timed *f, const void *key, size_t len);
+
+/**
+ * `ccf_timed_contains` of a 64-bit hash.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter.
+ */
+bool ccf_timed_contains_hash(const struct ccf_timed *f, uint64_t hash);
+
+/**
+ * `out[i] = ccf_timed_contains_hash(f, hashes[i])` for `i < n`, the clock
+ * read once and the lookups' memory accesses overlapped. Writes nothing
+ * for a NULL `f`, `hashes` or `out`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `hashes` and `out` are NULL or
+ * point to `n` readable `uint64_t`s and `n` writable `bool`s.
+ */
+void ccf_timed_contains_hash_batch(const struct ccf_timed *f,
+                                   const uint64_t *hashes,
+                                   size_t n,
+                                   bool *out);
+
+/**
+ * Live keys as of the clock's time; 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter.
+ */
+size_t ccf_timed_len(const struct ccf_timed *f);
+
+/**
+ * The time to live the filter keeps keys for, at least, in milliseconds
+ * (the one asked for, rounded up to whole milliseconds a generation);
+ * 0 for a NULL `f`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter.
+ */
+uint64_t ccf_timed_time_to_live_ms(const struct ccf_timed *f);
+
+/**
+ * Saves the filter, its schedule (epoch and generation length) with it,
+ * to the file at `path` crash-safely (a temporary file, synced, renamed
+ * over `path`). Returns `CCF_OK`; `CCF_IO_ERROR` if writing fails;
+ * `CCF_INVALID_ARGUMENT` for a NULL `f` or an unusable `path`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `path` is NULL or a NUL-terminated
+ * string.
+ */
+enum ccf_status ccf_timed_save(const struct ccf_timed *f, const char *path);
+
+/**
+ * Loads a filter saved by `ccf_timed_save` (or Rust's
+ * `TimedCuckooFilter::to_bytes` with the default hasher), reading the
+ * clock `flags` name (as `ccf_timed_new`; a host clock starts at
+ * `now_ms`): keys whose time ran out while it lay saved are gone.
+ *
+ * Returns `CCF_OK` and stores the filter in `*out`; on any error `*out`
+ * is left unchanged: `CCF_IO_ERROR` if the file cannot be read;
+ * `CCF_CORRUPT` if it is not one intact saved timed filter;
+ * `CCF_ALLOCATION_FAILED` if memory cannot be had; `CCF_INVALID_ARGUMENT`
+ * for unknown flags, a NULL `out` or an unusable `path`.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string; `out` is NULL or valid for
+ * writing one pointer.
+ */
+enum ccf_status ccf_timed_load(const char *path,
+                               uint32_t flags,
+                               uint64_t now_ms,
+                               struct ccf_timed **out);
 
 /**
  * The view of `f` for `concurrent_cuckoo_inline.h` as it was before

@@ -42,6 +42,7 @@ pub mod persist;
 pub mod scalable;
 pub mod stats;
 pub mod status;
+pub mod timed;
 pub mod view;
 pub mod windowed;
 pub mod windowed_stats;

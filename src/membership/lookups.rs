@@ -5,9 +5,10 @@ use crate::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
 use core::hash::{BuildHasher, Hash, Hasher};
 
 /// The lookups and sizes of every filter: [`CuckooFilter`],
-/// [`ScalableCuckooFilter`], [`WindowedCuckooFilter`] and
-/// [`FrozenFilter`]. Writes differ between them (a frozen filter takes
-/// none, a windowed one refreshes and has no per-key remove): the two
+/// [`ScalableCuckooFilter`], [`WindowedCuckooFilter`], [`FrozenFilter`]
+/// and [`TimedCuckooFilter`]. Writes differ between them (a frozen filter
+/// takes none, the windowed and timed ones refresh and have no per-key
+/// remove): the two
 /// that store copies and remove them share [`DeletableFilter`](super::DeletableFilter).
 ///
 /// Sealed (only this crate's filters implement it) and dyn-compatible: a

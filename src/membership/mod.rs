@@ -1,7 +1,8 @@
 //! The traits over the filter types, for code generic over them (as
 //! xorf's `Filter<T>`) or that picks one at run time (`Box<dyn Filter>`):
-//! [`Filter`], the lookups and sizes of all four, and [`DeletableFilter`],
-//! the writes of the two that store copies and remove them. Each method is
+//! [`Filter`], the lookups and sizes of all five filter types, and
+//! [`DeletableFilter`], the writes of the two that store copies and remove
+//! them. Each method is
 //! the type's inherent method of the same name, which callers that know
 //! the type use without importing a trait.
 //!
@@ -23,6 +24,6 @@ pub use lookups::Filter;
 
 /// The seal: only this crate's filters implement [`Filter`].
 pub(crate) mod sealed {
-    /// Implemented by the four filter types; not nameable outside the crate.
+    /// Implemented by the five filter types; not nameable outside the crate.
     pub trait Sealed {}
 }
