@@ -18,6 +18,7 @@ from ._native import (
     CuckooFilter,
     FrozenFilter,
     ScalableCuckooFilter,
+    TimedCuckooFilter,
     WindowedCuckooFilter,
     probe_backend,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "InvalidFilterData",
     "RemovalRefused",
     "ScalableCuckooFilter",
+    "TimedCuckooFilter",
     "TooManyDuplicates",
     "WindowedCuckooFilter",
     "probe_backend",

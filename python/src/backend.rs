@@ -3,7 +3,7 @@
 
 use concurrent_cuckoo::{
     BatchInsertError, CuckooFilter, DecodeError, Filter, FrozenFilter, InsertError, MappedFile,
-    ScalableCuckooFilter, WindowedCuckooFilter,
+    ScalableCuckooFilter, TimedCuckooFilter, WindowedCuckooFilter,
 };
 use std::hash::{BuildHasher, Hash};
 use std::path::Path;
@@ -67,6 +67,27 @@ live!(ScalableCuckooFilter, capacity);
 // A windowed filter's capacity is its slot count (what its builder's
 // `capacity` rounds up to).
 live!(WindowedCuckooFilter, slots);
+live!(TimedCuckooFilter, slots);
+
+/// A live filter whose insert of a present key refreshes it (windowed
+/// and timed filters): `add` is "was it live, then refresh".
+pub(crate) trait Refreshing: Live {
+    fn refresh_hash(&self, hash: u64) -> Result<(), InsertError>;
+}
+
+impl Refreshing for WindowedCuckooFilter {
+    #[inline(always)]
+    fn refresh_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.insert_hash(hash)
+    }
+}
+
+impl Refreshing for TimedCuckooFilter {
+    #[inline(always)]
+    fn refresh_hash(&self, hash: u64) -> Result<(), InsertError> {
+        self.insert_hash(hash)
+    }
+}
 
 /// A live filter with set and multiset calls: add-if-absent, copies,
 /// counts, clearing (the fixed and the growing filter; a windowed filter

@@ -22,11 +22,11 @@
 //! reference kept, and the library takes the chunk's hashes without the
 //! GIL (its pipelined `*_hash` batch calls).
 
-use crate::backend::{Counting, Shape};
+use crate::backend::{Counting, Refreshing, Shape};
 use crate::errors;
 use crate::hashes;
 use crate::keys;
-use concurrent_cuckoo::{InsertError, WindowedCuckooFilter};
+use concurrent_cuckoo::InsertError;
 use numpy::{PyArray1, PyArrayDescrMethods, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -304,15 +304,15 @@ pub(crate) fn add_many<'py, F: Counting>(
 
 /// A windowed filter's `add_many`: every key is added (or refreshed);
 /// which were not live just before.
-pub(crate) fn add_many_windowed<'py>(
+pub(crate) fn add_many_windowed<'py, F: Refreshing>(
     py: Python<'py>,
-    filter: &WindowedCuckooFilter,
+    filter: &F,
     keys: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     masked(py, filter, keys, |hashes, out| {
         for (i, &hash) in hashes.iter().enumerate() {
             out[i] = !filter.contains_hash(hash);
-            filter.insert_hash(hash).map_err(|e| (i, e))?;
+            filter.refresh_hash(hash).map_err(|e| (i, e))?;
         }
         Ok(())
     })

@@ -33,6 +33,13 @@ pub(crate) fn build(e: BuildError, capacity: &str) -> PyErr {
         BuildError::InvalidGenerations { generations, max } => format!(
             "generations must lie in [1, {max}] at this false_positive_rate, not {generations}"
         ),
+        BuildError::InvalidTimeToLive {
+            time_to_live_ms,
+            generations,
+        } => format!(
+            "time_to_live must be at least 1 ms a generation ({generations} ms for {generations} \
+             generations), not {time_to_live_ms} ms"
+        ),
         _ => e.to_string(),
     };
     PyValueError::new_err(message)
@@ -104,6 +111,7 @@ fn other_type(what: &str) -> Option<&str> {
         "CuckooFilter",
         "ScalableCuckooFilter",
         "WindowedCuckooFilter",
+        "TimedCuckooFilter",
     ]
     .contains(&ty)
     .then_some(ty)

@@ -19,6 +19,7 @@ mod methods;
 mod params;
 mod scalable;
 mod stats;
+mod timed;
 mod windowed;
 
 use pyo3::prelude::*;
@@ -31,6 +32,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<fixed::PyCuckooFilter>()?;
     m.add_class::<scalable::PyScalableCuckooFilter>()?;
     m.add_class::<windowed::PyWindowedCuckooFilter>()?;
+    m.add_class::<timed::PyTimedCuckooFilter>()?;
     m.add_class::<frozen::PyFrozenFilter>()?;
     m.add("probe_backend", concurrent_cuckoo::probe_backend())?;
     Ok(())

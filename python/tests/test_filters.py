@@ -11,6 +11,7 @@ from concurrent_cuckoo import (
     FrozenFilter,
     RemovalRefused,
     ScalableCuckooFilter,
+    TimedCuckooFilter,
     WindowedCuckooFilter,
 )
 
@@ -18,6 +19,7 @@ LIVE = [
     lambda: CuckooFilter(1000, seed=1),
     lambda: ScalableCuckooFilter(1000, seed=1),
     lambda: WindowedCuckooFilter(1000, 4, seed=1),
+    lambda: TimedCuckooFilter(1000, 3600.0, seed=1),
 ]
 
 
@@ -155,6 +157,49 @@ def test_windowed_filter_expires_by_generation():
     assert s["inserts"] == 4
 
 
+def test_timed_filter_expires_by_time_and_keeps_its_schedule(tmp_path):
+    import pickle
+    import time
+
+    # Found for its time to live: an hour, so no pause of a loaded
+    # machine can make it expire during the test.
+    hour = TimedCuckooFilter(1000, 3600.0, generations=4, seed=3)
+    assert hour.time_to_live == 3600.0 and hour.generations == 4
+    assert hour.add("session-7") is True
+    assert hour.add("session-7") is False  # live: refreshed, not new
+    assert "session-7" in hour and len(hour) == 1
+    mask = hour.add_many(["session-7", "session-8"])
+    assert mask.tolist() == [False, True]
+    # The schedule travels with the bytes: the same epoch, the same keys.
+    for copy in (TimedCuckooFilter.from_bytes(hour.to_bytes()), pickle.loads(pickle.dumps(hour))):
+        assert copy.epoch_ms == hour.epoch_ms
+        assert "session-7" in copy and "session-8" in copy
+    path = tmp_path / "timed.ccf"
+    hour.save(path)
+    assert "session-8" in TimedCuckooFilter.load(path)
+    # Gone one step after its time to live: 50 ms in two steps, so gone
+    # within 75 ms; waiting longer is only safer.
+    brief = TimedCuckooFilter(1000, 0.05, generations=2, seed=4)
+    brief.add_many(list(range(100)))
+    time.sleep(0.3)
+    assert sum(k in brief for k in range(100)) <= 1
+    assert len(brief) == 0
+    # Errors name the argument.
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="time_to_live"):
+            TimedCuckooFilter(1000, bad)
+    with pytest.raises(ValueError):
+        TimedCuckooFilter(1000, 60.0, generations=0)
+    with pytest.raises(ValueError, match=r"generations must lie in \[1, 4\]"):
+        TimedCuckooFilter(1000, 60.0, generations=6)  # more steps than 0.001 leaves tag bits
+    with pytest.raises(ValueError):
+        TimedCuckooFilter(1000, 0.002, generations=4)  # under 1 ms a step
+    with pytest.raises(ValueError, match="at least 1 ms a generation"):
+        TimedCuckooFilter(1000, 0.003, generations=4)
+    with pytest.raises(cc.InvalidFilterData):
+        TimedCuckooFilter.from_bytes(WindowedCuckooFilter(100, 2).to_bytes())
+
+
 def test_frozen_filter_answers_as_the_saved_one(tmp_path):
     f = CuckooFilter(5000, seed=4)
     f.add_many([f"k{i}" for i in range(3000)])
@@ -205,6 +250,7 @@ def test_package_exports():
             "InvalidFilterData",
             "RemovalRefused",
             "ScalableCuckooFilter",
+            "TimedCuckooFilter",
             "TooManyDuplicates",
             "WindowedCuckooFilter",
             "probe_backend",

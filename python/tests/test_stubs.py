@@ -36,7 +36,13 @@ def test_the_stub_is_installed_with_py_typed():
 
 def test_every_stubbed_method_exists_and_every_public_one_is_stubbed():
     stubs = stub_classes()
-    assert sorted(stubs) == ["CuckooFilter", "FrozenFilter", "ScalableCuckooFilter", "WindowedCuckooFilter"]
+    assert sorted(stubs) == [
+        "CuckooFilter",
+        "FrozenFilter",
+        "ScalableCuckooFilter",
+        "TimedCuckooFilter",
+        "WindowedCuckooFilter",
+    ]
     for name, methods in stubs.items():
         cls = getattr(_native, name)
         public = {m for m in dir(cls) if not m.startswith("_")}
@@ -48,7 +54,13 @@ def test_every_stubbed_method_exists_and_every_public_one_is_stubbed():
 def test_the_classes_are_final_at_run_time_as_in_the_stub():
     import pytest
 
-    for name in ["CuckooFilter", "FrozenFilter", "ScalableCuckooFilter", "WindowedCuckooFilter"]:
+    for name in [
+        "CuckooFilter",
+        "FrozenFilter",
+        "ScalableCuckooFilter",
+        "TimedCuckooFilter",
+        "WindowedCuckooFilter",
+    ]:
         with pytest.raises(TypeError):
             type("Sub", (getattr(_native, name),), {})
     tree = ast.parse(STUB.read_text())

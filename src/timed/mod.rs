@@ -220,6 +220,12 @@ impl<C, S> TimedCuckooFilter<C, S> {
         &self.window
     }
 
+    /// Slots of the table (the capacity asked for, rounded up).
+    #[must_use]
+    pub fn slots(&self) -> usize {
+        self.window.slots()
+    }
+
     /// Bytes the filter holds.
     #[must_use]
     pub fn memory_usage(&self) -> usize {
