@@ -73,6 +73,15 @@ live!(TimedCuckooFilter, slots);
 /// and timed filters): `add` is "was it live, then refresh".
 pub(crate) trait Refreshing: Live {
     fn refresh_hash(&self, hash: u64) -> Result<(), InsertError>;
+
+    /// `add` of a hashed key: whether it was new (not live just before),
+    /// then the refresh. Two threads adding one new key at once may both
+    /// be told `true`; the filter holds it once.
+    #[inline(always)]
+    fn add_hash(&self, hash: u64) -> Result<bool, InsertError> {
+        let new = !self.contains_hash(hash);
+        self.refresh_hash(hash).map(|()| new)
+    }
 }
 
 impl Refreshing for WindowedCuckooFilter {

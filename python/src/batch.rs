@@ -311,8 +311,7 @@ pub(crate) fn add_many_windowed<'py, F: Refreshing>(
 ) -> PyResult<Bound<'py, PyAny>> {
     masked(py, filter, keys, |hashes, out| {
         for (i, &hash) in hashes.iter().enumerate() {
-            out[i] = !filter.contains_hash(hash);
-            filter.refresh_hash(hash).map_err(|e| (i, e))?;
+            out[i] = filter.add_hash(hash).map_err(|e| (i, e))?;
         }
         Ok(())
     })

@@ -1,5 +1,6 @@
 //! `WindowedCuckooFilter`: keys expire by age.
 
+use crate::backend::Refreshing;
 use crate::keys;
 use crate::methods::pyfilter;
 use crate::{errors, hashes, params, stats};
@@ -46,11 +47,7 @@ pyfilter!(live PyWindowedCuckooFilter {
     fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = keys::extract(key)?;
         let hash = hashes::hash(&self.inner, key.as_ref());
-        let new = !self.inner.contains_hash(hash);
-        self.inner
-            .insert_hash(hash)
-            .map(|()| new)
-            .map_err(|e| errors::insert(e, 0))
+        Refreshing::add_hash(&self.inner, hash).map_err(|e| errors::insert(e, 0))
     }
 
     /// `add` of every key of `keys` (a numpy array of integers, bools,
