@@ -8,7 +8,7 @@
 #                              as --canary, each bug against every model
 #                              file (by default each runs only the files
 #                              listed for it in canary_files below)
-#   scripts/loom.sh --canary   build the filter 31 times, each time with a
+#   scripts/loom.sh --canary   build the filter 32 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -75,6 +75,10 @@
 #                              the lock; "unique_unvalidated_check":
 #                              insert_unique trusts one unvalidated pass
 #                              over the levels;
+#                              "one_move_alternate_unlocked": a one-move
+#                              insert moves a fingerprint into its
+#                              alternate bucket without that bucket's
+#                              lock;
 #                              "primary_insert_unlocked": an insert into a
 #                              free slot of its primary stores before it
 #                              takes that bucket's lock;
@@ -141,7 +145,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only one_move_alternate_unlocked)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -175,6 +179,7 @@ declare -A marker=(
     [primary_insert_unlocked]="LOST FINGERPRINT"
     [primary_remove_ignores_alternate]="LOST FINGERPRINT"
     [remove_primary_only]="REMOVE MISSED"
+    [one_move_alternate_unlocked]="LOST FINGERPRINT"
 )
 # The model files that catch each planted bug (a windowed bug not listed
 # here runs windowed.rs).
@@ -202,6 +207,7 @@ declare -A canary_files=(
     [primary_insert_unlocked]="--test models --test single_lock --test scalable --test compaction"
     [primary_remove_ignores_alternate]="--test models --test single_lock"
     [remove_primary_only]="--test models --test single_lock --test scalable --test compaction"
+    [one_move_alternate_unlocked]="--test one_move"
 )
 # LOOM_CANARIES="bug ..." runs only those planted bugs (to check new ones
 # without rebuilding every other; CI runs them all).

@@ -104,6 +104,12 @@ pub(crate) trait Fingerprint: Copy + Eq + Debug + Send + Sync + 'static {
     fn count(word: Self::Word, fp: Self) -> usize {
         (0..SLOTS).filter(|&i| Self::slot(word, i) == fp).count()
     }
+    /// Whether any slot holds `fp`: the probe of [`probe_pair`](Self::probe_pair)
+    /// on one bucket (no loop, no branch per slot).
+    #[inline(always)]
+    fn holds(word: Self::Word, fp: Self) -> bool {
+        Self::probe_pair(word, word, fp)
+    }
     /// Occupied slots (each width counts them without a loop).
     fn occupied(word: Self::Word) -> usize;
 }

@@ -120,6 +120,21 @@ fn bump(counter: &AtomicU64) {
     counter.store(counter.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
 }
 
+/// Adds `delta` to a stripe's item count, which only the holder of its
+/// lock writes: a plain load and store is enough and cheaper than a
+/// locked RMW.
+#[inline(always)]
+fn add_to_len(len: &AtomicI64, delta: i64) {
+    #[cfg(not(concurrent_cuckoo_loom))]
+    len.store(len.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
+    // Under loom the same effect as one read-modify-write, which loom
+    // orders against the search's read of the counts between levels
+    // (see `let_loom_interleave_writers` in `path.rs`); a load that
+    // precedes the store would hide that read from its reduction.
+    #[cfg(concurrent_cuckoo_loom)]
+    len.fetch_add(delta, Ordering::Relaxed);
+}
+
 pub(crate) struct Stripes {
     stripes: ZeroedArray<CachePadded<Stripe>>,
     /// Threads waiting for a stripe lock right now. Written only by a
@@ -333,10 +348,7 @@ impl Stripes {
     /// lock acquisition and its bucket misses overlap instead of queueing.
     #[inline(always)]
     pub(crate) fn prefetch_locks(&self, a: usize, b: usize) {
-        let (la, lb) = (
-            &self.stripes[self.stripe_of(a)],
-            &self.stripes[self.stripe_of(b)],
-        );
+        let (la, lb) = (self.line(self.stripe_of(a)), self.line(self.stripe_of(b)));
         // For write where the CPU can: the lock lines are only ever
         // written, and with several writers the last write was usually
         // another core's (a read prefetch would fetch a shared copy that
@@ -355,7 +367,7 @@ impl Stripes {
     /// `RawTable::remove`) takes first.
     #[inline(always)]
     pub(crate) fn prefetch_lock(&self, a: usize) {
-        let line = &self.stripes[self.stripe_of(a)];
+        let line = self.line(self.stripe_of(a));
         if self.write_prefetch {
             prefetch_for_write(line);
         } else {
@@ -406,7 +418,22 @@ impl Stripes {
     /// Takes the lock of `stripe`, counted in `waiting` while it waits.
     #[inline]
     fn lock_stripe(&self, stripe: usize) {
-        self.stripes[stripe].lock.lock_counting(self.waiting());
+        self.line(stripe).lock.lock_counting(self.waiting());
+    }
+
+    /// The padded line of lock stripe `stripe` (every caller passes a
+    /// stripe below the count; the mask makes that so whatever it
+    /// passes). Unchecked: every write locks, prefetches and counts
+    /// through here, and an indexed access put a bounds check and its
+    /// panic path before each of them.
+    #[inline(always)]
+    fn line(&self, stripe: usize) -> &CachePadded<Stripe> {
+        let index = stripe & self.lock_mask;
+        debug_assert_eq!(index, stripe, "stripe {stripe} out of range");
+        // SAFETY: `new` sets `lock_mask = stripes.len() - 1` (a power of
+        // two) and neither changes (`relocate` moves the block, keeping
+        // its length), so `index <= lock_mask < len`.
+        unsafe { self.stripes.get_unchecked(index) }
     }
 
     /// The count of threads waiting for a stripe lock. Unchecked: an
@@ -434,7 +461,7 @@ impl Stripes {
     /// that stripe is running.
     #[inline]
     pub(crate) fn stripe_len(&self, bucket: usize) -> i64 {
-        self.stripes[self.stripe_of(bucket)]
+        self.line(self.stripe_of(bucket))
             .len
             .load(Ordering::Relaxed)
     }
@@ -503,6 +530,9 @@ impl Stripes {
 enum Held {
     /// Two stripes, `[lo, hi]` (equal when the buckets share one).
     Pair([usize; 2]),
+    /// A pair `[lo, hi]` and a third stripe, held by neither
+    /// ([`StripeGuard::add_for_move`]).
+    Three([usize; 3]),
     All,
 }
 
@@ -518,9 +548,16 @@ pub(crate) struct StripeGuard<'a> {
 impl Drop for StripeGuard<'_> {
     #[inline]
     fn drop(&mut self) {
-        let unlock = |s: usize| self.stripes.stripes[s].lock.unlock();
+        let unlock = |s: usize| self.stripes.line(s).lock.unlock();
         match self.held {
             Held::Pair([lo, hi]) => {
+                if hi != lo {
+                    unlock(hi);
+                }
+                unlock(lo);
+            }
+            Held::Three([lo, hi, third]) => {
+                unlock(third);
                 if hi != lo {
                     unlock(hi);
                 }
@@ -541,19 +578,46 @@ impl StripeGuard<'_> {
     /// [`Stripes::lock_pair`], re-reading what it read under this guard.
     #[inline]
     pub(crate) fn widen(mut self, bucket: usize) -> Result<Self, Self> {
-        let Held::Pair([lo, hi]) = self.held else {
-            return Ok(self);
-        };
-        let stripe = self.stripes.stripe_of(bucket);
-        if stripe == lo || stripe == hi {
+        if self.holds(bucket) {
             return Ok(self);
         }
+        let Held::Pair([lo, hi]) = self.held else {
+            // Only a guard of one stripe is widened; anything else goes
+            // the caller's safe way (release, lock the pair afresh).
+            return Err(self);
+        };
         debug_assert_eq!(lo, hi, "widen a guard of one stripe");
+        let stripe = self.stripes.stripe_of(bucket);
         if stripe < lo {
             return Err(self);
         }
         self.stripes.lock_stripe(stripe);
         self.held = Held::Pair([lo, stripe]);
+        Ok(self)
+    }
+
+    /// This guard of a pair with the stripe of `bucket` added, for a move
+    /// into `bucket` while the pair stays held (`table/one_move.rs`): `Ok`
+    /// with all three held (at once if the pair's stripes include it), or
+    /// `Err` with the guard unchanged if the stripe is below the pair's
+    /// highest and taken. Never waits out of order, so never deadlocks: a
+    /// stripe above every one held is waited for (the ascending order
+    /// every locker follows), one below is tried once.
+    #[inline]
+    pub(crate) fn add_for_move(mut self, bucket: usize) -> Result<Self, Self> {
+        if self.holds(bucket) {
+            return Ok(self);
+        }
+        let Held::Pair([lo, hi]) = self.held else {
+            return Err(self);
+        };
+        let stripe = self.stripes.stripe_of(bucket);
+        if stripe > hi {
+            self.stripes.lock_stripe(stripe);
+        } else if !self.stripes.line(stripe).lock.try_lock() {
+            return Err(self);
+        }
+        self.held = Held::Three([lo, hi, stripe]);
         Ok(self)
     }
 
@@ -568,6 +632,7 @@ impl StripeGuard<'_> {
         let stripe = self.stripes.stripe_of(bucket);
         match self.held {
             Held::Pair(held) => held.contains(&stripe),
+            Held::Three(held) => held.contains(&stripe),
             Held::All => true,
         }
     }
@@ -578,28 +643,35 @@ impl StripeGuard<'_> {
             self.holds(bucket),
             "bucket {bucket} is not under this guard"
         );
-        let index = self.stripes.stripe_of(bucket);
-        debug_assert!(index < self.stripes.stripes.len());
-        // Unchecked because every insert and remove comes here twice.
-        // SAFETY: `Stripes::new` sets `lock_mask = stripes.len() - 1` (a
-        // power of two) and neither changes, so `index <= lock_mask < len`.
-        unsafe { self.stripes.stripes.get_unchecked(index) }
+        self.stripes.line(self.stripes.stripe_of(bucket))
     }
 
     /// Adds `delta` to the item count of `bucket`'s stripe.
     #[inline]
     pub(crate) fn add_len(&self, bucket: usize, delta: i64) {
-        let len = &self.stripe(bucket).len;
-        // We hold the lock, so nobody else writes this counter: a plain
-        // load and store is enough and cheaper than a locked RMW.
-        #[cfg(not(concurrent_cuckoo_loom))]
-        len.store(len.load(Ordering::Relaxed) + delta, Ordering::Relaxed);
-        // Under loom the same effect as one read-modify-write, which loom
-        // orders against the search's read of the counts between levels
-        // (see `let_loom_interleave_writers` in `path.rs`); a load that
-        // precedes the store would hide that read from its reduction.
-        #[cfg(concurrent_cuckoo_loom)]
-        len.fetch_add(delta, Ordering::Relaxed);
+        add_to_len(&self.stripe(bucket).len, delta);
+    }
+
+    /// Counts an insert stored in `bucket`, its primary, with no path
+    /// moved for it: [`add_len`](Self::add_len) and
+    /// [`record_insert`](Self::record_insert) on the one stripe line,
+    /// found once (the common insert; as two calls, each found the line
+    /// again after the other's store).
+    #[inline]
+    pub(crate) fn record_insert_into_primary(&self, bucket: usize) {
+        let stripe = self.stripe(bucket);
+        add_to_len(&stripe.len, 1);
+        bump(&stripe.path_lengths[0]);
+    }
+
+    /// Counts a remove of a copy from `bucket`, its primary: `add_len(bucket,
+    /// -1)` and [`record_remove`](Self::record_remove) on the one stripe
+    /// line, found once (the common remove).
+    #[inline]
+    pub(crate) fn record_remove_from_primary(&self, bucket: usize) {
+        let stripe = self.stripe(bucket);
+        add_to_len(&stripe.len, -1);
+        bump(&stripe.removes);
     }
 
     /// Tells optimistic readers of the pair `{a, b}` that a fingerprint

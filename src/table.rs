@@ -77,6 +77,7 @@ use crate::storage::{prefetch, AllocationError, TableMemory, ZeroedArray};
 use crate::stripes::{StripeGuard, Stripes, VersionSnapshot};
 use crate::sync::{fence, spin_hint, AtomicBool, Ordering};
 
+mod one_move;
 mod single_lock;
 
 /// Default longest displacement path searched by an insert (the paper's
@@ -359,22 +360,40 @@ impl<F: Fingerprint> RawTable<F> {
     }
 
     /// [`insert`](Self::insert) once the buckets and lock lines of `loc` are
-    /// on their way to the cache.
+    /// on their way to the cache. Inline: the first try, which places most
+    /// inserts, is all that runs in the common case; an insert whose
+    /// buckets are both full continues out of line
+    /// ([`insert_displacing`](Self::insert_displacing)), so the common
+    /// path carries neither the search's 32 KiB queue on its stack frame
+    /// (with the stack probe such a frame takes: ten page touches per
+    /// call) nor the registers the search needs.
+    #[inline(always)]
     fn insert_prefetched(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
+        // The first try of a multiset insert takes its primary's lock
+        // alone (`single_lock.rs`).
+        let placed = match mode {
+            Mode::Multi => self.place_primary_first(loc),
+            Mode::Unique => {
+                let pair = self.stripes.lock_pair(loc.i1, loc.i2);
+                match self.try_place(loc, mode, &pair, 0) {
+                    None => self.place_by_one_move(loc, mode, pair),
+                    decided => decided,
+                }
+            }
+        };
+        match placed {
+            Some(done) => done,
+            None => self.insert_displacing(loc, mode),
+        }
+    }
+
+    /// The rest of an insert whose first try found both buckets full.
+    #[inline(never)]
+    fn insert_displacing(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
         let (i1, i2) = (loc.i1, loc.i2);
         // Moves of the last path that went through: what freed the slot.
         let mut path_len = 0;
-        for attempt in 0..MAX_PATH_ATTEMPTS {
-            // The first try of a multiset insert takes its primary's lock
-            // alone (`single_lock.rs`).
-            let placed = if attempt == 0 && mode == Mode::Multi {
-                self.place_primary_first(loc)
-            } else {
-                self.try_place(loc, mode, &self.stripes.lock_pair(i1, i2), path_len)
-            };
-            if let Some(done) = placed {
-                return done;
-            }
+        for attempt in 1..=MAX_PATH_ATTEMPTS {
             // Both buckets are full: find a displacement path without locks,
             // execute it hop by hop, then try again under the locks (which
             // also re-checks duplicates, keeping `Unique` atomic).
@@ -395,6 +414,13 @@ impl<F: Fingerprint> RawTable<F> {
                     };
                     return placed.unwrap_or_else(|| self.insert_exclusive(loc, mode));
                 }
+            }
+            if attempt == MAX_PATH_ATTEMPTS {
+                break;
+            }
+            if let Some(done) = self.try_place(loc, mode, &self.stripes.lock_pair(i1, i2), path_len)
+            {
+                return done;
             }
         }
         self.insert_exclusive(loc, mode)

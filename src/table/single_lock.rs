@@ -71,7 +71,7 @@ impl<F: Fingerprint> RawTable<F> {
     #[inline(always)]
     fn primary_looks_holding(&self, i: usize, fp: F) -> bool {
         #[cfg(not(concurrent_cuckoo_loom))]
-        return F::find(F::load(&self.buckets[i]), fp).is_some();
+        return F::holds(F::load(&self.buckets[i]), fp);
         #[cfg(concurrent_cuckoo_loom)]
         {
             let _ = (i, fp);
@@ -116,8 +116,7 @@ impl<F: Fingerprint> RawTable<F> {
         let word = F::load(bucket);
         if let Some(slot) = F::free_slot(word) {
             F::store_slot(bucket, word, slot, fp);
-            guard.add_len(i1, 1);
-            guard.record_insert(i1, 0);
+            guard.record_insert_into_primary(i1);
             return Some(Ok(true));
         }
         self.place_in_pair(loc, guard)
@@ -132,13 +131,17 @@ impl<F: Fingerprint> RawTable<F> {
         loc: &Location<F>,
         guard: StripeGuard<'_>,
     ) -> Option<Result<bool, InsertError>> {
-        match guard.widen(loc.i2) {
-            Ok(pair) => self.try_place(loc, Mode::Multi, &pair, 0),
+        let pair = match guard.widen(loc.i2) {
+            Ok(pair) => pair,
             Err(one) => {
                 drop(one);
-                let pair = self.stripes.lock_pair(loc.i1, loc.i2);
-                self.try_place(loc, Mode::Multi, &pair, 0)
+                self.stripes.lock_pair(loc.i1, loc.i2)
             }
+        };
+        match self.try_place(loc, Mode::Multi, &pair, 0) {
+            // Both full: one move out of the pair, still holding it.
+            None => self.place_by_one_move(loc, Mode::Multi, pair),
+            decided => decided,
         }
     }
 
@@ -154,32 +157,30 @@ impl<F: Fingerprint> RawTable<F> {
         if !self.primary_looks_holding(loc.i1, loc.fp) {
             return self.remove_locked(loc, &self.stripes.lock_pair(loc.i1, loc.i2));
         }
-        let guard = self.stripes.lock_one(loc.i1);
-        if self.remove_from_primary(loc, &guard) {
-            return true;
+        {
+            let guard = self.stripes.lock_one(loc.i1);
+            if self.remove_from_primary(loc, &guard) {
+                return true;
+            }
         }
-        self.remove_in_pair(loc, guard)
+        self.remove_in_pair(loc)
     }
 
-    /// [`remove`](Self::remove) when the primary bucket, read under
-    /// `guard` (its lock), holds no copy: the same remove under both
-    /// stripes (out of line).
+    /// [`remove`](Self::remove) when the primary bucket, which looked as
+    /// if it held a copy, held none under its lock (a writer took or moved
+    /// it meanwhile): the same remove under both stripes, taken afresh
+    /// (out of line: rare, so the common remove's guard never leaves
+    /// registers for a call).
     #[inline(never)]
-    fn remove_in_pair(&self, loc: &Location<F>, guard: StripeGuard<'_>) -> bool {
+    fn remove_in_pair(&self, loc: &Location<F>) -> bool {
         #[cfg(concurrent_cuckoo_canary = "remove_primary_only")]
         {
             // The planted bug: a copy in the alternate is never looked for.
-            drop(guard);
+            let _ = loc;
             return false;
         }
         #[cfg(not(concurrent_cuckoo_canary = "remove_primary_only"))]
-        match guard.widen(loc.i2) {
-            Ok(pair) => self.remove_locked(loc, &pair),
-            Err(one) => {
-                drop(one);
-                self.remove_locked(loc, &self.stripes.lock_pair(loc.i1, loc.i2))
-            }
-        }
+        self.remove_locked(loc, &self.stripes.lock_pair(loc.i1, loc.i2))
     }
 
     /// Takes a copy of `loc.fp` from the primary bucket under `guard`,
@@ -202,8 +203,7 @@ impl<F: Fingerprint> RawTable<F> {
             concurrent_cuckoo_canary = "skip_remove_bump",
             concurrent_cuckoo_canary = "primary_remove_ignores_alternate"
         )))]
-        if F::copy_outside_word(word, slot, fp)
-            || F::count(F::load_acquire(&self.buckets[i2]), fp) > 0
+        if F::copy_outside_word(word, slot, fp) || F::holds(F::load_acquire(&self.buckets[i2]), fp)
         {
             guard.bump_version_clearing(i1, i2);
         }
@@ -215,8 +215,7 @@ impl<F: Fingerprint> RawTable<F> {
         #[cfg(concurrent_cuckoo_canary = "skip_remove_bump")]
         let _ = i2;
         F::store_slot(bucket, word, slot, F::EMPTY);
-        guard.add_len(i1, -1);
-        guard.record_remove(i1);
+        guard.record_remove_from_primary(i1);
         true
     }
 }
