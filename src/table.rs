@@ -61,6 +61,12 @@
 //! protocol, why it keeps the invariant, and why it is not lock-free are
 //! in `table/single_lock.rs`.
 //!
+//! # One-move inserts
+//! An insert that finds both buckets full under their locks moves one
+//! fingerprint to its alternate bucket (adding that bucket's stripe) and
+//! takes the freed slot before it lets go of the pair: a path move of
+//! length one, made as every path move is (`table/one_move.rs`).
+//!
 //! # Progress
 //! A lookup that keeps seeing its version change (writers moving
 //! fingerprints through pairs that share its version word) retries
