@@ -354,6 +354,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// (it may have missed a free slot that other writers moved around)
     /// or an insert whose paths other writers kept invalidating ends
     /// there.
+    #[inline]
     pub(crate) fn insert(&self, loc: &Location<F>, mode: Mode) -> Result<bool, InsertError> {
         self.prefetch(loc);
         // Both lock lines, with the buckets: an insert whose primary is

@@ -149,6 +149,7 @@ impl<F: Fingerprint> RawTable<F> {
     /// bucket's lock alone, which is enough to take a copy there
     /// ([`remove_from_primary`](Self::remove_from_primary)); a copy only in
     /// the alternate is taken under both locks.
+    #[inline]
     pub(crate) fn remove(&self, loc: &Location<F>) -> bool {
         self.prefetch(loc);
         self.stripes.prefetch_lock(loc.i1);
