@@ -119,8 +119,11 @@ fn a_one_move_races_an_insert_into_its_destination_locked_in_order() {
 }
 
 /// The destination's stripe (1) is below the pair's higher one (3): the
-/// one-move insert tries it once, and when the rival holds it, releases
-/// the pair and displaces by the general search instead.
+/// one-move insert tries it once. (loom runs that try only outside the
+/// rival's critical section, so it always succeeds here; the try finding
+/// the stripe taken is the unit test
+/// `a_taken_destination_stripe_sends_the_insert_to_the_general_search`
+/// in `src/table/one_move.rs`.)
 #[test]
 fn a_one_move_races_an_insert_into_its_destination_tried_out_of_order() {
     a_one_move_races_an_insert_into_its_destination(2, 3, 1, 0);
