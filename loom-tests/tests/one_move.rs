@@ -6,9 +6,9 @@
 //!
 //! The tables have eight buckets and four lock stripes (bucket `b` in
 //! stripe `b % 4`), so the alternate's stripe is one the pair does not
-//! hold: above both of the pair's (waited for) in one set of models,
-//! below the higher one (tried once, and the insert falls back to the
-//! general displacement when the try fails) in another. Each model races
+//! hold: above both of the pair's (waited for) in most models, below the
+//! higher one (tried once; loom explores the try succeeding, see that
+//! model) in one. Each model races
 //! the one-move insert against a writer or reader of the moving key or of
 //! its destination. Markers the canary run looks for: `LOST FINGERPRINT`
 //! (a stored key not found), `REMOVE MISSED` (a remove of a present key
