@@ -238,19 +238,22 @@ fn a_remove_racing_the_move_of_its_key_takes_exactly_one_copy() {
 /// snapshots, decodes, and checks every kept key below the writer's mark.
 #[test]
 fn a_snapshot_beside_compaction_holds_every_kept_key() {
+    /// Sets its flag when dropped: at a thread's end, panicking or not.
+    struct Done<'a>(&'a AtomicBool);
+    impl Drop for Done<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
     let filter = one_width_filter(43);
     let hi = AtomicU64::new(0);
     let done = AtomicBool::new(false);
+    let snapshotter_ended = AtomicBool::new(false);
     let snapshots = AtomicUsize::new(0);
     std::thread::scope(|s| {
         let (filter, hi, done, snapshots) = (&filter, &hi, &done, &snapshots);
+        let snapshotter_ended = &snapshotter_ended;
         s.spawn(move || {
-            struct Done<'a>(&'a AtomicBool);
-            impl Drop for Done<'_> {
-                fn drop(&mut self) {
-                    self.0.store(true, Ordering::Release);
-                }
-            }
             let _done = Done(done);
             let mut lo = 0;
             for _ in 0..rounds() {
@@ -266,6 +269,14 @@ fn a_snapshot_beside_compaction_holds_every_kept_key() {
                     lo += 1;
                 }
             }
+            // Writes outran the first snapshot (under qemu, or once
+            // writes got faster): keep compaction running until one
+            // snapshot has been taken beside it, unless that thread ended.
+            while snapshots.load(Ordering::Acquire) == 0
+                && !snapshotter_ended.load(Ordering::Acquire)
+            {
+                std::thread::yield_now();
+            }
         });
         s.spawn(move || {
             while !done.load(Ordering::Acquire) {
@@ -273,6 +284,7 @@ fn a_snapshot_beside_compaction_holds_every_kept_key() {
             }
         });
         s.spawn(move || {
+            let _ended = Done(snapshotter_ended);
             while !done.load(Ordering::Acquire) {
                 let mark = hi.load(Ordering::Acquire);
                 let copy = ScalableCuckooFilter::from_bytes(&filter.to_bytes()).unwrap();
@@ -282,7 +294,7 @@ fn a_snapshot_beside_compaction_holds_every_kept_key() {
                         "kept key {k} missing from a snapshot"
                     );
                 }
-                snapshots.fetch_add(1, Ordering::Relaxed);
+                snapshots.fetch_add(1, Ordering::Release);
             }
         });
     });
