@@ -12,7 +12,7 @@
 
 use redis_module::configuration::{ConfigurationContext, ConfigurationValue};
 use redis_module::{RedisError, RedisString};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
 /// `cf-max-memory-usage`: the most bytes one filter may hold (its tables,
 /// locks and bookkeeping, what `MEMORY USAGE` reports). A command, copy,
@@ -39,6 +39,19 @@ pub(crate) const MAX_MAX_MEMORY_USAGE: i64 = i64::MAX;
 /// The per-filter memory limit now, in bytes.
 pub(crate) fn max_memory_usage() -> usize {
     usize::try_from(MAX_MEMORY_USAGE.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+}
+
+/// `window-sweeper`: whether the sweeper (`window_sweeper.rs`) sweeps and
+/// advances window filters between commands (`yes`, the default). With
+/// `no`, each write catches up for itself, as before the sweeper: a pause
+/// in proportion to the table at the first write of a generation, but no
+/// work at all between commands.
+pub(crate) static WINDOW_SWEEPER: AtomicBool = AtomicBool::new(true);
+pub(crate) const WINDOW_SWEEPER_NAME: &str = "window-sweeper";
+
+/// Whether the window sweeper runs.
+pub(crate) fn window_sweeper() -> bool {
+    WINDOW_SWEEPER.load(Ordering::Relaxed)
 }
 
 // The defaults of new filters, with RedisBloom's names (Redis 8's

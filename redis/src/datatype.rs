@@ -324,12 +324,31 @@ unsafe extern "C" fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> *m
             if crate::admission::loading() {
                 crate::admission::note_loaded(&key_name(rdb), value.memory_usage());
             }
+            if matches!(value.body, Body::Window(_)) {
+                note_window(rdb);
+            }
             Box::into_raw(Box::new(value)).cast()
         }
         (None, _) => {
             log_warning("cuckoo: a saved filter is damaged or cut short: refused");
             core::ptr::null_mut()
         }
+    }
+}
+
+/// Notes the key a window filter is being loaded into for the sweeper
+/// (`window_keys.rs`), where the server names it and its database (a
+/// `RESTORE` also raises a keyspace event the sweeper hears).
+fn note_window(rdb: *mut raw::RedisModuleIO) {
+    let name = key_name(rdb);
+    let Some(db_of) = crate::api::api!(RedisModule_GetDbIdFromIO) else {
+        return;
+    };
+    // SAFETY: `rdb` is the IO Redis passed to `rdb_load`, alive for the
+    // call.
+    let db = unsafe { db_of(rdb) };
+    if !name.is_empty() && db >= 0 {
+        crate::window_keys::note(db, &name);
     }
 }
 

@@ -2,7 +2,9 @@
 //! modules`/`INFO everything`): how many filters the server holds, their
 //! items and memory, and the inserts and removes the filters refused
 //! (a refused remove answers `0` as an absent item does; only here is it
-//! told apart).
+//! told apart), and the work of the window sweeper (`window_sweeper.rs`):
+//! the keys it visits, the buckets it swept and the generation changes it
+//! made, beside the catch-ups that commands still swept themselves.
 //!
 //! Totals are kept as values change, never by walking the keyspace: each
 //! value remembers what it last added to them ([`Accounted`]) and takes it
@@ -17,6 +19,9 @@ static ITEMS: AtomicI64 = AtomicI64::new(0);
 static MEMORY: AtomicI64 = AtomicI64::new(0);
 static REFUSED_INSERTS: AtomicU64 = AtomicU64::new(0);
 static REFUSED_REMOVES: AtomicU64 = AtomicU64::new(0);
+static SWEEPER_BUCKETS: AtomicU64 = AtomicU64::new(0);
+static SWEEPER_ADVANCES: AtomicU64 = AtomicU64::new(0);
+static CATCH_UP_SWEEPS: AtomicU64 = AtomicU64::new(0);
 
 /// What one value counts in the totals now; freed with the value.
 ///
@@ -97,6 +102,23 @@ pub(crate) fn refused_remove() {
     REFUSED_REMOVES.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Counts `n` buckets of window filters the sweeper swept
+/// (`window_sweeper.rs`).
+pub(crate) fn sweeper_swept(n: usize) {
+    SWEEPER_BUCKETS.fetch_add(n as u64, Ordering::Relaxed);
+}
+
+/// Counts a generation change the sweeper made.
+pub(crate) fn sweeper_advanced() {
+    SWEEPER_ADVANCES.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Counts a catch-up (a write's, a replicated `CF.ADVANCE`'s) that swept
+/// part of its table itself: what the sweeper is there to make rare.
+pub(crate) fn catch_up_swept() {
+    CATCH_UP_SWEEPS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Adds the section to an `INFO` reply (the module's info callback).
 pub(crate) fn section(ctx: *mut raw::RedisModuleInfoCtx) {
     let load = |a: &AtomicI64| a.load(Ordering::Relaxed);
@@ -108,6 +130,10 @@ pub(crate) fn section(ctx: *mut raw::RedisModuleInfoCtx) {
         ("memory", load(&MEMORY)),
         ("refused_inserts", loadu(&REFUSED_INSERTS)),
         ("refused_removes", loadu(&REFUSED_REMOVES)),
+        ("window_keys", clamp(crate::window_keys::count())),
+        ("window_sweeper_buckets", loadu(&SWEEPER_BUCKETS)),
+        ("window_sweeper_advances", loadu(&SWEEPER_ADVANCES)),
+        ("window_catch_up_sweeps", loadu(&CATCH_UP_SWEEPS)),
     ] {
         raw::add_info_field_long_long(ctx, name, value);
     }

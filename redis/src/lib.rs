@@ -15,15 +15,20 @@
 //! The commands that run per item enter through `dispatch.rs`, which lends
 //! them their arguments without the macro's copy. Window filters (items
 //! that expire, `CF.RESERVE ... WINDOW ms`) have their commands in
-//! `window.rs` (which `commands.rs` hands them to) and their value and
-//! encoding in `window_value.rs`.
+//! `window.rs` (which `commands.rs` hands them to), their value and
+//! encoding in `window_value.rs`, and their sweeper, a timer that sweeps
+//! and advances them between commands, in `window_sweeper.rs`, which
+//! visits the keys `window_keys.rs` noted.
 //!
 //! Each file depends one way: `dispatch` on `commands`; `commands` on `window`, `datatype`, `args`, `value`,
-//! `admission`, `reply` and `info`; `window` on `datatype`, `args`, `value`,
-//! `window_value`, `admission`, `admitted_buf`, `reply` and `info`;
-//! `datatype` on `value`, `window_value`, `admission`, `admitted_buf` and
+//! `admission`, `reply` and `info`; `window_sweeper` on `window`,
+//! `datatype`, `value`, `window_value`, `window_keys`, `configs` and
+//! `info`; `window` on `datatype`, `args`, `value`,
+//! `window_value`, `window_keys`, `admission`, `admitted_buf`, `reply` and `info`;
+//! `datatype` on `value`, `window_value`, `window_keys`, `admission`, `admitted_buf` and
 //! `configs`; `args` on `value`, `value` on `window_value`, `configs` and
-//! `info`; `window_value` on `admission` and `admitted_buf` (a buffer
+//! `info`; `info` on `window_keys` (which depends on nothing);
+//! `window_value` on `admission`, `admitted_buf` and `info` (a buffer
 //! that depends on nothing: the allocator admits its block); `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
 //! callback, which `datatype` registers) on `value` and `alloc`; every one
@@ -47,6 +52,8 @@ mod keyspecs;
 mod reply;
 mod value;
 mod window;
+mod window_keys;
+mod window_sweeper;
 mod window_value;
 
 /// Entry points for the fuzz targets (`fuzz/fuzz_targets/window.rs`, built
@@ -102,6 +109,7 @@ fn init(ctx: &Context, _args: &[RedisString]) -> Status {
             return Status::Err;
         }
     }
+    window_sweeper::start(ctx);
     ctx.log_notice(&format!(
         "cuckoo: CF.* commands on concurrent-cuckoo {} (probe {})",
         env!("CARGO_PKG_VERSION"),
@@ -135,6 +143,11 @@ redis_module! {
         ["cf.scandump", commands::scandump, "readonly", 1, 1, 1, ""],
         ["cf.loadchunk", commands::loadchunk, "write deny-oom", 1, 1, 1, ""],
         ["cf.advance", window::advance, "write", 1, 1, 1, ""],
+    ],
+    // Keys that a RENAME, MOVE, COPY or RESTORE left holding a window
+    // filter, noted for its sweeper.
+    event_handlers: [
+        [@GENERIC: window_sweeper::on_keyspace_event],
     ],
     configurations: [
         i64: [
@@ -202,7 +215,15 @@ redis_module! {
                 None
             ],
         ],
-        bool: [],
+        bool: [
+            [
+                configs::WINDOW_SWEEPER_NAME,
+                &configs::WINDOW_SWEEPER,
+                true,
+                ConfigurationFlags::DEFAULT,
+                None
+            ],
+        ],
         enum: [],
         module_args_as_configuration: true,
     ]

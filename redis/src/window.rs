@@ -22,6 +22,7 @@ use crate::reply::{reply_fields, to_i64, Field};
 use crate::value::INSERT_WINDOW;
 use crate::value::{self, Body, CfValue, Meta, CREATE_REFUSED};
 use crate::value::{DEFAULT_BUCKET_SIZE, DEFAULT_MAX_ITERATIONS};
+use crate::window_keys;
 use crate::window_value::{self as wv, Clock, Window, WindowDump, WindowLoad, MAX_GENERATIONS};
 use concurrent_cuckoo::{BuildError, InsertError, WindowedCuckooFilter};
 use core::hash::BuildHasher;
@@ -162,6 +163,7 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
         admission::note_loaded(args[1].as_slice(), value.memory_usage());
     }
     key.set_value(&CF_TYPE, value)?;
+    window_keys::note_selected(ctx, args[1].as_slice());
     replicate_reserve(ctx, &args[1], &meta, seed, &clock);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -213,6 +215,8 @@ fn replicate_reserve(ctx: &Context, key: &RedisString, meta: &Meta, seed: u64, c
 /// On the primary, advances the window to its clock's generation if that
 /// is ahead, replicating the step (`CF.ADVANCE`); on a replica or a
 /// replay, nothing (its advances arrive explicitly). Whether it advanced.
+/// (The sweeper, `window_sweeper.rs`, keeps the generation current between
+/// commands: in steady use there is nothing left to do here.)
 fn advance_for_write(ctx: &Context, key: &RedisString, value: &mut CfValue) -> bool {
     if from_primary(ctx) {
         return false;
@@ -224,12 +228,30 @@ fn advance_for_write(ctx: &Context, key: &RedisString, value: &mut CfValue) -> b
     if target <= w.filter.generation() {
         return false;
     }
-    let reached = w.catch_up(target).to_string();
-    ctx.replicate("CF.ADVANCE", &[key.as_slice(), reached.as_bytes()]);
+    window_keys::note_selected(ctx, key.as_slice());
+    advance_replicated(ctx, key.as_slice(), value, target);
+    true
+}
+
+/// Advances the window filter `value` of key `key` to `target` (a
+/// generation ahead of its own) and replicates the step as `CF.ADVANCE`:
+/// a write's first step on the primary, and the sweeper's. Returns the
+/// generation reached.
+pub(crate) fn advance_replicated(
+    ctx: &Context,
+    key: &[u8],
+    value: &mut CfValue,
+    target: u64,
+) -> u64 {
+    let Body::Window(w) = &mut value.body else {
+        return 0;
+    };
+    let reached = w.catch_up(target);
+    ctx.replicate("CF.ADVANCE", &[key, reached.to_string().as_bytes()]);
     value.changed();
     // Items expired: counted again (once per generation, not per write).
     value.account();
-    true
+    reached
 }
 
 /// `CF.ADVANCE key generation`: what a primary replicates when its clock
@@ -262,6 +284,9 @@ pub(crate) fn advance(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         value.changed();
         value.account();
     }
+    // The sweeper sweeps a replica's filters ahead of the primary's next
+    // advance too.
+    window_keys::note_selected(ctx, args[1].as_slice());
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
@@ -615,6 +640,9 @@ fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> R
     if admission::loading() {
         admission::note_loaded(args[1].as_slice(), value.memory_usage());
     }
+    if matches!(value.body, Body::Window(_)) {
+        window_keys::note_selected(ctx, args[1].as_slice());
+    }
     key.set_value(&CF_TYPE, value)?;
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))
@@ -659,8 +687,11 @@ fn next_chunk(
     }
     value.changed();
     value.account();
-    if admission::loading() && matches!(value.body, Body::Window(_)) {
-        admission::note_loaded(args[1].as_slice(), value.memory_usage());
+    if matches!(value.body, Body::Window(_)) {
+        window_keys::note_selected(ctx, args[1].as_slice());
+        if admission::loading() {
+            admission::note_loaded(args[1].as_slice(), value.memory_usage());
+        }
     }
     ctx.replicate_verbatim();
     Ok(RedisValue::SimpleStringStatic("OK"))

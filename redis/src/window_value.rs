@@ -232,6 +232,9 @@ impl Window {
     /// Returns the generation reached.
     pub(crate) fn catch_up(&mut self, target: u64) -> u64 {
         let f = &self.filter;
+        if self.catch_up_sweeps(target) {
+            crate::info::catch_up_swept();
+        }
         if target >= f.generation().saturating_add(f.generations()) {
             // Admitted as a new filter's table, against `maxmemory` for
             // what it adds beyond the table it replaces (none): a filter
@@ -245,6 +248,18 @@ impl Window {
             }
         }
         self.filter.advance_to(target)
+    }
+
+    /// Whether advancing to `target` sweeps part of the table: short of a
+    /// whole window ahead (a reset), it does unless `target` is the next
+    /// generation and this one's slice was swept already (the sweeper's
+    /// work, `window_sweeper.rs`).
+    fn catch_up_sweeps(&self, target: u64) -> bool {
+        let f = &self.filter;
+        let current = f.generation();
+        target > current
+            && target < current.saturating_add(f.generations())
+            && (target > current + 1 || f.sweep_left() > 0)
     }
 
     /// Whether `item` is live at generation `generation` (the reader's
@@ -284,14 +299,17 @@ fn free_elsewhere(filter: WindowedCuckooFilter) {
 const SWEEP_NS_PER_BUCKET: u64 = 100;
 
 /// The shortest generation (ms) a filter's window may have: the time its
-/// longest catch-up may take. A write that finds its filter `k < G`
-/// generations behind advances through them, each sweeping a slice of
-/// `buckets / (M - 1 - G)` buckets (a longer gap replaces the table:
-/// [`Window::catch_up`]), so at most `G - 1 = g` slices. With generations
-/// at least that long, a command's catch-up ends well within one
-/// generation: an item a write added is found by the next command, and
-/// the main thread spends a bounded share of its time sweeping, whatever
-/// the window. (`None` for a filter whose catch-up takes under 2 ms.)
+/// longest catch-up may take, and at least four times its sweeper's work
+/// per generation. A write that finds its filter `k < G` generations
+/// behind advances through them, each sweeping a slice of `buckets / (M -
+/// 1 - G)` buckets (a longer gap replaces the table: [`Window::catch_up`]),
+/// so at most `G - 1 = g` slices. With generations at least that long, a
+/// command's catch-up ends well within one generation: an item a write
+/// added is found by the next command. With generations at least four
+/// slices long, the sweeper (`window_sweeper.rs`), which may take 30% of
+/// the main thread, sweeps each generation's slice within it, so that in
+/// steady use no write sweeps at all. (`None` for a filter whose catch-up
+/// takes under 2 ms.)
 pub(crate) fn least_generation_ms(filter: &WindowedCuckooFilter) -> Option<u64> {
     least_generation_ms_of(
         filter.slots() as u64 / 4,
@@ -300,12 +318,16 @@ pub(crate) fn least_generation_ms(filter: &WindowedCuckooFilter) -> Option<u64> 
     )
 }
 
+/// The inverse of the main thread's share the sweeper needs at the shortest
+/// generation, at [`SWEEP_NS_PER_BUCKET`]: a quarter, within its 30%.
+const SWEEPER_SHARE: u64 = 4;
+
 /// [`least_generation_ms`] of a table of `buckets` buckets, `tag_bits`
 /// tag bits and `G` generations (as a library header names them).
 fn least_generation_ms_of(buckets: u64, tag_bits: u32, generations: u64) -> Option<u64> {
     let lanes = 1u64 << tag_bits.min(16);
     let slack = lanes.saturating_sub(1 + generations).max(1);
-    let swept = buckets.div_ceil(slack) * generations.saturating_sub(1);
+    let swept = buckets.div_ceil(slack) * generations.saturating_sub(1).max(SWEEPER_SHARE);
     let ms = swept
         .saturating_mul(SWEEP_NS_PER_BUCKET)
         .div_ceil(1_000_000);
@@ -549,6 +571,9 @@ mod tests {
         // 2^27 buckets, 3 tag bits, G = 5: 2 slices of 2^26 per
         // generation, 4 generations, at 100 ns a bucket.
         assert_eq!(least_generation_ms_of(1 << 27, 3, 5), Some(26_844));
+        // G = 2: 5 slices of 2^27 / 5; one to catch up, four for the
+        // sweeper's share.
+        assert_eq!(least_generation_ms_of(1 << 27, 3, 2), Some(10_738));
     }
 
     /// The fuzz target's seed (`scripts/fuzz.sh`), a window filter's

@@ -465,6 +465,24 @@ impl<S> WindowedCuckooFilter<S> {
         self.table.sweep_ahead(max_buckets)
     }
 
+    /// Buckets of the current generation's slice that neither inserts nor
+    /// [`sweep_ahead`](Self::sweep_ahead) swept yet: what the next
+    /// [`advance`](Self::advance) would sweep, were nothing else to run
+    /// first (a snapshot while other threads insert, sweep or advance).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let f = WindowedCuckooFilter::builder().capacity(10_000).build()?;
+    /// let left = f.sweep_left();
+    /// assert_eq!(f.sweep_ahead(100), 100);
+    /// assert_eq!(f.sweep_left(), left - 100);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn sweep_left(&self) -> usize {
+        self.table.sweep_left()
+    }
+
     /// Advances until the generation is at least `generation` (a clock's:
     /// `elapsed / window`), returning the generation, with the answers of
     /// as many [`advance`](Self::advance)s. A jump of at least `M - 1 - G`

@@ -651,6 +651,12 @@ impl WindowTable {
         self.sweep_left.store((hi - lo) as u64, Ordering::Relaxed);
     }
 
+    /// Buckets of the current generation's slice not swept yet (a
+    /// relaxed read: exact while nothing advances or sweeps).
+    pub(crate) fn sweep_left(&self) -> usize {
+        self.sweep_left.load(Ordering::Relaxed) as usize
+    }
+
     /// Sweeps up to `max` buckets of the current generation's slice, the
     /// part `advance` would otherwise sweep; returns how many. 0 when the
     /// slice is done or another thread is advancing or sweeping (never
