@@ -315,6 +315,8 @@ pub use timed::{Clock, ManualClock, SystemClock, TimedBuilder, TimedCuckooFilter
 #[cfg(feature = "unstable")]
 pub use view::LookupView;
 pub use windowed::{WindowedBuilder, WindowedCuckooFilter, WindowedStats};
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use windowed::{WindowedChunkDecoder, WindowedChunkEncoder};
 
 crate::unstable_api! {
     /// Lookups on the calling thread that had to retry because a move went

@@ -10,6 +10,8 @@
 //! the encoding in `lanes.rs`.
 
 mod builder;
+#[cfg(not(concurrent_cuckoo_loom))]
+mod chunks;
 mod lanes;
 mod path;
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -19,6 +21,8 @@ pub(crate) use persist::V4_WINDOWED;
 mod table;
 
 pub use builder::WindowedBuilder;
+#[cfg(not(concurrent_cuckoo_loom))]
+pub use chunks::{WindowedChunkDecoder, WindowedChunkEncoder};
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::hashing::DefaultHashBuilder;

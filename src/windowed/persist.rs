@@ -2,6 +2,7 @@
 //! "Version 4: a windowed filter"), the plain format's magic, header size,
 //! body order and checksum, with the window's fields in the header.
 
+use super::lanes::Layout;
 use super::table::WindowTable;
 use super::{WindowedBuilder, WindowedCuckooFilter};
 use crate::error::{BuildError, DecodeError};
@@ -15,23 +16,23 @@ use xxhash_rust::xxh3::Xxh3;
 /// The format version of a windowed filter.
 pub(crate) const V4_WINDOWED: u16 = 4;
 /// Header bytes (the plain version 2's: the body starts 64-byte aligned).
-const HEADER: usize = MAX_HEADER_LEN;
+pub(super) const HEADER: usize = MAX_HEADER_LEN;
 /// Bytes of body `write_to` hands its writer at a time.
 const CHUNK: usize = 64 << 10;
 
 /// What a version-4 header records.
-struct Header {
-    max_path: u8,
-    tag_bits: u8,
-    generations: u8,
-    buckets: u64,
-    generation: u64,
-    hasher_id: u32,
-    seed: u64,
+pub(super) struct Header {
+    pub(super) max_path: u8,
+    pub(super) tag_bits: u8,
+    pub(super) generations: u8,
+    pub(super) buckets: u64,
+    pub(super) generation: u64,
+    pub(super) hasher_id: u32,
+    pub(super) seed: u64,
 }
 
 impl Header {
-    fn encode(&self) -> [u8; HEADER] {
+    pub(super) fn encode(&self) -> [u8; HEADER] {
         let mut h = [0u8; HEADER];
         h[..8].copy_from_slice(&MAGIC);
         h[8..10].copy_from_slice(&V4_WINDOWED.to_le_bytes());
@@ -49,7 +50,7 @@ impl Header {
 
     /// Parses and checks every field but the hasher's (`b` holds at least
     /// [`HEADER`] bytes).
-    fn parse(b: &[u8]) -> Result<Self, DecodeError> {
+    pub(super) fn parse(b: &[u8]) -> Result<Self, DecodeError> {
         let m = b.len().min(8);
         if b[..m] != MAGIC[..m] {
             return Err(DecodeError::BadMagic);
@@ -110,7 +111,7 @@ impl Header {
     }
 
     /// Body and checksum bytes after the header.
-    fn rest_len(&self) -> u64 {
+    pub(super) fn rest_len(&self) -> u64 {
         self.buckets * 8 + 8
     }
 }
@@ -173,16 +174,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     pub fn write_to<W: Write>(&self, mut writer: W) -> io::Result<()> {
         let t = &self.table;
         t.with_snapshot(|generation, words| {
-            let header = Header {
-                max_path: t.max_path as u8,
-                tag_bits: t.layout.tag_bits() as u8,
-                generations: t.layout.generations() as u8,
-                buckets: t.buckets.len() as u64,
-                generation,
-                hasher_id: S::ID,
-                seed: self.hasher.seed(),
-            };
-            let head = header.encode();
+            let head = self.header_at(generation).encode();
             let mut sum = Xxh3::new();
             sum.update(&head);
             writer.write_all(&head)?;
@@ -199,6 +191,20 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             writer.write_all(&chunk)?;
             writer.write_all(&sum.digest().to_le_bytes())
         })
+    }
+
+    /// The header of an encoding at `generation`.
+    pub(super) fn header_at(&self, generation: u64) -> Header {
+        let t = &self.table;
+        Header {
+            max_path: t.max_path as u8,
+            tag_bits: t.layout.tag_bits() as u8,
+            generations: t.layout.generations() as u8,
+            buckets: t.buckets.len() as u64,
+            generation,
+            hasher_id: S::ID,
+            seed: self.hasher.seed(),
+        }
     }
 
     /// Saves the filter to the file at `path`, replacing it crash-safely as
@@ -346,7 +352,20 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         if hasher.digest().to_le_bytes() != sum {
             return Err(DecodeError::ChecksumMismatch);
         }
-        let filter = WindowedBuilder::new()
+        let filter = Self::empty_of(&header, memory)?;
+        let words = body
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        restore(&filter.table, header.generation, words)?;
+        Ok(filter)
+    }
+}
+
+impl<S: PersistentHasher> WindowedCuckooFilter<S> {
+    /// An empty filter of `header`'s geometry and hasher (checked by
+    /// [`Header::parse`]), its table from `memory`.
+    pub(super) fn empty_of(header: &Header, memory: TableMemory) -> Result<Self, DecodeError> {
+        WindowedBuilder::new()
             .hasher(S::from_seed(header.seed))
             .bucket_count(header.buckets as usize)
             .tag_bits(u32::from(header.tag_bits))
@@ -357,17 +376,12 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
             .map_err(|e| match e {
                 BuildError::AllocationFailed(e) => DecodeError::AllocationFailed(e),
                 _ => DecodeError::InvalidHeader("inconsistent window"),
-            })?;
-        let words = body
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")));
-        restore(&filter.table, header.generation, words)?;
-        Ok(filter)
+            })
     }
 }
 
 /// Refuses a header that claims more bytes than the options' limit.
-fn admit(header: &Header, options: ReadOptions) -> Result<(), DecodeError> {
+pub(super) fn admit(header: &Header, options: ReadOptions) -> Result<(), DecodeError> {
     let claimed = (HEADER as u64).saturating_add(header.rest_len());
     match options.limit {
         Some(limit) if claimed > limit => Err(DecodeError::ExceedsLimit { claimed, limit }),
@@ -440,22 +454,29 @@ fn restore(
     let l = table.layout;
     let mut kept = Vec::with_capacity(table.buckets.len());
     for word in words {
-        for slot in 0..4 {
-            let lane = super::lanes::get(word, slot);
-            if lane != 0 && l.fp_of_lane(lane) == 0 {
-                return Err(DecodeError::InvalidHeader(
-                    "body: a lane without fingerprint",
-                ));
-            }
-        }
-        if l.tagged(word, generation + 1) & super::lanes::Layout::occupied(word) != 0 {
-            return Err(DecodeError::InvalidHeader(
-                "body: a lane tagged after the saved generation",
-            ));
-        }
+        check_word(l, word, generation)?;
         kept.push(l.without_expired(word, generation));
     }
     table.restore(generation, kept);
+    Ok(())
+}
+
+/// Refuses a saved bucket word with a lane without fingerprint or tagged
+/// after `generation` (no snapshot holds one).
+pub(super) fn check_word(l: Layout, word: u64, generation: u64) -> Result<(), DecodeError> {
+    for slot in 0..4 {
+        let lane = super::lanes::get(word, slot);
+        if lane != 0 && l.fp_of_lane(lane) == 0 {
+            return Err(DecodeError::InvalidHeader(
+                "body: a lane without fingerprint",
+            ));
+        }
+    }
+    if l.tagged(word, generation + 1) & Layout::occupied(word) != 0 {
+        return Err(DecodeError::InvalidHeader(
+            "body: a lane tagged after the saved generation",
+        ));
+    }
     Ok(())
 }
 

@@ -781,17 +781,39 @@ impl WindowTable {
     #[cfg(not(concurrent_cuckoo_loom))]
     pub(crate) fn restore(&self, generation: u64, words: impl IntoIterator<Item = u64>) {
         let _all = self.stripes.lock_all();
+        self.restore_generation(generation);
+        for (bucket, word) in words.into_iter().enumerate().take(self.buckets.len()) {
+            self.restore_word(bucket, word);
+        }
+    }
+
+    /// Sets the generation of a table no other thread sees yet (before
+    /// its words: [`restore_word`](Self::restore_word)).
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn restore_generation(&self, generation: u64) {
         self.schedule_sweep(generation);
         self.generation.store(generation, Ordering::Release);
-        for (bucket, word) in words.into_iter().enumerate().take(self.buckets.len()) {
-            self.store(bucket, word);
-            for slot in 0..4 {
-                let lane = lanes::get(word, slot);
-                if lane != 0 {
-                    self.count(bucket, self.layout.tag_of_lane(lane), 1);
-                }
+    }
+
+    /// Sets bucket `bucket` (in range) of a table no other thread sees
+    /// yet to `word` (no expired lane) and counts its lanes.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn restore_word(&self, bucket: usize, word: u64) {
+        self.store(bucket, word);
+        for slot in 0..4 {
+            let lane = lanes::get(word, slot);
+            if lane != 0 {
+                self.count(bucket, self.layout.tag_of_lane(lane), 1);
             }
         }
+    }
+
+    /// Bucket `bucket`'s word as an encoding at `generation` writes it:
+    /// its lanes expired then cleared (a relaxed read, no lock: exact
+    /// while nothing writes the bucket).
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn canonical_word(&self, bucket: usize, generation: u64) -> u64 {
+        self.layout.without_expired(self.load(bucket), generation)
     }
 
     // ---- sizes and counters -----------------------------------------------
