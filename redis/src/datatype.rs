@@ -39,10 +39,9 @@
 //! filter's value cleanly (its state byte is not one it knows: the load
 //! fails, as for any damaged value).
 
-use crate::admitted_buf::AdmittedBuf;
 use crate::value::complete_if_done;
 use crate::value::{Body, CfValue, Meta};
-use crate::window_value::{self, Clock, Window, WindowLoad};
+use crate::window_value::{self, Window, WindowLoad};
 use core::ffi::{c_int, c_void};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -209,9 +208,7 @@ fn for_each_piece(
             let written = match &value.body {
                 Body::Loading(decoder) => decoder.write_consumed(&mut pieces),
                 Body::Window(w) => w.write_encoding(&mut pieces),
-                Body::WindowLoading(l) => {
-                    std::io::Write::write_all(&mut pieces, l.bytes.as_slice())
-                }
+                Body::WindowLoading(l) => l.write_received(&mut pieces),
                 Body::Live(_) => unreachable!("matched above"),
             };
             match written {
@@ -273,7 +270,7 @@ fn pieces_len(value: &CfValue) -> u64 {
         Body::Live(filter) => filter.encoder().total_len(),
         Body::Loading(decoder) => decoder.consumed(),
         Body::Window(w) => w.encoded_len(),
-        Body::WindowLoading(l) => l.bytes.len() as u64,
+        Body::WindowLoading(l) => l.received(),
     }
 }
 
@@ -430,12 +427,12 @@ fn load(rdb: *mut raw::RedisModuleIO) -> Option<CfValue> {
     }
 }
 
-/// A window filter's value after its settings block: its pieces, read
-/// into one buffer (the library decodes a version-4 filter whole) once the
-/// first piece's header, every field checked, has said how long the
-/// encoding is; the buffer is admitted against the limits and allocated
-/// fallibly (`admitted_buf.rs`: a `RESTORE` of a forged value claiming
-/// gigabytes is refused, never an abort).
+/// A window filter's value after its settings block: its pieces fed
+/// straight into its table (`WindowLoad`), allocated once the first
+/// piece's header, every field checked, has said how large it is, and
+/// admitted against the limits and allocated fallibly in the load's
+/// scope (a `RESTORE` of a forged value claiming gigabytes is refused,
+/// never an abort; no buffer of the encoding is held besides the table).
 fn load_window(
     rdb: *mut raw::RedisModuleIO,
     meta: Meta,
@@ -444,7 +441,7 @@ fn load_window(
     pieces: u64,
 ) -> Option<CfValue> {
     let mut read = 0u64;
-    let mut loaded: Option<(Clock, AdmittedBuf)> = None;
+    let mut loaded: Option<WindowLoad> = None;
     for _ in 0..pieces {
         let piece = raw::load_string_buffer(rdb).ok()?;
         let piece = piece.as_ref();
@@ -453,41 +450,24 @@ fn load_window(
             return None;
         }
         read += expected;
-        if loaded.is_none() {
-            let (c, whole) = window_value::parse_header(piece)?;
-            let complete = whole == total;
-            if (state == State::Window) != complete || whole < total {
-                return None;
+        match loaded.as_mut() {
+            Some(load) => load.feed(piece).ok()?,
+            None => {
+                let (_, whole) = window_value::parse_header(piece)?;
+                let complete = whole == total;
+                if (state == State::Window) != complete || whole < total {
+                    return None;
+                }
+                // Its table, admitted in the load's scope (refused: the
+                // scope says so) and filled as the pieces arrive.
+                loaded = Some(WindowLoad::begin(piece).ok()?);
             }
-            // The whole encoding's buffer, admitted as a table of its size
-            // would be and allocated fallibly (`admitted_buf.rs`), in a
-            // scope of its own: the table decoded from it is admitted when
-            // the library allocates it (below).
-            let (buffer, _) =
-                crate::admission::within(0, || AdmittedBuf::try_new(usize::try_from(whole).ok()?));
-            let Some(buffer) = buffer else {
-                // Refused for memory: the load's scope says so.
-                crate::admission::allocation_failed(0);
-                return None;
-            };
-            loaded = Some((c, buffer));
-        }
-        let (_, bytes) = loaded.as_mut()?;
-        if !bytes.extend_from_slice(piece) {
-            return None;
         }
     }
-    let (clock, bytes) = loaded?;
+    let load = loaded?;
     let body = match state {
-        State::Window => Body::Window(Box::new(window_value::decode(bytes.as_slice()).ok()?)),
-        _ => {
-            let whole = window_value::parse_header(bytes.as_slice())?.1;
-            Body::WindowLoading(Box::new(WindowLoad {
-                clock,
-                bytes,
-                total: whole,
-            }))
-        }
+        State::Window => Body::Window(Box::new(load.finish().ok()?)),
+        _ => Body::WindowLoading(Box::new(load)),
     };
     Some(CfValue::new(meta, body))
 }
@@ -671,13 +651,10 @@ unsafe extern "C" fn copy(
     let (body, seen) = crate::admission::within(0, || match &value.body {
         Body::Live(filter) => filter.duplicate().map(Body::Live),
         Body::Window(w) => copy_window(w).map(Body::Window),
-        Body::WindowLoading(l) => {
-            let bytes = l
-                .bytes
-                .try_clone()
-                .ok_or("no memory for the restore's bytes")?;
-            Ok(Body::WindowLoading(Box::new(WindowLoad { bytes, ..**l })))
-        }
+        Body::WindowLoading(l) => l
+            .try_clone()
+            .map(|copy| Body::WindowLoading(Box::new(copy)))
+            .map_err(|e| e.to_string()),
         Body::Loading(_) => {
             // Fed a piece at a time (no copy of every byte received).
             let mut copy = crate::alloc::decoder();

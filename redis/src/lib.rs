@@ -24,12 +24,11 @@
 //! `admission`, `reply` and `info`; `window_sweeper` on `window`,
 //! `datatype`, `value`, `window_value`, `window_keys`, `configs` and
 //! `info`; `window` on `datatype`, `args`, `value`,
-//! `window_value`, `window_keys`, `admission`, `admitted_buf`, `reply` and `info`;
-//! `datatype` on `value`, `window_value`, `window_keys`, `admission`, `admitted_buf` and
+//! `window_value`, `window_keys`, `admission`, `reply` and `info`;
+//! `datatype` on `value`, `window_value`, `window_keys`, `admission` and
 //! `configs`; `args` on `value`, `value` on `window_value`, `configs` and
 //! `info`; `info` on `window_keys` (which depends on nothing);
-//! `window_value` on `admission`, `admitted_buf` and `info` (a buffer
-//! that depends on nothing: the allocator admits its block); `alloc`
+//! `window_value` on `admission`, `alloc` and `info`; `alloc`
 //! on `admission`, `admission` on `configs`; `defrag` (the type's defrag
 //! callback, which `datatype` registers) on `value` and `alloc`; every one
 //! may read the module API's entry points (`api`), which depends on
@@ -37,7 +36,6 @@
 
 mod acl;
 mod admission;
-mod admitted_buf;
 mod alloc;
 mod api;
 mod args;

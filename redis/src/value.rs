@@ -479,14 +479,6 @@ impl CfValue {
     /// chunks' marks stay, to tell it why).
     pub(crate) fn changed(&mut self) {
         self.version = crate::dumps::next_version();
-        if let Body::Window(w) = &self.body {
-            // A dump's encoding of the state before: of no more use.
-            let freed = w.dump.borrow_mut().as_mut().and_then(|d| d.bytes.take());
-            if freed.is_some() {
-                drop(freed);
-                self.account_memory();
-            }
-        }
         if self.dumps.get_mut().changed() {
             // The encoders freed leave the `INFO` total too (a write that
             // allocated nothing does not measure the value again).

@@ -15,7 +15,6 @@
 //! change nothing.
 
 use crate::admission;
-use crate::admitted_buf::AdmittedBuf;
 use crate::args::{self, Allow, SMALL_CAPACITY};
 use crate::datatype::CF_TYPE;
 use crate::reply::{reply_fields, to_i64, Field};
@@ -23,8 +22,9 @@ use crate::value::INSERT_WINDOW;
 use crate::value::{self, Body, CfValue, Meta, CREATE_REFUSED};
 use crate::value::{DEFAULT_BUCKET_SIZE, DEFAULT_MAX_ITERATIONS};
 use crate::window_keys;
-use crate::window_value::{self as wv, Clock, Window, WindowDump, WindowLoad, MAX_GENERATIONS};
-use concurrent_cuckoo::{BuildError, InsertError, WindowedCuckooFilter};
+use crate::window_value::MAX_GENERATIONS;
+use crate::window_value::{self as wv, Clock, LoadError, Window, WindowDump, WindowLoad};
+use concurrent_cuckoo::{BuildError, InsertError, WindowedChunkEncoder, WindowedCuckooFilter};
 use core::hash::BuildHasher;
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
@@ -489,17 +489,15 @@ pub(crate) fn info(ctx: &Context, value: &CfValue, w: &Window) -> RedisResult {
 }
 
 /// `CF.SCANDUMP` of a window filter: its encoding (`window_value.rs`),
-/// copied once when a dump begins (iterator 0: the window block and the
-/// library's header, 128 bytes), then handed out from there in chunks of
-/// at most 1 MiB. The copy is admitted against the limits as a new
-/// filter's table is (`cuckoo.cf-max-memory-usage` and `maxmemory`, as a
-/// `COPY` of the key would be) and allocated fallibly: refused, the call
-/// is an error and nothing is held. A change to the filter frees the copy;
-/// a call that goes on from where the dump's last chunk ended is then told
-/// the filter changed (start again from 0). Any other position, with no
-/// copy of the current state held, is served as a plain filter serves any
-/// position: the current encoding's bytes from there (a copy made for
-/// it, as at 0).
+/// read from the live table a chunk at a time with no copy of it (the
+/// library's `WindowedChunkEncoder`): first the window block and the
+/// library's header (128 bytes), then chunks of at most 1 MiB. A change
+/// to the filter (a write, an advance) makes the dump stale: a call that
+/// goes on from where its last chunk ended is then told the filter
+/// changed (start again from 0). Any other position is served from the
+/// current state, as a plain filter serves any position (the checksum at
+/// the end, if no dump of this state handed out every byte before it,
+/// costs one pass over the table).
 pub(crate) fn scandump(value: &CfValue, w: &Window, iterator: u64) -> RedisResult {
     let end = || {
         Ok(RedisValue::Array(vec![
@@ -512,53 +510,53 @@ pub(crate) fn scandump(value: &CfValue, w: &Window, iterator: u64) -> RedisResul
     }
     let offset = iterator.saturating_sub(1);
     let mut dump = w.dump.borrow_mut();
-    let held = dump
-        .as_ref()
-        .is_some_and(|d| d.version == value.version && d.bytes.is_some());
-    if !held && iterator != 0 && dump.as_ref().is_some_and(|d| d.next == iterator) {
+    let current = dump.as_ref().is_some_and(|d| d.version == value.version);
+    let goes_on = iterator != 0 && dump.as_ref().is_some_and(|d| d.next == iterator);
+    if goes_on && !current {
         return Err(RedisError::Str(
             "ERR the filter changed during CF.SCANDUMP: start again from iterator 0",
         ));
     }
-    if !held || iterator == 0 {
-        if offset >= w.encoded_len() {
-            return end();
-        }
-        // The copy of a dump before goes first: it is not held with the new.
+    if offset >= w.encoded_len() {
         *dump = None;
-        let (bytes, _) = admission::within(0, || w.encoding());
-        let Some(bytes) = bytes else {
-            drop(dump);
-            value.account_memory();
-            return Err(RedisError::String(format!(
-                "ERR Insufficient memory for CF.SCANDUMP: a WINDOW filter's dump holds a copy of \
-                 its encoding ({} bytes), over cuckoo.cf-max-memory-usage or maxmemory",
-                w.encoded_len()
-            )));
-        };
+        return end();
+    }
+    if !goes_on {
+        let mut encoder = WindowedChunkEncoder::new(&w.filter);
+        if let Some(d) = dump.as_ref().filter(|_| current) {
+            // The same state: its checksum, if that dump learned it.
+            encoder.adopt_digest(&d.encoder);
+        }
+        let failed = |e: std::io::Error| RedisError::String(format!("ERR {e}"));
+        encoder
+            .seek(offset.saturating_sub(wv::BLOCK as u64))
+            .map_err(failed)?;
         *dump = Some(WindowDump {
             version: value.version,
-            bytes: Some(bytes),
+            encoder,
             next: 0,
         });
     }
     let Some(d) = dump.as_mut() else {
         return end();
     };
-    let bytes = d.bytes.as_ref().map_or(&[][..], AdmittedBuf::as_slice);
-    if offset >= bytes.len() as u64 {
-        *dump = None;
-        drop(dump);
-        value.account_memory();
-        return end();
-    }
-    let at = offset as usize;
-    let max = if at == 0 {
+    let max = if offset == 0 {
         wv::HEADER_CHUNK
     } else {
         DUMP_CHUNK
     };
-    let chunk = bytes[at..bytes.len().min(at + max)].to_vec();
+    let mut chunk = Vec::new();
+    chunk
+        .try_reserve_exact(max)
+        .map_err(|_| RedisError::Str("ERR out of memory for a CF.SCANDUMP chunk"))?;
+    if offset < wv::BLOCK as u64 {
+        chunk.extend_from_slice(&w.clock.encode()[offset as usize..]);
+    }
+    if chunk.len() < max && !d.encoder.is_done() {
+        d.encoder
+            .next_chunk(&w.filter, max - chunk.len(), &mut chunk)
+            .map_err(|e| RedisError::String(format!("ERR {e}")))?;
+    }
     let next = offset + chunk.len() as u64 + 1;
     d.next = next;
     drop(dump);
@@ -599,16 +597,15 @@ fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> R
     let data = args[3].as_slice();
     let given = args::first_chunk_settings(&args[4..])?;
     let cannot = || RedisError::Str("Couldn't create filter!");
-    let (clock, total) = wv::parse_header(data).ok_or_else(cannot)?;
-    if data.len() as u64 > total {
-        return Err(cannot());
+    // Its table, admitted as a new filter's and allocated fallibly: a
+    // forged header claiming more than the limits or the allocator give
+    // is refused here, never an abort.
+    let (load, seen) = admission::within(0, || WindowLoad::begin(data));
+    if seen.refused {
+        return Err(RedisError::Str(CREATE_REFUSED));
     }
-    // The buffer, admitted as a table of its size would be, and allocated
-    // fallibly: a forged header claiming more than the limits or the
-    // allocator give is refused here, never an abort.
-    let (buffer, _) = admission::within(0, || AdmittedBuf::try_new(total as usize));
-    let mut bytes = buffer.ok_or(RedisError::Str(CREATE_REFUSED))?;
-    bytes.extend_from_slice(data);
+    let load = load.map_err(|_| cannot())?;
+    let clock = load.clock;
     let meta = Meta {
         capacity: clock.capacity,
         error_rate: clock.error_rate,
@@ -627,16 +624,8 @@ fn first_chunk(ctx: &Context, args: &[RedisString], key: &RedisKeyWritable) -> R
         // under 2): the server would refuse its own RDB.
         return Err(cannot());
     }
-    let load = WindowLoad {
-        clock,
-        bytes,
-        total,
-    };
     let mut value = CfValue::new(meta, Body::WindowLoading(Box::new(load)));
-    complete(&mut value).map_err(|e| match e {
-        Incomplete::Refused => RedisError::Str(CREATE_REFUSED),
-        Incomplete::Bad => cannot(),
-    })?;
+    complete(&mut value).map_err(|_| cannot())?;
     if admission::loading() {
         admission::note_loaded(args[1].as_slice(), value.memory_usage());
     }
@@ -664,26 +653,20 @@ fn next_chunk(
     let Body::WindowLoading(load) = &mut value.body else {
         return Err(RedisError::Str("Couldn't load chunk!"));
     };
-    if load.bytes.len() as u64 != offset {
+    if load.received() != offset {
         return Err(RedisError::Str("Invalid position"));
     }
     let fits = !data.is_empty() && offset + data.len() as u64 <= load.total;
-    if fits {
-        load.bytes.extend_from_slice(data);
-    }
     let completed = if fits {
-        complete(value)
+        load.feed(data).and_then(|()| complete(value))
     } else {
-        Err(Incomplete::Bad)
+        Err(LoadError::Damaged("past the end".into()))
     };
-    if let Err(e) = completed {
+    if completed.is_err() {
         // The restore cannot go on: abandoned, here and on replicas.
         key.delete()?;
         ctx.replicate("DEL", &[args[1].as_slice()]);
-        return Err(RedisError::Str(match e {
-            Incomplete::Refused => CREATE_REFUSED,
-            Incomplete::Bad => "Couldn't load chunk!",
-        }));
+        return Err(RedisError::Str("Couldn't load chunk!"));
     }
     value.changed();
     value.account();
@@ -697,31 +680,21 @@ fn next_chunk(
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// Why a window's restore cannot complete.
-enum Incomplete {
-    /// Its table was refused for memory.
-    Refused,
-    /// Its bytes are not a window filter's.
-    Bad,
-}
-
-/// Makes a window being restored live once every byte arrived (its table
-/// admitted against the limits).
-fn complete(value: &mut CfValue) -> Result<(), Incomplete> {
+/// Makes a window being restored live once every byte arrived and the
+/// checksum matched (its table was admitted when the first chunk came).
+/// On an error the value is left unusable: the caller drops it.
+fn complete(value: &mut CfValue) -> Result<(), LoadError> {
     let Body::WindowLoading(load) = &value.body else {
         return Ok(());
     };
     if !load.is_complete() {
         return Ok(());
     }
-    let (decoded, seen) = admission::within(0, || wv::decode(load.bytes.as_slice()));
-    if seen.refused {
-        return Err(Incomplete::Refused);
-    }
-    let window = decoded.map_err(|_| Incomplete::Bad)?;
-    if window.clock != load.clock {
-        return Err(Incomplete::Bad);
-    }
-    value.body = Body::Window(Box::new(window));
+    let Body::WindowLoading(load) =
+        core::mem::replace(&mut value.body, Body::Loading(Box::default()))
+    else {
+        unreachable!("matched above");
+    };
+    value.body = Body::Window(Box::new(load.finish()?));
     Ok(())
 }

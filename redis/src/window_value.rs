@@ -34,8 +34,9 @@
 //! 64  .. the library's encoding of the filter (docs/format.md, version 4)
 //! ```
 
-use crate::admitted_buf::AdmittedBuf;
-use concurrent_cuckoo::{DefaultHashBuilder, ReadOptions, WindowedCuckooFilter};
+use concurrent_cuckoo::{
+    ReadOptions, WindowedChunkDecoder, WindowedChunkEncoder, WindowedCuckooFilter,
+};
 use core::cell::RefCell;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -195,16 +196,7 @@ impl Window {
         self.filter.write_to(out)
     }
 
-    /// The encoding in one buffer, admitted against the limits in the
-    /// caller's scope and allocated fallibly (`None` where either
-    /// refused it).
-    pub(crate) fn encoding(&self) -> Option<AdmittedBuf> {
-        let mut out = AdmittedBuf::try_new(usize::try_from(self.encoded_len()).ok()?)?;
-        self.write_encoding(&mut out).ok()?;
-        Some(out)
-    }
-
-    /// Bytes held: the filter and a dump's encoding.
+    /// Bytes held: the filter and a dump's encoder.
     pub(crate) fn memory_usage(&self) -> usize {
         core::mem::size_of::<Self>()
             + self.filter.memory_usage()
@@ -212,8 +204,7 @@ impl Window {
                 .dump
                 .borrow()
                 .as_ref()
-                .and_then(|d| d.bytes.as_ref())
-                .map_or(0, AdmittedBuf::capacity)
+                .map_or(0, |d| d.encoder.memory_usage())
     }
 
     /// Advances the filter to `target` (a generation ahead of its own),
@@ -334,36 +325,165 @@ fn least_generation_ms_of(buckets: u64, tag_bits: u32, generations: u64) -> Opti
     (ms > 1).then_some(ms)
 }
 
-/// A `CF.SCANDUMP` of a window filter.
+/// A `CF.SCANDUMP` of a window filter: where it stands, read from the
+/// live table chunk by chunk (no copy of it).
 pub(crate) struct WindowDump {
-    /// The value's version the copy was made at.
+    /// The value's version the dump began at: any change (a write, an
+    /// advance) makes it stale.
     pub(crate) version: u64,
-    /// The copy of the encoding it hands out: made once per dump (the
-    /// library encodes a version-4 filter whole), in a buffer admitted
-    /// against the limits as a new filter's table is (`admitted_buf.rs`);
-    /// freed at the next change (the rest of the dump stays, to tell a
-    /// call that goes on from `next` that the filter changed).
-    pub(crate) bytes: Option<AdmittedBuf>,
+    /// The library's encoder, at the dump's position past the block (with
+    /// the checksum of the bytes it handed out).
+    pub(crate) encoder: WindowedChunkEncoder,
     /// The iterator its last chunk told the client to go on from.
     pub(crate) next: u64,
 }
 
-/// A window filter being restored by `CF.LOADCHUNK`: the bytes so far of
-/// an encoding of `total` bytes (its block and header came first), in a
-/// buffer of `total` bytes admitted when the header arrived.
+/// A window filter being restored by `CF.LOADCHUNK` (or loaded while it
+/// was): its block's clock, and the library's encoding decoded straight
+/// into its table as the bytes arrive (the table, allocated when the
+/// first chunk's header arrived and admitted as a new filter's, is the
+/// only copy).
 pub(crate) struct WindowLoad {
     pub(crate) clock: Clock,
-    pub(crate) bytes: AdmittedBuf,
+    decoder: WindowedChunkDecoder,
+    /// Bytes of the whole encoding, the block's included.
     pub(crate) total: u64,
 }
 
+/// Why a window's restore cannot go on.
+#[derive(Debug)]
+pub(crate) enum LoadError {
+    /// Its first bytes are not a window filter's encoding (or not one
+    /// this source may send): [`parse_header`].
+    NotAWindow,
+    /// Its bytes are damaged (the library says how).
+    Damaged(String),
+}
+
+impl core::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotAWindow => f.write_str("not a window filter's encoding"),
+            Self::Damaged(why) => f.write_str(why),
+        }
+    }
+}
+
 impl WindowLoad {
-    pub(crate) fn memory_usage(&self) -> usize {
-        core::mem::size_of::<Self>() + self.bytes.capacity()
+    /// A restore whose first bytes are `first` (the block and at least the
+    /// library's header, every field checked by [`parse_header`]): its
+    /// table allocated, as the caller's admission scope allows.
+    pub(crate) fn begin(first: &[u8]) -> Result<Self, LoadError> {
+        let (clock, total) = parse_header(first).ok_or(LoadError::NotAWindow)?;
+        if first.len() as u64 > total {
+            return Err(LoadError::Damaged("more bytes than announced".into()));
+        }
+        let options = ReadOptions::new().table_memory(crate::alloc::TABLES);
+        let mut load = Self {
+            clock,
+            decoder: WindowedChunkDecoder::new(options),
+            total,
+        };
+        load.feed(&first[BLOCK..])?;
+        Ok(load)
+    }
+
+    /// Takes the next bytes (checked as they arrive). On an error the
+    /// restore cannot go on.
+    pub(crate) fn feed(&mut self, bytes: &[u8]) -> Result<(), LoadError> {
+        self.decoder
+            .feed(bytes)
+            .map_err(|e| LoadError::Damaged(e.to_string()))
+    }
+
+    /// Bytes received, the block's included.
+    pub(crate) fn received(&self) -> u64 {
+        BLOCK as u64 + self.decoder.consumed()
     }
 
     pub(crate) fn is_complete(&self) -> bool {
-        self.bytes.len() as u64 == self.total
+        self.received() == self.total
+    }
+
+    /// The live window, once every byte arrived and checked.
+    pub(crate) fn finish(self) -> Result<Window, LoadError> {
+        let filter = self
+            .decoder
+            .finish()
+            .map_err(|e| LoadError::Damaged(e.to_string()))?;
+        if filter.generations() != self.clock.generations + 1 {
+            return Err(LoadError::Damaged(
+                "the window's generations disagree with its filter's".into(),
+            ));
+        }
+        Ok(Window::new(filter, self.clock))
+    }
+
+    /// Writes the bytes received, exactly (read back from the table being
+    /// filled: no copy is kept).
+    pub(crate) fn write_received(&self, mut out: impl std::io::Write) -> std::io::Result<()> {
+        out.write_all(&self.clock.encode())?;
+        self.decoder.write_received(out)
+    }
+
+    /// A copy (its own table, admitted in the caller's scope), fed the
+    /// bytes this one received a piece at a time.
+    pub(crate) fn try_clone(&self) -> Result<Self, LoadError> {
+        let mut copy = Refeed {
+            first: Vec::with_capacity(HEADER_CHUNK),
+            load: None,
+            error: None,
+        };
+        if self.write_received(&mut copy).is_err() {
+            return Err(copy
+                .error
+                .unwrap_or(LoadError::Damaged("copy failed".into())));
+        }
+        match copy.load {
+            Some(load) => Ok(load),
+            None => Self::begin(&copy.first),
+        }
+    }
+
+    pub(crate) fn memory_usage(&self) -> usize {
+        core::mem::size_of::<Self>() + self.decoder.memory_usage()
+    }
+}
+
+/// A writer that restores what it is given: the first chunk's bytes
+/// gathered until they hold the block and header, then fed.
+struct Refeed {
+    first: Vec<u8>,
+    load: Option<WindowLoad>,
+    error: Option<LoadError>,
+}
+
+impl std::io::Write for Refeed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let fed = match &mut self.load {
+            Some(load) => load.feed(buf),
+            None => {
+                self.first.extend_from_slice(buf);
+                if self.first.len() < HEADER_CHUNK {
+                    return Ok(buf.len());
+                }
+                WindowLoad::begin(&self.first).map(|load| {
+                    self.load = Some(load);
+                    self.first = Vec::new();
+                })
+            }
+        };
+        match fed {
+            Ok(()) => Ok(buf.len()),
+            Err(e) => {
+                self.error = Some(e);
+                Err(std::io::Error::other("refused"))
+            }
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -417,27 +537,20 @@ pub(crate) fn too_far_ahead(clock: &Clock, generation: u64, now: u64) -> bool {
 }
 
 /// A live window from its whole encoding: checked as the library checks
-/// its own (magic, fields, checksum), and the block against it (`G = g +
-/// 1`). Its table is allocated by the library (admitted by the caller's
-/// scope).
-pub(crate) fn decode(bytes: &[u8]) -> Result<Window, String> {
-    let (clock, total) = parse_header(bytes).ok_or("not a window filter's encoding")?;
+/// its own (magic, fields, each bucket, checksum), and the block against
+/// it (`G = g + 1`). Its table is allocated by the library (admitted by
+/// the caller's scope). (For the fuzz target and the tests: the server
+/// takes encodings in pieces, [`WindowLoad`].)
+#[cfg(any(test, fuzzing))]
+pub(crate) fn decode(bytes: &[u8]) -> Result<Window, LoadError> {
+    let (_, total) = parse_header(bytes).ok_or(LoadError::NotAWindow)?;
     if bytes.len() as u64 != total {
-        return Err(format!(
+        return Err(LoadError::Damaged(format!(
             "{} bytes where {total} were announced",
             bytes.len()
-        ));
+        )));
     }
-    let options = ReadOptions::new().table_memory(crate::alloc::TABLES);
-    let filter = WindowedCuckooFilter::<DefaultHashBuilder>::from_bytes_with_options(
-        &bytes[BLOCK..],
-        options,
-    )
-    .map_err(|e| e.to_string())?;
-    if filter.generations() != clock.generations + 1 {
-        return Err("the window's generations disagree with its filter's".into());
-    }
-    Ok(Window::new(filter, clock))
+    WindowLoad::begin(bytes)?.finish()
 }
 
 /// The current time, ms since the epoch: the command's cached time where
@@ -493,6 +606,36 @@ mod tests {
     fn reseal(chunk: &mut [u8]) {
         let sum = xxh3_64(&chunk[..56]);
         chunk[56..64].copy_from_slice(&sum.to_le_bytes());
+    }
+
+    /// A whole encoding restores from pieces of any size, the bytes
+    /// received written back exactly at every point, and a copy of a
+    /// restore in progress goes on to the same filter.
+    #[test]
+    fn a_restore_in_pieces_takes_the_bytes_into_the_table() {
+        let seed = include_bytes!("../tests/data/window-filter.bin");
+        for size in [1, 7, 64, 100, 1000, seed.len()] {
+            let first = seed.len().min(HEADER_CHUNK.max(size));
+            let mut load = WindowLoad::begin(&seed[..first]).unwrap();
+            let mut at = first;
+            while at < seed.len() {
+                let end = seed.len().min(at + size);
+                load.feed(&seed[at..end]).unwrap();
+                at = end;
+                let mut back = Vec::new();
+                load.write_received(&mut back).unwrap();
+                assert_eq!(back, seed[..at], "size {size} at {at}");
+                if at * 2 > seed.len() && at - size <= seed.len() / 2 {
+                    let copy = load.try_clone().unwrap();
+                    assert_eq!(copy.received(), load.received());
+                }
+            }
+            assert!(load.is_complete());
+            let window = load.finish().unwrap();
+            let mut again = Vec::new();
+            window.write_encoding(&mut again).unwrap();
+            assert_eq!(&again[..], &seed[..], "size {size}");
+        }
     }
 
     /// Issue 50, item 1: `g = 0` with the checksum recomputed divided by

@@ -528,7 +528,20 @@ mod tests {
             assert_eq!(out, whole, "max {max}");
         }
         let total = whole.len() as u64;
-        for at in [0, 1, 63, 64, 65, 71, 72, 1001, total - 9, total - 8, total - 3, total] {
+        for at in [
+            0,
+            1,
+            63,
+            64,
+            65,
+            71,
+            72,
+            1001,
+            total - 9,
+            total - 8,
+            total - 3,
+            total,
+        ] {
             let mut e = WindowedChunkEncoder::new(&f);
             e.seek(at).unwrap();
             let mut out = Vec::new();
@@ -604,14 +617,23 @@ mod tests {
             d.finish()
         };
         assert!(decode(&whole).is_ok());
-        assert!(matches!(decode(&whole[..whole.len() - 1]), Err(DecodeError::Truncated)));
+        assert!(matches!(
+            decode(&whole[..whole.len() - 1]),
+            Err(DecodeError::Truncated)
+        ));
         let mut longer = whole.clone();
         longer.push(0);
         assert!(matches!(decode(&longer), Err(DecodeError::TrailingBytes)));
         let mut flipped = whole.clone();
         flipped[whole.len() - 1] ^= 1;
-        assert!(matches!(decode(&flipped), Err(DecodeError::ChecksumMismatch)));
-        assert!(matches!(decode(b"not a filter at all"), Err(DecodeError::BadMagic)));
+        assert!(matches!(
+            decode(&flipped),
+            Err(DecodeError::ChecksumMismatch)
+        ));
+        assert!(matches!(
+            decode(b"not a filter at all"),
+            Err(DecodeError::BadMagic)
+        ));
         let limited = WindowedChunkDecoder::new(ReadOptions::new().limit(100)).feed(&whole);
         assert!(matches!(limited, Err(DecodeError::ExceedsLimit { .. })));
         // Every bit of the body flipped: refused, never a panic; a lane
