@@ -14,6 +14,9 @@
 #    AddressSanitizer + UBSan, and runs both, between the Rust interop
 #    example's `write` (a filter saved by Rust, loaded by C) and `check` (the
 #    filter C saved, checked by Rust);
+# 4a. builds ffi/tests/test_windowed.c, test_timed.c and test_memory.c
+#    (tables from a host's allocator: ccf_set_table_allocator) the same
+#    way (static library) and runs them;
 # 4b. builds ffi/tests/test_view.c the same way (static library), with
 #    and without the header's SSE2 probe, and runs both: concurrent_cuckoo_inline.h's lookup against ccf_contains_hash, and
 #    under concurrent writers;
@@ -106,6 +109,11 @@ step "ffi/tests/test_timed.c: timed filters (time to live, host and system clock
 gcc "${cflags[@]}" ffi/tests/test_timed.c "${static_libs[@]}" -lm -pthread -o "$out/test_timed"
 mkdir -p "$out/tmp/timed"
 "$out/test_timed" "$out/tmp/timed"
+
+step "ffi/tests/test_memory.c: tables from the host's allocator (ccf_set_table_allocator), every kind of filter, threads, refusals"
+gcc "${cflags[@]}" ffi/tests/test_memory.c "${static_libs[@]}" -lm -pthread -o "$out/test_memory"
+mkdir -p "$out/tmp/memory"
+"$out/test_memory" "$out/tmp/memory"
 
 step "ffi/tests/test_view.c: the inline lookup (concurrent_cuckoo_inline.h) agrees with the library, under writers too"
 gcc "${cflags[@]}" ffi/tests/test_view.c "${static_libs[@]}" -lm -pthread -o "$out/test_view"

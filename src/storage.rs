@@ -55,7 +55,7 @@ unsafe impl<T: ZeroInit> ZeroInit for crossbeam_utils::CachePadded<T> {}
 /// ```
 ///
 /// [`ReadOptions::table_memory`]: crate::ReadOptions::table_memory
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default)]
 #[non_exhaustive]
 pub enum TableMemory {
     /// The default: on Linux, tables of 4 MiB and more are private
@@ -69,14 +69,109 @@ pub enum TableMemory {
     /// Every table from the global allocator (`alloc_zeroed`), whatever
     /// its size: for a host that must account for every byte through its
     /// allocator, such as a Redis module (whose allocator reports to
-    /// Redis's `used_memory`, which `maxmemory` acts on). A table is three
+    /// Redis's `used_memory`, which `maxmemory` acts on). A table is four
     /// such zeroed blocks, each aligned to the cache line or more and
     /// allocated fallibly (a null is an error): its lock stripes, its
-    /// version words, then its buckets; a host may refuse any of them to
+    /// version words, a line of shared state, then its buckets; a host may refuse any of them to
     /// keep a limit. No 2 MiB pages
     /// unless the allocator provides them, and a retired level keeps its
     /// memory until the filter is dropped.
     GlobalAllocator,
+    /// Every table from a host's allocator: memory the host places itself
+    /// (a dataplane's `rte_malloc_socket` on the right NUMA socket, huge
+    /// pages it reserved). As [`GlobalAllocator`](Self::GlobalAllocator)
+    /// otherwise: four zeroed blocks a table, each asked for with its
+    /// size and alignment (the cache line or more), a null refusing it.
+    /// The allocator must outlive every table it gave.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, TableAllocator, TableMemory};
+    /// use std::alloc::Layout;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// /// The global allocator, counting the bytes it holds for tables.
+    /// struct Counting(AtomicUsize);
+    /// // SAFETY: blocks come from `alloc_zeroed` with the layout asked for,
+    /// // and go back to `dealloc` with it.
+    /// unsafe impl TableAllocator for Counting {
+    ///     fn allocate_zeroed(&self, layout: Layout) -> *mut u8 {
+    ///         self.0.fetch_add(layout.size(), Ordering::Relaxed);
+    ///         // SAFETY: tables ask for non-zero sizes.
+    ///         unsafe { std::alloc::alloc_zeroed(layout) }
+    ///     }
+    ///     unsafe fn deallocate(&self, block: *mut u8, layout: Layout) {
+    ///         self.0.fetch_sub(layout.size(), Ordering::Relaxed);
+    ///         // SAFETY: `block` came from `allocate_zeroed` with `layout`.
+    ///         unsafe { std::alloc::dealloc(block, layout) }
+    ///     }
+    /// }
+    ///
+    /// static TABLES: Counting = Counting(AtomicUsize::new(0));
+    /// let filter = CuckooFilter::builder()
+    ///     .capacity(1_000_000)
+    ///     .table_memory(TableMemory::Allocator(&TABLES))
+    ///     .build()?;
+    /// assert!(TABLES.0.load(Ordering::Relaxed) >= 2 << 20);
+    /// drop(filter);
+    /// assert_eq!(TABLES.0.load(Ordering::Relaxed), 0);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    Allocator(&'static dyn TableAllocator),
+}
+
+/// A host's allocator for tables ([`TableMemory::Allocator`]).
+///
+/// # Safety
+/// `allocate_zeroed` returns null or a block of `layout.size()` bytes, all
+/// zero, aligned to `layout.align()`, that nothing else uses until it is
+/// passed to `deallocate` with the same layout. Both may be called from
+/// any thread (the filter is `Send` and `Sync`).
+pub unsafe trait TableAllocator: Sync {
+    /// A zeroed block for `layout` (non-zero size), or null.
+    fn allocate_zeroed(&self, layout: core::alloc::Layout) -> *mut u8;
+
+    /// Gives back a block.
+    ///
+    /// # Safety
+    /// `block` came from this allocator's `allocate_zeroed` with `layout`
+    /// and is given back once.
+    unsafe fn deallocate(&self, block: *mut u8, layout: core::alloc::Layout);
+}
+
+impl TableMemory {
+    /// The allocator's address, for comparing and hashing.
+    fn key(&self) -> (u8, *const ()) {
+        match self {
+            Self::Mapped => (0, core::ptr::null()),
+            Self::GlobalAllocator => (1, core::ptr::null()),
+            Self::Allocator(a) => (2, (*a as *const dyn TableAllocator).cast()),
+        }
+    }
+}
+
+impl core::fmt::Debug for TableMemory {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Mapped => f.write_str("Mapped"),
+            Self::GlobalAllocator => f.write_str("GlobalAllocator"),
+            Self::Allocator(_) => write!(f, "Allocator({:p})", self.key().1),
+        }
+    }
+}
+
+/// Equal when the same variant, and for allocators the same one.
+impl PartialEq for TableMemory {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for TableMemory {}
+
+impl core::hash::Hash for TableMemory {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
 }
 
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -152,6 +247,8 @@ mod raw {
 
     enum Backing {
         Heap(Layout),
+        /// A block of a host's allocator.
+        Host(Layout, &'static dyn crate::storage::TableAllocator),
         #[cfg(target_os = "linux")]
         Mmap {
             len: usize,
@@ -192,6 +289,14 @@ mod raw {
             let _ = memory;
             let layout =
                 Layout::from_size_align(bytes, align).map_err(|_| AllocationError::new(bytes))?;
+            if let TableMemory::Allocator(host) = memory {
+                let ptr = NonNull::new(host.allocate_zeroed(layout))
+                    .ok_or(AllocationError::new(bytes))?;
+                return Ok(Self {
+                    ptr,
+                    backing: Backing::Host(layout, host),
+                });
+            }
             // SAFETY: `layout` has non-zero size (asserted above).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
             let ptr = NonNull::new(raw).ok_or(AllocationError::new(bytes))?;
@@ -251,7 +356,7 @@ mod raw {
         /// Whether [`discard`](Self::discard) gives the memory back: the
         /// region is a mapping of its own, not heap memory.
         pub(crate) fn is_mapped(&self) -> bool {
-            !matches!(self.backing, Backing::Heap(_))
+            !matches!(self.backing, Backing::Heap(_) | Backing::Host(..))
         }
 
         /// Offers the region's block to `mover` if it is one of the global
@@ -285,7 +390,7 @@ mod raw {
         /// while this runs: then no value any thread can observe changes.
         pub(crate) fn discard(&self) -> bool {
             match self.backing {
-                Backing::Heap(_) => false,
+                Backing::Heap(_) | Backing::Host(..) => false,
                 #[cfg(target_os = "linux")]
                 // MADV_DONTNEED replaces the pages by zero-fill pages; the
                 // caller guarantees they hold zeros and that no thread writes
@@ -304,6 +409,11 @@ mod raw {
             match self.backing {
                 // SAFETY: allocated in `zeroed` with exactly this layout.
                 Backing::Heap(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
+                // SAFETY: the host's `allocate_zeroed` gave this block for
+                // `layout` (`zeroed_aligned`); it goes back once, here.
+                Backing::Host(layout, host) => unsafe {
+                    host.deallocate(self.ptr.as_ptr(), layout)
+                },
                 #[cfg(target_os = "linux")]
                 // SAFETY: this range is what `mmap` left mapped for us.
                 Backing::Mmap { len } => unsafe {
@@ -556,6 +666,72 @@ mod tests {
         let heap =
             ZeroedArray::<AtomicU64>::zeroed((8 << 20) / 8, TableMemory::GlobalAllocator).unwrap();
         assert!(!heap.is_mapped() && !heap.discard(), "heap memory is kept");
+    }
+
+    /// A host's allocator: every block of every size asked of it with its
+    /// layout and given back with the same, none kept as a mapping; a
+    /// refusal (a null) is an error, not a crash.
+    #[test]
+    fn a_hosts_allocator_gives_and_takes_back_every_block() {
+        use std::sync::Mutex;
+        struct Host {
+            live: Mutex<Vec<(usize, core::alloc::Layout)>>,
+            refuse_from: usize,
+        }
+        // SAFETY: blocks come from the global allocator's `alloc_zeroed`
+        // with the layout asked for, and go back to `dealloc` with it.
+        unsafe impl TableAllocator for Host {
+            fn allocate_zeroed(&self, layout: core::alloc::Layout) -> *mut u8 {
+                if layout.size() >= self.refuse_from {
+                    return core::ptr::null_mut();
+                }
+                // SAFETY: non-zero sizes only (regions hold a byte or more).
+                let block = unsafe { std::alloc::alloc_zeroed(layout) };
+                self.live.lock().unwrap().push((block as usize, layout));
+                block
+            }
+            unsafe fn deallocate(&self, block: *mut u8, layout: core::alloc::Layout) {
+                let mut live = self.live.lock().unwrap();
+                let at = live.iter().position(|&b| b == (block as usize, layout));
+                live.swap_remove(at.expect("a block this allocator gave, with its layout"));
+                // SAFETY: `block` came from `alloc_zeroed` with `layout`.
+                unsafe { std::alloc::dealloc(block, layout) }
+            }
+        }
+        let host: &'static Host = Box::leak(Box::new(Host {
+            live: Mutex::new(Vec::new()),
+            refuse_from: 16 << 20,
+        }));
+        let memory = TableMemory::Allocator(host);
+        assert_eq!(memory, TableMemory::Allocator(host));
+        assert_ne!(memory, TableMemory::GlobalAllocator);
+        assert!(format!("{memory:?}").starts_with("Allocator(0x"));
+        for len in [1usize, 1000, (8 << 20) / 8 + 3] {
+            let a = ZeroedArray::<AtomicU64>::zeroed(len, memory).unwrap();
+            assert_eq!(a.as_ptr() as usize % CACHE_LINE, 0);
+            assert!(a.iter().all(|b| b.load(Ordering::Relaxed) == 0));
+            assert!(!a.is_mapped() && !a.discard());
+            assert_eq!(host.live.lock().unwrap().len(), 1);
+        }
+        assert!(
+            host.live.lock().unwrap().is_empty(),
+            "every block given back"
+        );
+        assert!(ZeroedArray::<AtomicU64>::zeroed((32 << 20) / 8, memory).is_err());
+        let filter = crate::CuckooFilter::builder()
+            .capacity(100_000)
+            .table_memory(memory)
+            .build()
+            .unwrap();
+        filter.insert(&1u64).unwrap();
+        assert_eq!(filter.table_memory(), memory);
+        let blocks = host.live.lock().unwrap().len();
+        assert!(
+            blocks >= 3,
+            "the table's arrays (stripes, versions, buckets): {blocks}"
+        );
+        drop(filter);
+        assert!(host.live.lock().unwrap().is_empty());
     }
 
     /// A table's mapping, trimmed to a 2 MiB-aligned range, leaves a head

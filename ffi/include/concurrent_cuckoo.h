@@ -304,6 +304,28 @@ typedef struct ccf_timed ccf_timed;
 typedef struct ccf_windowed ccf_windowed;
 
 /**
+ * A host's allocator for filter tables: see `ccf_set_table_allocator`.
+ */
+typedef struct ccf_allocator {
+  /**
+   * Returns a block of `size` bytes aligned to `align` (a power of two
+   * from 64 to 4096), or NULL to refuse it (the filter's creation then
+   * fails with `CCF_ALLOCATION_FAILED`). The block need not be zeroed:
+   * the library zeroes it. Called from the thread that makes the filter.
+   */
+  void *(*alloc)(void *ctx, size_t size, size_t align);
+  /**
+   * Gives back a block `alloc` returned, with its size. Called from the
+   * thread that frees the filter.
+   */
+  void (*free)(void *ctx, void *block, size_t size);
+  /**
+   * Passed to both, unchanged.
+   */
+  void *ctx;
+} ccf_allocator;
+
+/**
  * What `ccf_stats` reports: size, memory, and what inserts and removes
  * have done since the filter was created, loaded or thawed (`ccf_clear`
  * keeps the counters). Mirrors Rust's `Stats`.
@@ -1107,6 +1129,32 @@ size_t ccf_frozen_capacity(const struct ccf_frozen *f);
  * one pointer.
  */
 enum ccf_status ccf_frozen_thaw(const struct ccf_frozen *f, struct ccf_filter **out);
+
+/**
+ * Makes `allocator` the source of the tables of every filter made or
+ * loaded from now on (`ccf_new*`, `ccf_load`, `ccf_scalable_*`,
+ * `ccf_windowed_*`, `ccf_timed_*`; a growing filter's later levels too),
+ * or, for NULL, the library's default again (tables of 4 MiB and more
+ * mapped on their own with 2 MiB pages advised, smaller ones from
+ * `malloc`). Each filter keeps the allocator it was made with until it
+ * is freed, whatever is set later; each of its tables is a few blocks
+ * (lock stripes, version words, shared state, buckets), asked for when
+ * it is made and given back when it is freed. Saved filters queried in
+ * place (`ccf_frozen_*`) are not tables: they are unaffected.
+ *
+ * For a DPDK dataplane: an `alloc` calling `rte_malloc_socket(NULL, size,
+ * align, rte_socket_id())` places each filter's table on the NUMA socket
+ * of the lcore that makes it (`ffi/examples/dpdk/dataplane.c`).
+ *
+ * Returns `CCF_OK`, or `CCF_INVALID_ARGUMENT` (nothing changed) for an
+ * allocator without `alloc` or `free`.
+ *
+ * # Safety
+ * `allocator` is NULL or points to a `ccf_allocator` that stays valid and
+ * unchanged until every filter made while it was in force has been
+ * freed; its functions may be called from any thread, concurrently.
+ */
+enum ccf_status ccf_set_table_allocator(const struct ccf_allocator *allocator);
 
 /**
  * Saves the filter to the file at `path` without ever leaving a

@@ -146,7 +146,8 @@ pub unsafe extern "C" fn ccf_new_with_flags(
         }
         let mut builder = CuckooFilter::builder()
             .capacity(capacity)
-            .uniform_hashes(flags & CCF_UNIFORM_HASHES != 0);
+            .uniform_hashes(flags & CCF_UNIFORM_HASHES != 0)
+            .table_memory(crate::memory::table_memory());
         // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
         // refuses it.
         if false_positive_rate != 0.0 {

@@ -25,7 +25,7 @@
 //! [`stats`] (the counters snapshot), [`persist`] (saving and loading
 //! files), [`frozen`] (saved filters queried in place from a read-only
 //! mapping), [`scalable`] (growing filters), [`windowed`] (filters whose
-//! keys expire by age). The batch calls of every handle share the
+//! keys expire by age), [`memory`] (tables from the host's allocator). The batch calls of every handle share the
 //! chunking helpers below; `ops` holds the calls generic over a handle
 //! (keys, hashes, batches, counts, removes, releasing), which the entry
 //! points of every handle type call, and [`persist`] the generic saving
@@ -37,6 +37,7 @@
 
 pub mod filter;
 pub mod frozen;
+pub mod memory;
 mod ops;
 pub mod persist;
 pub mod scalable;

@@ -62,7 +62,7 @@ pub unsafe extern "C" fn ccf_load(path: *const c_char, out: *mut *mut ccf_filter
     // SAFETY: the caller's contract is `load`'s.
     unsafe {
         load(path, out, |file, len| {
-            CuckooFilter::read_from_limited(file, len)
+            CuckooFilter::read_from_with_options(file, crate::memory::read_options(len))
         })
     }
 }

@@ -174,7 +174,9 @@ pub unsafe extern "C" fn ccf_scalable_new_with_options(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        let mut builder = ScalableCuckooFilter::builder().capacity(initial_capacity);
+        let mut builder = ScalableCuckooFilter::builder()
+            .capacity(initial_capacity)
+            .table_memory(crate::memory::table_memory());
         // -0.0 == 0.0 is the default too; NaN is not 0 and the builder
         // refuses it.
         if false_positive_rate != 0.0 {
@@ -723,7 +725,7 @@ pub unsafe extern "C" fn ccf_scalable_load(
     // SAFETY: the caller's contract is `persist::load`'s.
     unsafe {
         load(path, out, |file, len| {
-            ScalableCuckooFilter::read_from_limited(file, len)
+            ScalableCuckooFilter::read_from_with_options(file, crate::memory::read_options(len))
         })
     }
 }

@@ -128,6 +128,7 @@ pub unsafe extern "C" fn ccf_timed_new(
         }
         let mut builder = TimedCuckooFilter::builder()
             .capacity(capacity)
+            .table_memory(crate::memory::table_memory())
             .time_to_live(std::time::Duration::from_millis(time_to_live_ms));
         if generations != 0 {
             builder = builder.generations(u64::from(generations));
@@ -344,7 +345,9 @@ pub unsafe extern "C" fn ccf_timed_load(
     unsafe {
         open(path, out, |path| {
             let bytes = read_whole(path)?;
-            Timed::from_bytes_with_clock(&bytes, clock).map_err(ccf_status::from)
+            let options =
+                concurrent_cuckoo::ReadOptions::new().table_memory(crate::memory::table_memory());
+            Timed::from_bytes_with_options(&bytes, clock, options).map_err(ccf_status::from)
         })
     }
 }

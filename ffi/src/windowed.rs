@@ -84,7 +84,9 @@ pub unsafe extern "C" fn ccf_windowed_new(
         if out.is_null() {
             return CCF_INVALID_ARGUMENT;
         }
-        let mut builder = WindowedCuckooFilter::builder().capacity(capacity);
+        let mut builder = WindowedCuckooFilter::builder()
+            .capacity(capacity)
+            .table_memory(crate::memory::table_memory());
         if generations != 0 {
             builder = builder.generations(generations as u64);
         }
@@ -437,7 +439,10 @@ pub unsafe extern "C" fn ccf_windowed_load(
     // SAFETY: the caller's contract is `persist::load`'s.
     unsafe {
         load(path, out, |file, _len| {
-            WindowedCuckooFilter::read_from(file)
+            WindowedCuckooFilter::read_from_with_options(
+                file,
+                concurrent_cuckoo::ReadOptions::new().table_memory(crate::memory::table_memory()),
+            )
         })
     }
 }

@@ -58,6 +58,10 @@
  *   cargo build --release -p concurrent-cuckoo-ffi && make -C ffi/examples/dpdk
  *   target/dpdk/dataplane --seconds 5
  *
+ * The filter's tables live in DPDK's memory: ccf_set_table_allocator
+ * with rte_malloc_socket on the main lcore's NUMA socket (rte_free gives
+ * them back when the filter is freed, before rte_eal_cleanup).
+ *
  * Usage: dataplane [EAL options --] [--seconds N] [--workers N] [--flows N]
  *                  [--churn N] [--keyed] [--canary] [--window MS]
  * Without EAL options the defaults are --no-huge --no-pci --no-shconf -m 128
@@ -775,6 +779,22 @@ static struct totals sum_workers(void) {
     return t;
 }
 
+/* The filter's tables in DPDK's memory (ccf_set_table_allocator), on the
+ * NUMA socket of the lcore that makes the filter: the main lcore here,
+ * beside the workers that read it. The library zeroes each block. */
+static void *table_alloc(void *ctx, size_t size, size_t align) {
+    (void)ctx;
+    return rte_malloc_socket("ccf-table", size, (unsigned)align, (int)rte_socket_id());
+}
+
+static void table_free(void *ctx, void *block, size_t size) {
+    (void)ctx;
+    (void)size;
+    rte_free(block);
+}
+
+static const ccf_allocator dpdk_tables = {table_alloc, table_free, NULL};
+
 int main(int argc, char **argv) {
     /* Split argv at "--": EAL options before it, the application's after.
      * Without "--" every argument is the application's. */
@@ -838,6 +858,8 @@ int main(int argc, char **argv) {
     if (!g.state || !g.workers || !ctl.phantom)
         rte_exit(EXIT_FAILURE, "out of memory\n");
 
+    check_status("ccf_set_table_allocator", ccf_set_table_allocator(&dpdk_tables));
+    printf("filter tables: rte_malloc_socket on socket %d\n", (int)rte_socket_id());
     if (cfg.window_ms) {
         if (cfg.keyed)
             rte_exit(EXIT_FAILURE, "--window looks flows up by their hashes: no --keyed\n");
