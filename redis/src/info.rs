@@ -19,6 +19,7 @@ static ITEMS: AtomicI64 = AtomicI64::new(0);
 static MEMORY: AtomicI64 = AtomicI64::new(0);
 static REFUSED_INSERTS: AtomicU64 = AtomicU64::new(0);
 static REFUSED_REMOVES: AtomicU64 = AtomicU64::new(0);
+static SWEEPER_VISITS: AtomicU64 = AtomicU64::new(0);
 static SWEEPER_BUCKETS: AtomicU64 = AtomicU64::new(0);
 static SWEEPER_ADVANCES: AtomicU64 = AtomicU64::new(0);
 static CATCH_UP_SWEEPS: AtomicU64 = AtomicU64::new(0);
@@ -102,6 +103,11 @@ pub(crate) fn refused_remove() {
     REFUSED_REMOVES.fetch_add(1, Ordering::Relaxed);
 }
 
+/// Counts a visit of a key by the sweeper.
+pub(crate) fn sweeper_visited() {
+    SWEEPER_VISITS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// Counts `n` buckets of window filters the sweeper swept
 /// (`window_sweeper.rs`).
 pub(crate) fn sweeper_swept(n: usize) {
@@ -131,6 +137,7 @@ pub(crate) fn section(ctx: *mut raw::RedisModuleInfoCtx) {
         ("refused_inserts", loadu(&REFUSED_INSERTS)),
         ("refused_removes", loadu(&REFUSED_REMOVES)),
         ("window_keys", clamp(crate::window_keys::count())),
+        ("window_sweeper_visits", loadu(&SWEEPER_VISITS)),
         ("window_sweeper_buckets", loadu(&SWEEPER_BUCKETS)),
         ("window_sweeper_advances", loadu(&SWEEPER_ADVANCES)),
         ("window_catch_up_sweeps", loadu(&CATCH_UP_SWEEPS)),

@@ -1,7 +1,14 @@
 //! The keys that hold window filters, for the sweeper (`window_sweeper.rs`)
-//! to visit between commands: each key's database and name, noted where a
-//! window filter is made, loaded, restored, copied, renamed or moved, and
-//! wherever a command advances one.
+//! to visit between commands, each when it is next due: each key's
+//! database and name, noted where a window filter is made, loaded,
+//! restored, copied, renamed or moved, and wherever a command advances
+//! one.
+//!
+//! A key is due at once when noted, and then when the sweeper says (the
+//! start of its filter's next generation): a key with nothing to do costs
+//! nothing until then, however many keys there are (a heap ordered by
+//! the time each is due, and for keys due together by when they were
+//! scheduled, so that they take turns).
 //!
 //! A name is only a hint: the sweeper opens the key and checks that it
 //! holds a window filter, and forgets the names that no longer do (a key
@@ -13,20 +20,32 @@
 //! these (commands, loads, keyspace events, timers); the lock only makes
 //! the static sound.
 
+use core::cmp::Reverse;
 use redis_module::Context;
-use std::collections::HashSet;
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Mutex;
 
 /// A key: its database and name.
 pub(crate) type Key = (i32, Vec<u8>);
 
-/// The keys noted, in the order the sweeper visits them.
+/// The keys noted and when each is due.
 #[derive(Default)]
 struct Keys {
-    order: Vec<Key>,
-    known: HashSet<Key>,
-    /// Where the next visit starts.
-    cursor: usize,
+    /// Each key's due time (ms) and the turn it was scheduled in: the
+    /// heap entry that counts (others are stale, dropped when popped).
+    due: HashMap<Key, (u64, u64)>,
+    heap: BinaryHeap<Reverse<(u64, u64, Key)>>,
+    /// Turns handed out so far.
+    turns: u64,
+}
+
+impl Keys {
+    fn schedule(&mut self, key: Key, at: u64) {
+        self.turns += 1;
+        let turn = self.turns;
+        self.due.insert(key.clone(), (at, turn));
+        self.heap.push(Reverse((at, turn, key)));
+    }
 }
 
 static KEYS: Mutex<Option<Keys>> = Mutex::new(None);
@@ -38,12 +57,13 @@ fn with<R>(f: impl FnOnce(&mut Keys) -> R) -> R {
     f(guard.get_or_insert_with(Keys::default))
 }
 
-/// Notes that `key` in database `db` holds a window filter.
+/// Notes that `key` in database `db` holds a window filter: due at once
+/// (unless already due at once).
 pub(crate) fn note(db: i32, key: &[u8]) {
     with(|k| {
-        if !k.known.contains(&(db, key.to_vec())) {
-            k.known.insert((db, key.to_vec()));
-            k.order.push((db, key.to_vec()));
+        let key = (db, key.to_vec());
+        if k.due.get(&key).is_none_or(|&(at, _)| at > 0) {
+            k.schedule(key, 0);
         }
     });
 }
@@ -57,35 +77,39 @@ pub(crate) fn note_selected(ctx: &Context, key: &[u8]) {
     }
 }
 
-/// How many keys are noted.
+/// How many keys are noted (a key being visited aside).
 pub(crate) fn count() -> usize {
-    with(|k| k.order.len())
+    with(|k| k.due.len())
 }
 
-/// The key the next visit starts at, if any are noted.
-pub(crate) fn current() -> Option<Key> {
+/// Takes the key due first if it is due by `now` (ms), out of the keys
+/// noted: the caller [`reschedule`]s it, or drops it (it holds no window
+/// filter any more).
+pub(crate) fn take_due(now: u64) -> Option<Key> {
     with(|k| {
-        if k.cursor >= k.order.len() {
-            k.cursor = 0;
+        while let Some(Reverse((at, turn, _))) = k.heap.peek() {
+            if *at > now {
+                return None;
+            }
+            let (at, turn) = (*at, *turn);
+            let Some(Reverse((_, _, key))) = k.heap.pop() else {
+                return None;
+            };
+            if k.due.get(&key) == Some(&(at, turn)) {
+                // Until rescheduled, not due at all (and a note makes it
+                // due at once).
+                k.due.remove(&key);
+                return Some(key);
+            }
+            // Stale: the key was scheduled again, or forgotten.
         }
-        k.order.get(k.cursor).cloned()
+        None
     })
 }
 
-/// Moves the next visit on to the key after the current one.
-pub(crate) fn step() {
-    with(|k| k.cursor += 1);
-}
-
-/// Forgets the current key (it holds no window filter any more); the next
-/// visit starts at the key after it.
-pub(crate) fn forget_current() {
-    with(|k| {
-        if k.cursor < k.order.len() {
-            let gone = k.order.swap_remove(k.cursor);
-            k.known.remove(&gone);
-        }
-    });
+/// Makes `key` due at `at` (ms), after the keys already due then.
+pub(crate) fn reschedule(key: Key, at: u64) {
+    with(|k| k.schedule(key, at));
 }
 
 #[cfg(test)]
@@ -93,36 +117,42 @@ mod tests {
     use super::*;
 
     /// The one test of the shared static (tests run on threads of one
-    /// process): notes are kept once each, visited in turn and forgotten.
+    /// process): keys are noted once each, due at once, taken in turn,
+    /// rescheduled for later, noted again to be due at once, dropped.
     #[test]
-    fn keys_are_noted_once_visited_in_turn_and_forgotten() {
+    fn keys_are_taken_when_due_in_turn_and_forgotten() {
+        let key = |db: i32, name: &[u8]| (db, name.to_vec());
         note(0, b"a");
         note(0, b"b");
         note(0, b"a");
         note(1, b"a");
         assert_eq!(count(), 3);
-        let mut seen = Vec::new();
-        for _ in 0..3 {
-            seen.push(current().unwrap());
-            step();
-        }
-        seen.sort();
+        let mut taken = [take_due(0), take_due(0), take_due(0)].map(Option::unwrap);
+        assert_eq!(take_due(u64::MAX), None, "each once");
+        taken.sort();
+        assert_eq!(taken, [key(0, b"a"), key(0, b"b"), key(1, b"a")]);
+        reschedule(key(0, b"a"), 100);
+        reschedule(key(0, b"b"), 50);
+        reschedule(key(1, b"a"), 50);
+        assert_eq!(take_due(49), None);
         assert_eq!(
-            seen,
-            [(0, b"a".to_vec()), (0, b"b".to_vec()), (1, b"a".to_vec())]
+            take_due(60),
+            Some(key(0, b"b")),
+            "due first, scheduled first"
         );
-        assert_eq!(current(), Some((0, b"a".to_vec())), "round again");
-        forget_current();
-        assert_eq!(count(), 2);
-        let left: HashSet<Key> = (0..2)
-            .map(|_| {
-                let k = current().unwrap();
-                step();
-                k
-            })
-            .collect();
-        assert!(!left.contains(&(0, b"a".to_vec())));
+        reschedule(key(0, b"b"), 60);
+        assert_eq!(
+            take_due(60),
+            Some(key(1, b"a")),
+            "the other key due then goes first"
+        );
+        assert_eq!(take_due(60), Some(key(0, b"b")));
+        assert_eq!(take_due(99), None);
+        note(0, b"a"); // due at once again
+        assert_eq!(take_due(0), Some(key(0, b"a")));
+        assert_eq!(take_due(u64::MAX), None, "its old entry is stale");
+        assert_eq!(count(), 0, "all taken, none rescheduled");
         note(0, b"a");
-        assert_eq!(count(), 3, "noted again after being forgotten");
+        assert_eq!(count(), 1, "noted again after being dropped");
     }
 }

@@ -12,10 +12,14 @@
 //! that expire"), however short the command.
 //!
 //! # A tick
-//! Every [`TICK`] (every [`IDLE_TICK`] while no key is noted, or while
-//! `cuckoo.window-sweeper` is `no`: `configs.rs`), for at most
-//! [`BUDGET`] of the main thread, the sweeper visits the keys
-//! `window_keys.rs` noted, in turn, resuming where the last tick stopped:
+//! Every [`TICK`] (every [`IDLE_TICK`] while no key is noted), for at
+//! most [`BUDGET`] of the main thread (nothing while
+//! `cuckoo.window-sweeper` is `no`: `configs.rs`), the sweeper visits the
+//! keys `window_keys.rs` holds that are due, in turn: a key is due when
+//! noted (made, loaded, advanced by a command or a `CF.ADVANCE`...),
+//! when its last visit ran out of time, and when its filter's next
+//! generation begins by the clock; in between it costs nothing, however
+//! many keys there are. A visit:
 //! * On every server it sweeps the current generation's slice ahead
 //!   (`sweep_ahead`, [`STEP`] buckets between reads of the clock). A sweep
 //!   clears only lanes that have expired at the filter's own generation,
@@ -84,25 +88,23 @@ pub(crate) fn on_keyspace_event(ctx: &Context, _: NotifyEvent, event: &str, key:
     }
 }
 
-/// Visits the noted keys until `deadline` or until each was visited once;
-/// whether any key is noted.
+/// Visits the keys due until `deadline` or until none is; whether any
+/// key is noted.
 fn sweep(ctx: &Context, deadline: Instant) -> bool {
-    let keys = window_keys::count();
-    if keys == 0 || !crate::configs::window_sweeper() {
-        return false;
+    if window_keys::count() == 0 || !crate::configs::window_sweeper() {
+        return window_keys::count() > 0;
     }
     let flags = ctx.get_flags();
     let primary = flags.contains(ContextFlags::MASTER)
         && !flags.intersects(ContextFlags::LOADING | ContextFlags::ASYNC_LOADING);
-    for _ in 0..keys {
-        let Some((db, name)) = window_keys::current() else {
-            break;
-        };
-        match visit(ctx, db, &name, primary, deadline) {
-            Visit::Gone => window_keys::forget_current(),
-            Visit::Done => window_keys::step(),
-            // The next tick resumes with this key.
-            Visit::OutOfTime => break,
+    let now = wv::now_ms();
+    while let Some(key) = window_keys::take_due(now) {
+        match visit(ctx, key.0, &key.1, primary, deadline) {
+            // Dropped: no window filter there any more.
+            Visit::Gone => {}
+            Visit::Done { next } => window_keys::reschedule(key, next),
+            // After the keys due now: they take turns.
+            Visit::OutOfTime => window_keys::reschedule(key, now),
         }
         if Instant::now() >= deadline {
             break;
@@ -115,8 +117,9 @@ fn sweep(ctx: &Context, deadline: Instant) -> bool {
 enum Visit {
     /// The key holds no window filter (any more).
     Gone,
-    /// Its slice is swept and, on the primary, its generation current.
-    Done,
+    /// Its slice is swept and, on the primary, its generation current:
+    /// nothing to do before `next` (ms), when its next generation begins.
+    Done { next: u64 },
     /// The tick's time ran out first.
     OutOfTime,
 }
@@ -124,6 +127,7 @@ enum Visit {
 /// Sweeps and (on the primary) advances the window filter of key `name`
 /// in database `db` as far as `deadline` allows.
 fn visit(ctx: &Context, db: i32, name: &[u8], primary: bool, deadline: Instant) -> Visit {
+    crate::info::sweeper_visited();
     let Some(select) = crate::api::api!(RedisModule_SelectDb) else {
         return Visit::Gone;
     };
@@ -158,7 +162,15 @@ fn visit(ctx: &Context, db: i32, name: &[u8], primary: bool, deadline: Instant) 
             let target = w.clock.generation_at(wv::now_ms());
             let current = w.filter.generation();
             if !primary || target <= current {
-                return Visit::Done;
+                // Due again when the clock reaches the next generation
+                // (on a replica too: it may be the primary by then, and
+                // its primary's CF.ADVANCE notes it due at once).
+                let next = current.max(target).saturating_add(1);
+                let at = w
+                    .clock
+                    .origin
+                    .saturating_add(next.saturating_mul(w.clock.length));
+                return Visit::Done { next: at };
             }
             // One generation (its slice is swept: no sweep), or the
             // clock's at once where every item has expired by then.

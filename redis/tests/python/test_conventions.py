@@ -175,6 +175,7 @@ def test_info_section_counts_filters_items_memory_and_refusals(server):
         "cuckoo_refused_inserts": 0,
         "cuckoo_refused_removes": 0,
         "cuckoo_window_keys": 0,
+        "cuckoo_window_sweeper_visits": 0,
         "cuckoo_window_sweeper_buckets": 0,
         "cuckoo_window_sweeper_advances": 0,
         "cuckoo_window_catch_up_sweeps": 0,

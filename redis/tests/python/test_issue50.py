@@ -497,3 +497,27 @@ def test_with_the_sweeper_off_a_write_catches_up_itself(server):
     assert r.execute_command("CF.EXISTS", "w", "item0") == 1
     assert ok(r.config_set("cuckoo.window-sweeper", "yes"))
     wait_for("the sweeper", lambda: sweeper(r)["sweeper_buckets"] > before["sweeper_buckets"])
+
+
+def test_idle_window_keys_cost_the_sweeper_nothing_until_due(server):
+    """The sweeper visits a key when it is noted and when its filter's next
+    generation begins, not on every tick: 5,000 window filters with a
+    10-minute window are visited once each, then not again while nothing
+    is due, and a key advanced by a command is visited again at once."""
+    r = server.client()
+    pipe = r.pipeline(transaction=False)
+    for i in range(5000):
+        pipe.execute_command("CF.RESERVE", f"w{i}", 100, "WINDOW", 600_000)
+    assert all(ok(x) for x in pipe.execute())
+    wait_for("every key's first visit",
+             lambda: sweeper(r)["sweeper_visits"] >= 5000 and sweeper(r)["keys"] == 5000)
+    settled = sweeper(r)["sweeper_visits"]
+    time.sleep(1)
+    assert sweeper(r)["sweeper_visits"] == settled, "idle keys were visited again"
+    # A short window: visited at each of its generations.
+    assert ok(r.execute_command("CF.RESERVE", "short", 100, "WINDOW", 400, "GENERATIONS", 2))
+    before = sweeper(r)
+    time.sleep(1.1)  # 5 generations of 200 ms
+    after = sweeper(r)
+    assert after["sweeper_advances"] - before["sweeper_advances"] >= 4
+    assert after["sweeper_visits"] - before["sweeper_visits"] <= 20
