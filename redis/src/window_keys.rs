@@ -92,9 +92,7 @@ pub(crate) fn take_due(now: u64) -> Option<Key> {
                 return None;
             }
             let (at, turn) = (*at, *turn);
-            let Some(Reverse((_, _, key))) = k.heap.pop() else {
-                return None;
-            };
+            let Reverse((_, _, key)) = k.heap.pop()?;
             if k.due.get(&key) == Some(&(at, turn)) {
                 // Until rescheduled, not due at all (and a note makes it
                 // due at once).
