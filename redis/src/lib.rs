@@ -73,6 +73,32 @@ pub mod fuzzing {
         window.write_encoding(&mut out).ok()?;
         Some(out)
     }
+
+    /// A restore of `bytes` as `CF.LOADCHUNK` takes it: a first chunk of
+    /// the block and header, then pieces of `piece` bytes, each checked as
+    /// it arrives, the bytes received written back after each (which must
+    /// be the prefix fed); its encoding again where accepted.
+    pub fn window_encoding_in_pieces(bytes: &[u8], piece: usize) -> Option<Vec<u8>> {
+        use crate::window_value::{WindowLoad, HEADER_CHUNK};
+        let first = bytes.len().min(HEADER_CHUNK);
+        let mut load = WindowLoad::begin(&bytes[..first]).ok()?;
+        let mut at = first;
+        while at < bytes.len() {
+            let end = bytes.len().min(at + piece.max(1));
+            load.feed(&bytes[at..end]).ok()?;
+            at = end;
+            let mut received = Vec::new();
+            load.write_received(&mut received).ok()?;
+            assert_eq!(received, bytes[..at], "the bytes received, written back");
+        }
+        if !load.is_complete() {
+            return None;
+        }
+        let window = load.finish().ok()?;
+        let mut out = Vec::new();
+        window.write_encoding(&mut out).ok()?;
+        Some(out)
+    }
 }
 
 use datatype::CF_TYPE;
