@@ -53,10 +53,10 @@ if [[ $status -ne 3 ]]; then
 fi
 echo "test-dpdk: the canary run exited 3 as it must"
 
-step "dataplane, 3 s, --window 400: flows aged by ccf_windowed (no false negative)"
+step "dataplane, 3 s, --window 400: flows aged by ccf_timed on the host clock (no false negative)"
 timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000
 
-step "dataplane, 3 s, --window 400 --canary: the window's false-negative check must fire (exit 3)"
+step "dataplane, 3 s, --window 400 --canary: the time to live's false-negative check must fire (exit 3)"
 set +e
 timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000 --canary
 status=$?

@@ -40,19 +40,23 @@
  * inserting it: the checker must then report false negatives (exit 3), which
  * proves it can fail.
  *
- * --window MS ages flows instead: the filter is a ccf_windowed whose window
- * is MS milliseconds (4 generations; the main lcore advances the generation
- * with ccf_windowed_advance_to from the clock). Workers look each burst up,
- * and every packet refreshes its flow (one ccf_windowed_insert_hash_batch a
- * burst): a flow stays while it has traffic, and once idle for the window
- * it is forgotten, so its next packet finds it new again. The generator
+ * --window MS ages flows instead: the filter is a ccf_timed whose time to
+ * live is MS milliseconds (in 4 generations), on a host clock: the main
+ * lcore sets its time from the timer cycle counter (ccf_timed_set_time),
+ * and every call expires what ran out by then. Workers look each burst up,
+ * and every packet refreshes its flow (one ccf_timed_insert_hash_batch a
+ * burst): a flow stays while it has traffic, and once idle for the time to
+ * live it is forgotten, so its next packet finds it new again. The generator
  * sends to a moving set of active flows (a quarter of the slots, each
  * active for two windows, then idle), so flows keep going idle and coming
- * back. The checker keeps, per slot, the generation read before the last
- * refresh of its flow returned; a packet whose flow was refreshed in
- * generation t and is looked up before the generation passes t + G - 1
- * must be found (exit 3 otherwise; --canary leaves 1 refresh in 1024 out
- * of the filter, which the checker must report).
+ * back. The main lcore publishes the time twice, as a bound on either
+ * side of ccf_timed_set_time: `clock_hi` before it, `clock_lo` after. The
+ * checker keeps, per slot, `clock_lo` read before the last refresh of its
+ * flow (the filter's time at the refresh was no earlier), and reads
+ * `clock_hi` after each lookup (the filter's time during it was no
+ * later): a flow refreshed at `lo` and looked up by `hi < lo + MS` must be
+ * found (exit 3 otherwise; --canary leaves 1 refresh in 1024 out of the
+ * filter, which the checker must report).
  *
  * Build and run (repository root; see the Makefile beside this file):
  *   cargo build --release -p concurrent-cuckoo-ffi && make -C ffi/examples/dpdk
@@ -188,11 +192,11 @@ struct config {
     unsigned seconds, workers;
     uint32_t flows;  /* flow slots */
     uint64_t churn;  /* flows admitted (and as many expired) per second */
-    uint64_t window_ms; /* --window: flow aging over this window (0: off) */
+    uint64_t window_ms; /* --window: flows' time to live, ms (0: off) */
     bool keyed, canary;
 };
 
-/* --window: generations a window is split into. */
+/* --window: generations the time to live is split into. */
 enum { WINDOW_GENERATIONS = 4 };
 /* A slot whose flow was never refreshed. */
 #define NEVER UINT64_MAX
@@ -218,8 +222,10 @@ struct generator_stats {
 static struct {
     struct config cfg;
     ccf_filter *filter;
-    ccf_windowed *windowed;      /* --window: the aging flow table */
-    _Atomic uint64_t *refreshed; /* --window: per slot, the generation read before the
+    ccf_timed *timed;            /* --window: the aging flow table */
+    _Atomic uint64_t clock_hi;   /* --window: the host time, ms, stored before and */
+    _Atomic uint64_t clock_lo;   /* after each ccf_timed_set_time */
+    _Atomic uint64_t *refreshed; /* --window: per slot, clock_lo read before the
                                     last refresh of its flow returned (or NEVER) */
     _Atomic uint64_t active_base; /* --window: first slot of the active set */
     _Atomic uint64_t *state; /* one word per flow slot: state_of(gen, phase) */
@@ -363,7 +369,7 @@ static inline bool parse(const struct rte_mbuf *m, struct flow_tuple *t, struct 
 }
 
 /* --window: one burst. Looks the flows up, checks every answer against
- * the refresh generations, forwards every packet (a miss is a new flow,
+ * the refresh times, forwards every packet (a miss is a new flow,
  * learned by the refresh below), and refreshes every packet's flow. */
 static void window_burst(const uint64_t *hashes,
                          const struct flow_tag *tags, struct rte_mbuf **valid, unsigned nv,
@@ -371,19 +377,18 @@ static void window_burst(const uint64_t *hashes,
                          uint64_t *learned) {
     uint64_t refreshed[BURST];
     bool hit[BURST];
-    /* Checker: the generation of each flow's last refresh, read (acquire)
+    /* Checker: the time of each flow's last refresh, read (acquire)
      * before the lookup, so that refresh happened before it. */
     for (unsigned i = 0; i < nv; i++)
         refreshed[i] = atomic_load_explicit(&g.refreshed[tags[i].slot], memory_order_acquire);
-    uint64_t mask = ccf_windowed_contains_hash_burst(g.windowed, hashes, nv);
-    for (unsigned i = 0; i < nv; i++)
-        hit[i] = (mask >> i) & 1;
-    uint64_t after = ccf_windowed_generation(g.windowed);
+    ccf_timed_contains_hash_batch(g.timed, hashes, nv, hit);
+    /* No earlier than the time the lookup read: that time's set_time came
+     * after this store, and the lookup's clock read is an acquire. */
+    uint64_t after = atomic_load_explicit(&g.clock_hi, memory_order_acquire);
     for (unsigned i = 0; i < nv; i++) {
-        /* Refreshed in generation >= refreshed[i]: live through
-         * refreshed[i] + G - 1, and the generation read after the lookup
-         * bounds the one it ran in. */
-        if (refreshed[i] != NEVER && after <= refreshed[i] + WINDOW_GENERATIONS - 1) {
+        /* Refreshed at a filter time >= refreshed[i]: found until then +
+         * the time to live, and `after` bounds the time of the lookup. */
+        if (refreshed[i] != NEVER && after < refreshed[i] + g.cfg.window_ms) {
             (*positive)++;
             *fns += !hit[i];
         }
@@ -398,16 +403,17 @@ static void window_burst(const uint64_t *hashes,
     for (unsigned i = 0; i < nv; i++)
         if (!(g.cfg.canary && tags[i].slot % CANARY_EVERY == 0))
             keep[nk++] = hashes[i];
-    uint64_t before = ccf_windowed_generation(g.windowed);
+    /* No later than the time the refresh reads: stored after its
+     * set_time returned. */
+    uint64_t before = atomic_load_explicit(&g.clock_lo, memory_order_acquire);
     size_t done = 0;
-    ccf_status s = ccf_windowed_insert_hash_batch(g.windowed, keep, nk, &done);
+    ccf_status s = ccf_timed_insert_hash_batch(g.timed, keep, nk, &done);
     if (s != CCF_OK)
         rte_exit(EXIT_FAILURE, "refreshing flows: %s after %zu of %u\n", ccf_status_message(s), done,
                  nk);
     /* After the refresh returned (release): a lookup that reads this
      * value follows the refresh. Concurrent workers may store an older
-     * generation over a newer one: the checker then expects less, never
-     * more. */
+     * time over a newer one: the checker then expects less, never more. */
     for (unsigned i = 0; i < nv; i++)
         atomic_store_explicit(&g.refreshed[tags[i].slot], before, memory_order_release);
 }
@@ -863,20 +869,21 @@ int main(int argc, char **argv) {
     if (cfg.window_ms) {
         if (cfg.keyed)
             rte_exit(EXIT_FAILURE, "--window looks flows up by their hashes: no --keyed\n");
-        /* Every slot may be live at once. */
-        ccf_status s = ccf_windowed_new(cfg.flows, WINDOW_GENERATIONS, 0.0, NULL, &g.windowed);
-        check_status("ccf_windowed_new", s);
+        /* Every slot may be live at once; the host clock starts at 0. */
+        ccf_status s = ccf_timed_new(cfg.flows, cfg.window_ms, WINDOW_GENERATIONS, 0.0,
+                                     CCF_TIMED_HOST_CLOCK, 0, NULL, &g.timed);
+        check_status("ccf_timed_new", s);
         g.refreshed = malloc(cfg.flows * sizeof *g.refreshed);
         if (!g.refreshed)
             rte_exit(EXIT_FAILURE, "out of memory\n");
         for (uint32_t i = 0; i < cfg.flows; i++)
             atomic_init(&g.refreshed[i], NEVER);
         printf("dataplane (%s, concurrent-cuckoo %s, probe %s): %u flow slots, a quarter active at "
-               "a time (each for two windows), flows aged over %llu ms in %d generations by "
-               "ccf_windowed; table %.1f MiB\n",
+               "a time (each for two times to live), flows aged by ccf_timed on the timer cycle "
+               "counter: time to live %llu ms (%llu kept), in %d generations\n",
                rte_version(), ccf_version(), ccf_probe_backend(), cfg.flows,
-               (unsigned long long)cfg.window_ms, WINDOW_GENERATIONS,
-               (double)ccf_windowed_memory_usage(g.windowed) / (1 << 20));
+               (unsigned long long)cfg.window_ms,
+               (unsigned long long)ccf_timed_time_to_live_ms(g.timed), WINDOW_GENERATIONS);
     } else {
         /* Room for the admitted window plus a batch in flight. */
         ccf_status s = ccf_new(ctl.window + CONTROL_BATCH, 0.0, &g.filter);
@@ -936,23 +943,25 @@ int main(int argc, char **argv) {
     while (second < cfg.seconds && !signalled) {
         double t = now_seconds();
         if (cfg.window_ms) {
-            /* The clock: a generation every window / G; the active set
-             * moves so that each slot is active for two windows. */
+            /* The host clock, from the timer cycle counter; the active set
+             * moves so that each slot is active for two times to live. */
             double elapsed_ms = (t - start) * 1e3;
-            ccf_windowed_advance_to(g.windowed, (uint64_t)(elapsed_ms * WINDOW_GENERATIONS /
-                                                           (double)cfg.window_ms));
+            uint64_t host_ms = (uint64_t)elapsed_ms;
+            atomic_store_explicit(&g.clock_hi, host_ms, memory_order_release);
+            check_status("ccf_timed_set_time", ccf_timed_set_time(g.timed, host_ms));
+            atomic_store_explicit(&g.clock_lo, host_ms, memory_order_release);
             double per_ms = (double)(cfg.flows / 4) / (2.0 * (double)cfg.window_ms);
             atomic_store_explicit(&g.active_base, (uint64_t)(elapsed_ms * per_ms) % cfg.flows,
                                   memory_order_relaxed);
             if (t - last >= 1.0) {
                 second++;
                 struct totals tot = sum_workers();
-                printf("[%3us] generation %llu | %5.2f Mpps looked up and refreshed | new or "
+                printf("[%3us] host time %6llu ms | %5.2f Mpps looked up and refreshed | new or "
                        "returning flows %7.0f/s | live flows %zu | false negatives %llu\n",
-                       second, (unsigned long long)ccf_windowed_generation(g.windowed),
+                       second, (unsigned long long)host_ms,
                        (double)(tot.rx - last_churn) / (t - last) / 1e6,
                        (double)(tot.learned - last_learned) / (t - last),
-                       ccf_windowed_len(g.windowed), (unsigned long long)tot.fns);
+                       ccf_timed_len(g.timed), (unsigned long long)tot.fns);
                 fflush(stdout);
                 last_churn = tot.rx;
                 last_learned = tot.learned;
@@ -1029,12 +1038,12 @@ int main(int argc, char **argv) {
                (double)tot.fps / (double)(tot.negative ? tot.negative : 1),
                ccf_false_positive_bound(g.filter), (unsigned long long)tot.transit);
     } else {
-        printf("window: %llu packets of flows inside their window checked, %llu false negatives; "
-               "%llu of new or returning flows (learned); %zu flows live at the end, generation "
-               "%llu\n",
+        printf("window: %llu packets of flows inside their time to live checked, %llu false "
+               "negatives; %llu of new or returning flows (learned); %zu flows live at the end, "
+               "host time %llu ms\n",
                (unsigned long long)tot.positive, (unsigned long long)fns,
-               (unsigned long long)tot.learned, ccf_windowed_len(g.windowed),
-               (unsigned long long)ccf_windowed_generation(g.windowed));
+               (unsigned long long)tot.learned, ccf_timed_len(g.timed),
+               (unsigned long long)atomic_load(&g.clock_lo));
     }
 
     int status = EXIT_SUCCESS;
@@ -1059,7 +1068,7 @@ int main(int argc, char **argv) {
     shut_down_ports();
     rte_mempool_free(g.pool);
     ccf_free(g.filter);
-    ccf_windowed_free(g.windowed);
+    ccf_timed_free(g.timed);
     free(g.refreshed);
     rte_free(g.workers);
     free(g.state);
