@@ -1807,6 +1807,33 @@ void ccf_timed_contains_hash_batch(const struct ccf_timed *f,
                                    bool *out);
 
 /**
+ * `ccf_contains_burst` for a timed filter: bit `i` set when `keys[i]`
+ * (`key_len` bytes each, DPDK's fixed-length keys) is live, the clock
+ * read once; 0 for a NULL `f` or `keys`, or `n > 64`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `keys` is NULL or points to `n`
+ * readable pointers, each NULL or pointing to `key_len` readable bytes.
+ */
+uint64_t ccf_timed_contains_burst(const struct ccf_timed *f,
+                                  const void *const *keys,
+                                  size_t key_len,
+                                  uint32_t n);
+
+/**
+ * `ccf_contains_hash_burst` for a timed filter: bit `i` set when
+ * `hashes[i]` is live, the clock read once; 0 for a NULL `f` or
+ * `hashes`, or `n > 64`.
+ *
+ * # Safety
+ * `f` is NULL or a live timed filter; `hashes` is NULL or points to `n`
+ * readable `uint64_t`s.
+ */
+uint64_t ccf_timed_contains_hash_burst(const struct ccf_timed *f,
+                                       const uint64_t *hashes,
+                                       uint32_t n);
+
+/**
  * Live keys as of the clock's time; 0 for a NULL `f`.
  *
  * # Safety

@@ -277,6 +277,41 @@ pub unsafe extern "C" fn ccf_timed_contains_hash_batch(
     unsafe { ops::contains_hash_batch(f, hashes, n, out) }
 }
 
+/// `ccf_contains_burst` for a timed filter: bit `i` set when `keys[i]`
+/// (`key_len` bytes each, DPDK's fixed-length keys) is live, the clock
+/// read once; 0 for a NULL `f` or `keys`, or `n > 64`.
+///
+/// # Safety
+/// `f` is NULL or a live timed filter; `keys` is NULL or points to `n`
+/// readable pointers, each NULL or pointing to `key_len` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_timed_contains_burst(
+    f: *const ccf_timed,
+    keys: *const *const c_void,
+    key_len: usize,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_burst`'s.
+    unsafe { ops::contains_burst(f, keys, key_len, n) }
+}
+
+/// `ccf_contains_hash_burst` for a timed filter: bit `i` set when
+/// `hashes[i]` is live, the clock read once; 0 for a NULL `f` or
+/// `hashes`, or `n > 64`.
+///
+/// # Safety
+/// `f` is NULL or a live timed filter; `hashes` is NULL or points to `n`
+/// readable `uint64_t`s.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_timed_contains_hash_burst(
+    f: *const ccf_timed,
+    hashes: *const u64,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_hash_burst`'s.
+    unsafe { ops::contains_hash_burst(f, hashes, n) }
+}
+
 /// Live keys as of the clock's time; 0 for a NULL `f`.
 ///
 /// # Safety

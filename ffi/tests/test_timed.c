@@ -85,7 +85,19 @@ static void lives_its_time_to_live(void) {
     CHECK(inserted == 300);
     ccf_timed_contains_hash_batch(f, hashes, 300, found);
     for (int i = 0; i < 300; i++) CHECK(found[i]);
+    /* Bursts of up to 64: a hit mask, as the batch answers. */
+    CHECK(ccf_timed_contains_hash_burst(f, hashes, 64) == UINT64_MAX);
+    CHECK(ccf_timed_contains_hash_burst(f, hashes, 5) == 0x1f);
+    CHECK(ccf_timed_contains_hash_burst(f, hashes, 65) == 0);
+    CHECK(ccf_timed_contains_hash_burst(NULL, hashes, 5) == 0);
+    uint64_t mixed[3] = {hashes[0], 424242, hashes[2]};
+    CHECK((ccf_timed_contains_hash_burst(f, mixed, 3) & 0x5) == 0x5);
+    const void *keys[2] = {"early", "later"};
+    CHECK_STATUS(ccf_timed_insert(f, "early", 5), CCF_OK);
+    CHECK((ccf_timed_contains_burst(f, keys, 5, 2) & 1) == 1);
+    CHECK(ccf_timed_contains_burst(f, NULL, 5, 2) == 0);
     CHECK_STATUS(ccf_timed_set_time(f, START + 250000), CCF_OK);
+    CHECK(ccf_timed_contains_hash_burst(f, hashes, 64) != UINT64_MAX);
     ccf_timed_contains_hash_batch(f, hashes, 300, found);
     size_t still = 0;
     for (int i = 0; i < 300; i++) still += found[i];

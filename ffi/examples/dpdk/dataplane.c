@@ -381,7 +381,9 @@ static void window_burst(const uint64_t *hashes,
      * before the lookup, so that refresh happened before it. */
     for (unsigned i = 0; i < nv; i++)
         refreshed[i] = atomic_load_explicit(&g.refreshed[tags[i].slot], memory_order_acquire);
-    ccf_timed_contains_hash_batch(g.timed, hashes, nv, hit);
+    uint64_t mask = ccf_timed_contains_hash_burst(g.timed, hashes, nv);
+    for (unsigned i = 0; i < nv; i++)
+        hit[i] = (mask >> i) & 1;
     /* No earlier than the time the lookup read: that time's set_time came
      * after this store, and the lookup's clock read is an acquire. */
     uint64_t after = atomic_load_explicit(&g.clock_hi, memory_order_acquire);
