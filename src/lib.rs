@@ -307,7 +307,7 @@ pub use persist::{ChunkDecoder, ChunkEncoder, DecodedFilter, ReadOptions};
 pub use relocate::{Relocate, Relocated};
 pub use scalable::{CompactStats, Removal, ScalableBuilder, ScalableCuckooFilter};
 pub use stats::Stats;
-pub use storage::{TableAllocator, TableMemory};
+pub use storage::{TableAllocator, TableHost, TableMemory};
 #[cfg(not(concurrent_cuckoo_loom))]
 pub use timed::{Clock, ManualClock, SystemClock, TimedBuilder, TimedCuckooFilter};
 #[cfg(not(concurrent_cuckoo_loom))]

@@ -85,7 +85,7 @@ pub enum TableMemory {
     /// The allocator must outlive every table it gave.
     ///
     /// ```
-    /// use concurrent_cuckoo::{CuckooFilter, TableAllocator, TableMemory};
+    /// use concurrent_cuckoo::{CuckooFilter, TableAllocator, TableHost, TableMemory};
     /// use std::alloc::Layout;
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     ///
@@ -107,16 +107,39 @@ pub enum TableMemory {
     /// }
     ///
     /// static TABLES: Counting = Counting(AtomicUsize::new(0));
+    /// static HOST: TableHost = TableHost::new(&TABLES);
     /// let filter = CuckooFilter::builder()
     ///     .capacity(1_000_000)
-    ///     .table_memory(TableMemory::Allocator(&TABLES))
+    ///     .table_memory(TableMemory::Allocator(&HOST))
     ///     .build()?;
     /// assert!(TABLES.0.load(Ordering::Relaxed) >= 2 << 20);
     /// drop(filter);
     /// assert_eq!(TABLES.0.load(Ordering::Relaxed), 0);
     /// # Ok::<(), concurrent_cuckoo::BuildError>(())
     /// ```
-    Allocator(&'static dyn TableAllocator),
+    Allocator(&'static TableHost),
+}
+
+/// A host's allocator as a table's memory option names it
+/// ([`TableMemory::Allocator`]): a `static` (or leaked) value, so that the
+/// option and each table keep one thin pointer to it, not a trait object
+/// (a table's bookkeeping stays as small as with the other options).
+pub struct TableHost {
+    allocator: &'static dyn TableAllocator,
+}
+
+impl TableHost {
+    /// The host allocator `allocator`.
+    #[must_use]
+    pub const fn new(allocator: &'static dyn TableAllocator) -> Self {
+        Self { allocator }
+    }
+
+    /// Its allocator.
+    #[must_use]
+    pub fn allocator(&self) -> &'static dyn TableAllocator {
+        self.allocator
+    }
 }
 
 /// A host's allocator for tables ([`TableMemory::Allocator`]).
@@ -144,7 +167,7 @@ impl TableMemory {
         match self {
             Self::Mapped => (0, core::ptr::null()),
             Self::GlobalAllocator => (1, core::ptr::null()),
-            Self::Allocator(a) => (2, (*a as *const dyn TableAllocator).cast()),
+            Self::Allocator(host) => (2, (*host as *const TableHost).cast()),
         }
     }
 }
@@ -176,10 +199,13 @@ impl core::hash::Hash for TableMemory {
 
 #[cfg(not(concurrent_cuckoo_loom))]
 mod raw {
-    use super::{AllocationError, TableMemory, ZeroInit, CACHE_LINE};
+    use super::{AllocationError, TableHost, TableMemory, ZeroInit, CACHE_LINE};
     use core::alloc::Layout;
     use core::marker::PhantomData;
     use core::ptr::NonNull;
+
+    /// The reference a host's block keeps after the region's bytes.
+    type HostRef = &'static TableHost;
 
     /// Regions at least this large are mapped with 2 MiB pages where possible.
     #[cfg(target_os = "linux")]
@@ -247,8 +273,10 @@ mod raw {
 
     enum Backing {
         Heap(Layout),
-        /// A block of a host's allocator.
-        Host(Layout, &'static dyn crate::storage::TableAllocator),
+        /// A block of a host's allocator, for this layout: the region's
+        /// bytes, then the allocator's reference ([`HostRef`]), which
+        /// `Drop` reads back (a region stays as small as a heap one).
+        Host(Layout),
         #[cfg(target_os = "linux")]
         Mmap {
             len: usize,
@@ -290,12 +318,7 @@ mod raw {
             let layout =
                 Layout::from_size_align(bytes, align).map_err(|_| AllocationError::new(bytes))?;
             if let TableMemory::Allocator(host) = memory {
-                let ptr = NonNull::new(host.allocate_zeroed(layout))
-                    .ok_or(AllocationError::new(bytes))?;
-                return Ok(Self {
-                    ptr,
-                    backing: Backing::Host(layout, host),
-                });
+                return Self::from_host(bytes, align, host);
             }
             // SAFETY: `layout` has non-zero size (asserted above).
             let raw = unsafe { std::alloc::alloc_zeroed(layout) };
@@ -303,6 +326,35 @@ mod raw {
             Ok(Self {
                 ptr,
                 backing: Backing::Heap(layout),
+            })
+        }
+
+        /// `bytes` zeroed bytes aligned to `align` from `host`, in a block
+        /// that also holds, after them, the reference to `host` that gives
+        /// it back.
+        fn from_host(
+            bytes: usize,
+            align: usize,
+            host: &'static TableHost,
+        ) -> Result<Self, AllocationError> {
+            let trailer = bytes
+                .checked_next_multiple_of(align_of::<HostRef>())
+                .ok_or(AllocationError::new(bytes))?;
+            let total = trailer
+                .checked_add(size_of::<HostRef>())
+                .ok_or(AllocationError::new(bytes))?;
+            let layout =
+                Layout::from_size_align(total, align).map_err(|_| AllocationError::new(bytes))?;
+            let ptr = NonNull::new(host.allocator().allocate_zeroed(layout))
+                .ok_or(AllocationError::new(bytes))?;
+            // SAFETY: the host's block holds `total` bytes (its contract),
+            // of which `trailer..total` are this reference's, aligned for it
+            // (`trailer` is a multiple of its alignment, and so is the
+            // block's start, aligned to 64 or more); nothing else uses them.
+            unsafe { ptr.as_ptr().add(trailer).cast::<HostRef>().write(host) };
+            Ok(Self {
+                ptr,
+                backing: Backing::Host(layout),
             })
         }
 
@@ -356,7 +408,7 @@ mod raw {
         /// Whether [`discard`](Self::discard) gives the memory back: the
         /// region is a mapping of its own, not heap memory.
         pub(crate) fn is_mapped(&self) -> bool {
-            !matches!(self.backing, Backing::Heap(_) | Backing::Host(..))
+            !matches!(self.backing, Backing::Heap(_) | Backing::Host(_))
         }
 
         /// Offers the region's block to `mover` if it is one of the global
@@ -390,7 +442,7 @@ mod raw {
         /// while this runs: then no value any thread can observe changes.
         pub(crate) fn discard(&self) -> bool {
             match self.backing {
-                Backing::Heap(_) | Backing::Host(..) => false,
+                Backing::Heap(_) | Backing::Host(_) => false,
                 #[cfg(target_os = "linux")]
                 // MADV_DONTNEED replaces the pages by zero-fill pages; the
                 // caller guarantees they hold zeros and that no thread writes
@@ -411,8 +463,12 @@ mod raw {
                 Backing::Heap(layout) => unsafe { std::alloc::dealloc(self.ptr.as_ptr(), layout) },
                 // SAFETY: the host's `allocate_zeroed` gave this block for
                 // `layout` (`zeroed_aligned`); it goes back once, here.
-                Backing::Host(layout, host) => unsafe {
-                    host.deallocate(self.ptr.as_ptr(), layout)
+                // `from_host` wrote the host's reference in the block's last
+                // bytes, which nothing else writes.
+                Backing::Host(layout) => unsafe {
+                    let trailer = layout.size() - size_of::<HostRef>();
+                    let host = self.ptr.as_ptr().add(trailer).cast::<HostRef>().read();
+                    host.allocator().deallocate(self.ptr.as_ptr(), layout)
                 },
                 #[cfg(target_os = "linux")]
                 // SAFETY: this range is what `mmap` left mapped for us.
@@ -702,8 +758,9 @@ mod tests {
             live: Mutex::new(Vec::new()),
             refuse_from: 16 << 20,
         }));
-        let memory = TableMemory::Allocator(host);
-        assert_eq!(memory, TableMemory::Allocator(host));
+        let named: &'static TableHost = Box::leak(Box::new(TableHost::new(host)));
+        let memory = TableMemory::Allocator(named);
+        assert_eq!(memory, TableMemory::Allocator(named));
         assert_ne!(memory, TableMemory::GlobalAllocator);
         assert!(format!("{memory:?}").starts_with("Allocator(0x"));
         for len in [1usize, 1000, (8 << 20) / 8 + 3] {

@@ -3,10 +3,10 @@
 //! pages it reserved) for the tables of every filter made or loaded
 //! afterwards (the library's `TableMemory::Allocator`).
 
-use concurrent_cuckoo::{TableAllocator, TableMemory};
+use concurrent_cuckoo::{TableAllocator, TableHost, TableMemory};
 use core::alloc::Layout;
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::Mutex;
 
 use crate::status::ccf_status::{self, *};
 
@@ -65,8 +65,24 @@ unsafe impl TableAllocator for ccf_allocator {
     }
 }
 
-/// The allocator in force (NULL: the library's default).
-static CURRENT: AtomicPtr<ccf_allocator> = AtomicPtr::new(core::ptr::null_mut());
+/// The allocator in force (`None`: the library's default), and the
+/// library's name for each allocator ever set: one `TableHost` each, kept
+/// for the life of the process (a few bytes per allocator a program sets,
+/// which a filter made with it may outlive any later setting).
+struct Hosts {
+    current: Option<&'static TableHost>,
+    known: Vec<(usize, &'static TableHost)>,
+}
+
+static HOSTS: Mutex<Hosts> = Mutex::new(Hosts {
+    current: None,
+    known: Vec::new(),
+});
+
+fn hosts() -> std::sync::MutexGuard<'static, Hosts> {
+    // Nothing panics while it is held: a poisoned lock's data is whole.
+    HOSTS.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Makes `allocator` the source of the tables of every filter made or
 /// loaded from now on (`ccf_new*`, `ccf_load`, `ccf_scalable_*`,
@@ -92,14 +108,28 @@ static CURRENT: AtomicPtr<ccf_allocator> = AtomicPtr::new(core::ptr::null_mut())
 /// freed; its functions may be called from any thread, concurrently.
 #[no_mangle]
 pub unsafe extern "C" fn ccf_set_table_allocator(allocator: *const ccf_allocator) -> ccf_status {
-    if !allocator.is_null() {
-        // SAFETY: the caller's contract: NULL or a valid `ccf_allocator`.
-        let a = unsafe { &*allocator };
-        if a.alloc.is_none() || a.free.is_none() {
-            return CCF_INVALID_ARGUMENT;
-        }
+    if allocator.is_null() {
+        hosts().current = None;
+        return CCF_OK;
     }
-    CURRENT.store(allocator.cast_mut(), Ordering::Release);
+    // SAFETY: the caller's contract keeps the allocator valid and
+    // unchanged until every filter made while it is in force has been
+    // freed: for as long as the library uses the reference.
+    let a: &'static ccf_allocator = unsafe { &*allocator };
+    if a.alloc.is_none() || a.free.is_none() {
+        return CCF_INVALID_ARGUMENT;
+    }
+    let mut hosts = hosts();
+    let key = allocator as usize;
+    let host = match hosts.known.iter().find(|(k, _)| *k == key) {
+        Some(&(_, host)) => host,
+        None => {
+            let host: &'static TableHost = Box::leak(Box::new(TableHost::new(a)));
+            hosts.known.push((key, host));
+            host
+        }
+    };
+    hosts.current = Some(host);
     CCF_OK
 }
 
@@ -114,13 +144,8 @@ pub(crate) fn read_options(len: u64) -> concurrent_cuckoo::ReadOptions {
 
 /// Where the tables of a filter made now get their memory.
 pub(crate) fn table_memory() -> TableMemory {
-    let current = CURRENT.load(Ordering::Acquire);
-    if current.is_null() {
-        return TableMemory::Mapped;
+    match hosts().current {
+        Some(host) => TableMemory::Allocator(host),
+        None => TableMemory::Mapped,
     }
-    // SAFETY: `ccf_set_table_allocator`'s contract keeps the allocator
-    // valid and unchanged until every filter made while it is in force,
-    // the one being made included, has been freed: for as long as the
-    // library uses the reference.
-    TableMemory::Allocator(unsafe { &*current })
 }
