@@ -15,11 +15,10 @@ impl<F: Fingerprint> RawTable<F> {
     /// not). Its counters of past operations (`stats`) start at zero.
     pub(crate) fn try_clone(&self) -> Result<Self, AllocationError> {
         let copy = RawTable::<F>::new(
-            self.bucket_count(),
+            self.index,
             Some(self.stripes.count()),
             Some(self.stripes.version_count()),
             self.max_path,
-            self.index.scheme(),
             self.stripes.memory(),
         )?;
         let mut counts = vec![0i64; copy.stripes.count()];

@@ -1289,11 +1289,10 @@ impl<S> Builder<S> {
         }
         let (stripes, versions, path) = (self.stripe_count, self.version_count, self.max_path_len);
         let table = table_of_width!(bits, F => RawTable::<F>::new(
-            buckets,
+            IndexMap::new(buckets, self.scheme),
             stripes,
             versions,
             path,
-            self.scheme,
             self.table_memory,
         )
         .map_err(BuildError::AllocationFailed)?);

@@ -30,9 +30,38 @@
 //! table need not be a power of two and sizing wastes no memory. Keeping `m`
 //! even and `H` odd means `2i = H (mod m)` has no solution: the two candidate
 //! buckets always differ, so every key has eight slots.
+//!
+//! # Nested maps (the growing filter's levels)
+//! A growing filter removes a key from one of the levels that hold its
+//! fingerprint, and must not take a copy that another key needs. That is
+//! safe when the levels *nest*: two keys that collide (the same fingerprint
+//! and bucket pair) in a larger level also collide in every smaller one.
+//! Then the copy in the largest matching level may always be taken
+//! (`scalable/mod.rs`, "Removing keys across levels"). [`HashScheme::Nested`]
+//! maps give that for tables of `c * 2^k` buckets (`c` even, the same in
+//! every level) whose fingerprints are at least `w` bits wide:
+//! - the primary bucket is the same `fastrange` of the high 32 hash bits,
+//!   so a table of `c * 2^(k-1)` buckets has the primary of `c * 2^k` with
+//!   its lowest bit dropped: `floor(x * 2m / 2^32) / 2 = floor(x * m / 2^32)`;
+//! - a fingerprint is the low bits of the hash (0 read as 1), so a narrower
+//!   one is a function of a wider one: equal wide ones give equal narrow ones;
+//! - the alternate treats a bucket as a *top* part `i >> k` in `[0, c)` and
+//!   `k` *low* bits. The top part moves as above, `(H(g) - top) mod c`; the
+//!   low bits are xored with the high `k` of 32 bits mixed from `g`. Here
+//!   `g` is the fingerprint narrowed to `w` bits (every level's own), so
+//!   both parts come from bits that every level shares. Dropping low bits
+//!   of both buckets then gives the smaller table's pair:
+//!   `alt_k(i) >> d = alt_(k-d)(i >> d)`.
+//!
+//! With `k = 0` and `w` the table's width, a nested map is the finalized
+//! one: a fixed filter and a growing filter's first level would place
+//! fingerprints alike.
 
 /// How a filter turns a hash into its buckets and fingerprint. Recorded in
-/// an encoded filter by its format version.
+/// an encoded filter by its format version (and, for [`Nested`], by the
+/// growing filter's container).
+///
+/// [`Nested`]: HashScheme::Nested
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HashScheme {
     /// The hash's bits are used as they are (format version 1).
@@ -40,6 +69,10 @@ pub(crate) enum HashScheme {
     Raw,
     /// The hash is finalized first (format version 2 and new filters).
     Finalized,
+    /// Finalized, with an alternate bucket that nests across tables of
+    /// `c * 2^k` buckets (see "Nested maps" below): the levels of a growing
+    /// filter whose growth factor is a power of two.
+    Nested,
 }
 
 /// A [`HashScheme`] as a type, so that code generic over it is compiled
@@ -59,12 +92,20 @@ pub(crate) struct RawHashes;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct FinalizedHashes;
 
+/// [`HashScheme::Nested`] as a type.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NestedHashes;
+
 impl Scheme for RawHashes {
     const SCHEME: HashScheme = HashScheme::Raw;
 }
 
 impl Scheme for FinalizedHashes {
     const SCHEME: HashScheme = HashScheme::Finalized;
+}
+
+impl Scheme for NestedHashes {
+    const SCHEME: HashScheme = HashScheme::Nested;
 }
 
 /// Runs `$body` with `$p` bound to the [`Scheme`] type of the scheme
@@ -78,6 +119,10 @@ macro_rules! with_scheme {
             }
             $crate::index::HashScheme::Finalized => {
                 type $p = $crate::index::FinalizedHashes;
+                $body
+            }
+            $crate::index::HashScheme::Nested => {
+                type $p = $crate::index::NestedHashes;
                 $body
             }
         }
@@ -132,12 +177,23 @@ const fn inverse(a: u64) -> u64 {
     x
 }
 
+/// Odd multiplier mixing a nested map's fingerprint key into the bits that
+/// its alternate's low part is xored with (a different odd constant from
+/// [`FINGERPRINT_MIX`], so the two parts draw on different products).
+const NESTED_LOW_MIX: u64 = 0xD6E8_FEB8_6659_FD93;
+
 /// Maps hashes and fingerprints onto bucket indices for a table of `buckets`
 /// buckets (even, at least 2, at most 2^32).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct IndexMap {
     buckets: u64,
     scheme: HashScheme,
+    /// [`HashScheme::Nested`] only (0 otherwise): `k`, the low bits of a
+    /// bucket index; `buckets >> low_bits` is the top part's range `c`.
+    low_bits: u8,
+    /// [`HashScheme::Nested`] only (0 otherwise): `w`, the fingerprint
+    /// bits the alternate is computed from.
+    key_bits: u8,
 }
 
 impl IndexMap {
@@ -150,7 +206,54 @@ impl IndexMap {
             buckets >= 2 && buckets.is_multiple_of(2) && buckets <= Self::MAX_BUCKETS,
             "bucket count {buckets} must be even and in [2, 2^32]"
         );
-        Self { buckets, scheme }
+        debug_assert_ne!(scheme, HashScheme::Nested, "IndexMap::nested makes those");
+        Self {
+            buckets,
+            scheme,
+            low_bits: 0,
+            key_bits: 0,
+        }
+    }
+
+    /// A [`HashScheme::Nested`] map of `top * 2^low_bits` buckets whose
+    /// alternate comes from the low `key_bits` of a fingerprint (module
+    /// docs, "Nested maps"). `top` is even and at least 2, the product at
+    /// most 2^32, `key_bits` 8, 16 or 32: checked by the callers, which
+    /// refuse anything else as bad configuration or bad bytes
+    /// ([`nested_shape`]).
+    pub(crate) fn nested(top: usize, low_bits: u32, key_bits: u32) -> Self {
+        let buckets = nested_shape(top, low_bits, key_bits).unwrap_or_else(|| {
+            panic!("nested map: {top} * 2^{low_bits} buckets, {key_bits}-bit key")
+        });
+        Self {
+            buckets: buckets as u64,
+            scheme: HashScheme::Nested,
+            low_bits: low_bits as u8,
+            key_bits: key_bits as u8,
+        }
+    }
+
+    /// `w` of a nested map (0 for the others).
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn key_bits(self) -> u32 {
+        u32::from(self.key_bits)
+    }
+
+    /// Whether a fingerprint colliding with another in a table of this map
+    /// (and `bits`-bit fingerprints) implies that they collide in one of
+    /// map `coarser` (and `coarser_bits`-bit fingerprints): the maps are
+    /// equal and so are the widths, or both are nested with the same top
+    /// range and key, this one with at least as many low bits and bits.
+    pub(crate) fn refines(self, bits: u32, coarser: IndexMap, coarser_bits: u32) -> bool {
+        if self == coarser && bits == coarser_bits {
+            return true;
+        }
+        self.scheme == HashScheme::Nested
+            && coarser.scheme == HashScheme::Nested
+            && self.key_bits == coarser.key_bits
+            && self.buckets >> self.low_bits == coarser.buckets >> coarser.low_bits
+            && self.low_bits >= coarser.low_bits
+            && bits >= coarser_bits
     }
 
     pub(crate) fn buckets(self) -> usize {
@@ -175,7 +278,7 @@ impl IndexMap {
     pub(crate) fn prepare_as<P: Scheme>(self, hash: u64) -> u64 {
         debug_assert_eq!(self.scheme, P::SCHEME);
         match P::SCHEME {
-            HashScheme::Finalized => finalize(hash),
+            HashScheme::Finalized | HashScheme::Nested => finalize(hash),
             HashScheme::Raw => hash,
         }
     }
@@ -188,12 +291,60 @@ impl IndexMap {
         (((prepared >> 32) * self.buckets) >> 32) as usize
     }
 
-    /// The other candidate bucket of fingerprint `fp` stored in bucket `i`.
-    /// Below `m` whenever `i` is (`h` and `i` are both below `m`, so `h -
-    /// i`, plus `m` if that borrowed, is in `[0, m)`), which lookups rely
-    /// on to index their buckets unchecked.
+    /// The other candidate bucket of fingerprint `fp` stored in bucket `i`,
+    /// for callers outside a per-scheme loop (writes, moves): one
+    /// predictable branch on the scheme.
     #[inline(always)]
     pub(crate) fn alternate(self, i: usize, fp: u64) -> usize {
+        if self.scheme == HashScheme::Nested {
+            self.nested_alternate(i, fp)
+        } else {
+            self.plain_alternate(i, fp)
+        }
+    }
+
+    /// [`alternate`](Self::alternate) for a map whose scheme is `P`
+    /// (checked in debug builds): no branch on the scheme.
+    #[inline(always)]
+    pub(crate) fn alternate_as<P: Scheme>(self, i: usize, fp: u64) -> usize {
+        debug_assert_eq!(self.scheme, P::SCHEME);
+        match P::SCHEME {
+            HashScheme::Nested => self.nested_alternate(i, fp),
+            HashScheme::Raw | HashScheme::Finalized => self.plain_alternate(i, fp),
+        }
+    }
+
+    /// The alternate of a nested map (module docs, "Nested maps"). Below
+    /// `m` whenever `i` is: the top part stays below `c` (as in
+    /// [`plain_alternate`](Self::plain_alternate)) and the low part below
+    /// `2^k`.
+    #[inline(always)]
+    fn nested_alternate(self, i: usize, fp: u64) -> usize {
+        let key_mask = u64::MAX >> (64 - u32::from(self.key_bits));
+        let low_key = fp & key_mask;
+        // The fingerprint of `key_bits` bits that `fp`'s low bits make (0
+        // read as 1, as `Fingerprint::from_hash` reads it).
+        let key = low_key + u64::from(low_key == 0);
+        let k = u32::from(self.low_bits);
+        let top_range = self.buckets >> k;
+        let i = i as u64;
+        let low_mask = (1u64 << k) - 1;
+        let mixed = key.wrapping_mul(FINGERPRINT_MIX);
+        let h = ((u128::from(mixed) * u128::from(top_range)) >> 64) as u64 | 1;
+        let (diff, borrow) = h.overflowing_sub(i >> k);
+        let top = core::hint::select_unpredictable(borrow, diff.wrapping_add(top_range), diff);
+        // The high `k` of 32 mixed bits (`>> 32 >> (32 - k)`: no shift by
+        // 64 when `k` is 0).
+        let low = (key.wrapping_mul(NESTED_LOW_MIX) >> 32) >> (32 - k);
+        ((top << k) | ((i & low_mask) ^ low)) as usize
+    }
+
+    /// The alternate of the raw and finalized maps. Below `m` whenever `i`
+    /// is (`h` and `i` are both below `m`, so `h - i`, plus `m` if that
+    /// borrowed, is in `[0, m)`), which lookups rely on to index their
+    /// buckets unchecked.
+    #[inline(always)]
+    fn plain_alternate(self, i: usize, fp: u64) -> usize {
         let mixed = fp.wrapping_mul(FINGERPRINT_MIX);
         // fastrange onto [0, m), then force odd: still < m because m is even.
         let h = ((u128::from(mixed) * u128::from(self.buckets)) >> 64) as u64 | 1;
@@ -216,10 +367,25 @@ impl IndexMap {
         let prepared = (high << 32) | u64::from(low);
         debug_assert_eq!(self.primary(prepared), bucket);
         match self.scheme {
-            HashScheme::Finalized => unfinalize(prepared),
+            HashScheme::Finalized | HashScheme::Nested => unfinalize(prepared),
             HashScheme::Raw => prepared,
         }
     }
+}
+
+/// The bucket count of a nested map of top range `top` and `low_bits` low
+/// bits with a `key_bits`-bit key, if that is one ([`IndexMap::nested`]):
+/// `top` even and at least 2, `top * 2^low_bits` at most 2^32, `key_bits`
+/// one of the widths.
+pub(crate) fn nested_shape(top: usize, low_bits: u32, key_bits: u32) -> Option<usize> {
+    let buckets = (top as u64).checked_shl(low_bits)?;
+    let fits = low_bits <= 32
+        && top >= 2
+        && top.is_multiple_of(2)
+        && (buckets >> low_bits) == top as u64
+        && buckets <= IndexMap::MAX_BUCKETS
+        && matches!(key_bits, 8 | 16 | 32);
+    fits.then(|| usize::try_from(buckets).ok()).flatten()
 }
 
 #[cfg(test)]
@@ -277,6 +443,126 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// `from_hash` of each width, as `Fingerprint` defines it.
+    fn narrow(fp: u64, bits: u32) -> u64 {
+        let low = fp & (u64::MAX >> (64 - bits));
+        low + u64::from(low == 0)
+    }
+
+    #[test]
+    fn nested_alternates_are_involutions_without_fixed_points() {
+        for (top, low_bits) in [
+            (2usize, 0u32),
+            (2, 5),
+            (6, 3),
+            (1000, 0),
+            (1000, 7),
+            (2, 31),
+        ] {
+            for key_bits in [8, 16, 32] {
+                let map = IndexMap::nested(top, low_bits, key_bits);
+                let buckets = map.buckets();
+                let step = (buckets / 300).max(1);
+                for i in (0..buckets).step_by(step).chain([buckets - 1]) {
+                    for fp in [
+                        1u64,
+                        2,
+                        0xFF,
+                        0x100,
+                        0x1234,
+                        0xFFFF,
+                        0xDEAD_BEEF,
+                        0xFFFF_FFFF,
+                    ] {
+                        let j = map.alternate(i, fp);
+                        assert!(j < buckets, "{top}*2^{low_bits}: {j}");
+                        assert_ne!(i, j, "fixed point: {top}*2^{low_bits} i={i} fp={fp}");
+                        assert_eq!(map.alternate(j, fp), i, "{top}*2^{low_bits} i={i} fp={fp}");
+                        assert_eq!(map.alternate_as::<NestedHashes>(i, fp), j);
+                    }
+                }
+            }
+        }
+        assert!(nested_shape(3, 1, 16).is_none(), "an odd top range");
+        assert!(nested_shape(4, 31, 16).is_none(), "past 2^32 buckets");
+        assert!(nested_shape(2, 4, 12).is_none(), "not a width");
+        #[cfg(target_pointer_width = "64")]
+        assert_eq!(nested_shape(2, 31, 8), Some(1 << 32));
+    }
+
+    /// The property the growing filter's removes stand on (module docs,
+    /// "Nested maps"): dropping `d` low bits of both buckets of a key in a
+    /// table with `k` low bits and `bits`-bit fingerprints gives its
+    /// buckets in the table with `k - d` and a narrower width, and so two
+    /// keys that collide in the larger table collide in the smaller.
+    #[test]
+    fn nested_maps_drop_low_bits_into_the_smaller_tables_pair() {
+        let mut rng = Rng(11);
+        for top in [2usize, 10, 1000] {
+            for key_bits in [8u32, 16] {
+                let widths = [8u32, 16, 32].into_iter().filter(move |&w| w >= key_bits);
+                for (k, wide) in (0..12u32).flat_map(|k| widths.clone().map(move |w| (k, w))) {
+                    let big = IndexMap::nested(top, k, key_bits);
+                    for d in 0..=k {
+                        for narrow_bits in [8u32, 16, 32]
+                            .into_iter()
+                            .filter(|&w| w >= key_bits && w <= wide)
+                        {
+                            let small = IndexMap::nested(top, k - d, key_bits);
+                            for _ in 0..200 {
+                                let prepared = rng.next();
+                                let (fp_big, fp_small) =
+                                    (narrow(prepared, wide), narrow(prepared, narrow_bits));
+                                let i = big.primary(prepared);
+                                assert_eq!(small.primary(prepared), i >> d, "primary");
+                                let j = big.alternate(i, fp_big);
+                                assert_eq!(small.alternate(i >> d, fp_small), j >> d, "alternate");
+                                assert_eq!(narrow(fp_big, narrow_bits), fp_small, "fingerprint");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // With no low bits and the key as wide as the fingerprints, a
+        // nested map places keys as the finalized map does.
+        let (nested, plain) = (
+            IndexMap::nested(1000, 0, 16),
+            IndexMap::new(1000, HashScheme::Finalized),
+        );
+        for _ in 0..1000 {
+            let (i, fp) = ((rng.next() % 1000) as usize, narrow(rng.next(), 16));
+            assert_eq!(nested.alternate(i, fp), plain.alternate(i, fp));
+        }
+    }
+
+    #[test]
+    fn refinement_is_nesting_or_equality() {
+        let plain = IndexMap::new(1000, HashScheme::Finalized);
+        let other = IndexMap::new(2000, HashScheme::Finalized);
+        assert!(plain.refines(16, plain, 16));
+        assert!(
+            !plain.refines(32, plain, 16),
+            "widths differ without nesting"
+        );
+        assert!(!other.refines(16, plain, 16));
+        let (a, b) = (IndexMap::nested(10, 2, 8), IndexMap::nested(10, 5, 8));
+        assert!(b.refines(16, a, 8) && !a.refines(8, b, 16));
+        assert!(
+            b.refines(16, a, 16) && !b.refines(8, a, 16),
+            "a wider coarse level"
+        );
+        assert!(
+            !IndexMap::nested(12, 5, 8).refines(16, a, 8),
+            "another top range"
+        );
+        assert!(
+            !IndexMap::nested(10, 5, 16).refines(16, IndexMap::nested(10, 2, 8), 16),
+            "another key"
+        );
+        assert!(!b.refines(16, plain, 16) && !plain.refines(16, b, 16));
     }
 
     #[test]

@@ -29,7 +29,7 @@ impl<F: Fingerprint> Location<F> {
         let hash = index.prepare_as::<P>(hash);
         let fp = F::from_hash(hash);
         let i1 = index.primary(hash);
-        let i2 = index.alternate(i1, fp.to_u64());
+        let i2 = index.alternate_as::<P>(i1, fp.to_u64());
         debug_assert!(i1 < index.buckets() && i2 < index.buckets());
         Location { i1, i2, fp }
     }

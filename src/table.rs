@@ -76,7 +76,7 @@
 
 use crate::error::InsertError;
 use crate::fingerprint::{Fingerprint, SLOTS};
-use crate::index::{HashScheme, IndexMap, Scheme};
+use crate::index::{IndexMap, Scheme};
 pub(crate) use crate::lookup::Location;
 use crate::lookup::Lookup;
 use crate::storage::{prefetch, AllocationError, TableMemory, ZeroedArray};
@@ -190,14 +190,14 @@ impl<F: Fingerprint> RawTable<F> {
     /// count when `None`), mapping hashes with `scheme`, its arrays from
     /// `memory`.
     pub(crate) fn new(
-        buckets: usize,
+        index: IndexMap,
         stripes: Option<usize>,
         versions: Option<usize>,
         max_path: usize,
-        scheme: HashScheme,
         memory: TableMemory,
     ) -> Result<Self, AllocationError> {
         assert!(max_path <= MAX_PATH_LIMIT);
+        let buckets = index.buckets();
         let stripes = stripes.unwrap_or_else(|| Stripes::default_count(buckets));
         let versions = versions.unwrap_or_else(|| Stripes::default_versions(buckets, stripes));
         // Every part fallibly, the small ones first: a host that admits
@@ -211,7 +211,7 @@ impl<F: Fingerprint> RawTable<F> {
         let array = ZeroedArray::from_fn(buckets, F::empty_bucket)?;
         Ok(Self {
             buckets: array,
-            index: IndexMap::new(buckets, scheme),
+            index,
             stripes,
             max_path,
             accepting: AtomicBool::new(true),

@@ -51,11 +51,13 @@ pub(crate) const fn header_len(version: u16) -> usize {
 
 /// The format version that records `scheme`: new filters write version 2;
 /// a filter decoded from version 1 is written back as version 1, so that it
-/// keeps answering exactly as it did.
+/// keeps answering exactly as it did. A nested level is written as version
+/// 2 too: its container records the nesting (`persist/scalable.rs`), and
+/// only it decodes such a level.
 pub(crate) fn version_for(scheme: HashScheme) -> u16 {
     match scheme {
         HashScheme::Raw => V1,
-        HashScheme::Finalized => V2,
+        HashScheme::Finalized | HashScheme::Nested => V2,
     }
 }
 

@@ -49,6 +49,7 @@ use crate::error::DecodeError;
 use crate::filter::{table_of_width, with_table, CuckooFilter, Table};
 use crate::fingerprint::{BucketWord, Fingerprint};
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
+use crate::index::IndexMap;
 use crate::storage::TableMemory;
 use crate::table::RawTable;
 pub(crate) use file::write_atomically;
@@ -553,11 +554,10 @@ impl<F: Fingerprint> TableFill<F> {
     pub(crate) fn new(header: &Header, memory: TableMemory) -> Result<Self, DecodeError> {
         debug_assert_eq!(u32::from(header.bits), F::BITS);
         let table = RawTable::<F>::new(
-            header.buckets as usize,
+            IndexMap::new(header.buckets as usize, header.scheme()),
             None,
             None,
             usize::from(header.max_path),
-            header.scheme(),
             memory,
         )
         .map_err(DecodeError::AllocationFailed)?;

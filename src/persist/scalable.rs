@@ -5,7 +5,9 @@
 //! offset  size  field
 //!      0     8  magic "\x89CUCKOO\n"
 //!      8     2  format version (3)
-//!     10     2  reserved, zero
+//!     10     2  level maps: 0 each level's own (version 2), 1 nested
+//!               (every level's map comes from the configuration and its
+//!               slot: `Config::map`, `index.rs` "Nested maps")
 //!     12     4  levels stored, L (1..=max levels)
 //!     16     4  max levels (1..=64)
 //!     20     4  growth factor (>= 1)
@@ -31,7 +33,10 @@
 //! (an invalid header), never misread it. Each level is checked by its own checksum, the
 //! container header by its own, and the levels' shapes against the
 //! configuration (every level's bucket count is the one the configuration
-//! gives its index).
+//! gives its index, and a nested level's fingerprints are at least as wide
+//! as its map's key). Readers from before nested maps refuse a container
+//! of nested levels (its reserved bytes are not zero) rather than misread
+//! it.
 
 use super::format::{
     any_version, header_len, Header, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE,
@@ -295,10 +300,11 @@ pub(crate) fn container_header<S: PersistentHasher>(
     let mut head = vec![0u8; len];
     head[0..8].copy_from_slice(&MAGIC);
     head[8..10].copy_from_slice(&V3_SCALABLE.to_le_bytes());
+    head[10..12].copy_from_slice(&u16::from(filter.config.nested).to_le_bytes());
     head[12..16].copy_from_slice(&(levels.len() as u32).to_le_bytes());
     let c = filter.config;
     head[16..20].copy_from_slice(&(c.max_levels as u32).to_le_bytes());
-    head[20..24].copy_from_slice(&(c.growth_factor as u32).to_le_bytes());
+    head[20..24].copy_from_slice(&c.growth_factor.to_le_bytes());
     head[24..32].copy_from_slice(&c.false_positive_rate.to_bits().to_le_bytes());
     head[32..40].copy_from_slice(&(c.initial_capacity as u64).to_le_bytes());
     head[40..44].copy_from_slice(&S::ID.to_le_bytes());
@@ -435,7 +441,16 @@ impl ContainerHead {
         let (stored, max_levels, factor) = (u32_at(12) as usize, u32_at(16) as usize, u32_at(20));
         let rate = f64::from_bits(u64_at(24));
         let (initial, found_id, seed) = (u64_at(32), u32_at(40), u64_at(48));
-        if fixed[10..12] != [0, 0] || u32_at(44) != 0 {
+        let nested = match [fixed[10], fixed[11]] {
+            [0, 0] => false,
+            [1, 0] => true,
+            _ => {
+                return Err(DecodeError::InvalidHeader(
+                    "the level-map field must be 0 or 1",
+                ))
+            }
+        };
+        if u32_at(44) != 0 {
             return Err(DecodeError::InvalidHeader("reserved bytes must be zero"));
         }
         if !(1..=LEVEL_LIMIT).contains(&max_levels) || !(1..=max_levels).contains(&stored) {
@@ -461,10 +476,11 @@ impl ContainerHead {
             config: Config {
                 initial_capacity: initial,
                 false_positive_rate: rate,
-                growth_factor: factor as usize,
+                growth_factor: factor,
                 max_levels,
                 // The decoder's choice, set by `assemble`.
                 table_memory: TableMemory::Mapped,
+                nested,
             },
             seed,
         })
@@ -528,11 +544,13 @@ impl ContainerHead {
     /// The bucket count the configuration gives level `i`, and the most
     /// bytes its encoding may take (at the widest fingerprints).
     pub(crate) fn level_size(&self, i: usize) -> Result<(usize, u64), DecodeError> {
-        let items = self.config.items(i).ok_or(DecodeError::InvalidHeader(
-            "a level past the addressable size",
-        ))?;
-        let buckets = crate::filter::buckets_for_capacity(items)
-            .map_err(|_| DecodeError::InvalidHeader("a level past the addressable size"))?;
+        let buckets = self
+            .config
+            .map(i)
+            .ok_or(DecodeError::InvalidHeader(
+                "a level past the addressable size",
+            ))?
+            .buckets();
         let most = (header_len(V2) + CHECKSUM_LEN) as u64
             + buckets as u64 * (crate::fingerprint::SLOTS * 4) as u64;
         Ok((buckets, most))
@@ -557,13 +575,29 @@ impl ContainerHead {
         Ok(())
     }
 
-    /// The filter of the decoded levels, if their bounds fit the rate.
-    /// The filter of these levels, its later levels' memory from `memory`.
+    /// The filter of the decoded levels, if their bounds fit the rate,
+    /// its later levels' memory from `memory`. Levels of a nested
+    /// container take the maps the configuration gives their slots (their
+    /// encodings, version 2, say "finalized"), if their fingerprints are
+    /// as wide as the maps' key.
     pub(crate) fn assemble<S: PersistentHasher>(
         &self,
-        levels: Vec<(usize, Level)>,
+        mut levels: Vec<(usize, Level)>,
         memory: TableMemory,
     ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
+        if self.config.nested {
+            for (i, level) in &mut levels {
+                let map = self.config.map(*i).ok_or(DecodeError::InvalidHeader(
+                    "a level past the addressable size",
+                ))?;
+                if level.bits() < map.key_bits() || level.map().buckets() != map.buckets() {
+                    return Err(DecodeError::InvalidHeader(
+                        "a nested level's fingerprints must be at least as wide as the first level's",
+                    ));
+                }
+                level.set_map(map);
+            }
+        }
         let bound: f64 = levels
             .iter()
             .map(|(_, l)| 8.0 / 2f64.powi(with_table!(&l.table, t => t.fingerprint_bits()) as i32))

@@ -4,7 +4,6 @@ use super::slots::{Config, Level};
 use super::{ScalableCuckooFilter, LEVEL_LIMIT};
 use crate::error::BuildError;
 use crate::hashing::DefaultHashBuilder;
-use crate::index::HashScheme;
 use crate::storage::TableMemory;
 
 /// Configures a [`ScalableCuckooFilter`]. Obtained from
@@ -223,9 +222,10 @@ impl<S> ScalableBuilder<S> {
         // The saved format records the factor in 32 bits: a larger one
         // would be truncated on save (and is absurd: the second level of a
         // one-item filter would hold 2^32 items).
-        if self.growth_factor < 1 || u32::try_from(self.growth_factor).is_err() {
-            return Err(BuildError::InvalidGrowthFactor(self.growth_factor));
-        }
+        let growth_factor = match u32::try_from(self.growth_factor) {
+            Ok(factor) if factor >= 1 => factor,
+            _ => return Err(BuildError::InvalidGrowthFactor(self.growth_factor)),
+        };
         if !(1..=LEVEL_LIMIT).contains(&self.max_levels) {
             return Err(BuildError::InvalidMaxLevels(self.max_levels));
         }
@@ -236,9 +236,10 @@ impl<S> ScalableBuilder<S> {
         let config = Config {
             initial_capacity: initial,
             false_positive_rate: rate,
-            growth_factor: self.growth_factor,
+            growth_factor,
             max_levels: self.max_levels,
             table_memory: self.table_memory,
+            nested: true,
             #[cfg(concurrent_cuckoo_loom)]
             level_stripes: self.level_stripes,
         };
@@ -252,13 +253,12 @@ impl<S> ScalableBuilder<S> {
             let stripes = None;
             stripes
         };
-        let first = Level::new(
-            initial.max(1),
-            bits,
-            HashScheme::Finalized,
-            stripes,
-            self.table_memory,
-        )?;
+        // The first level's bucket count, or the error that says why not.
+        crate::filter::buckets_for_capacity(initial.max(1))?;
+        let map = config.map(0).ok_or(BuildError::CapacityOverflow {
+            requested: initial as u64,
+        })?;
+        let first = Level::new(map, bits, stripes, self.table_memory)?;
         Ok(ScalableCuckooFilter::from_parts(
             config,
             self.hasher,

@@ -5,7 +5,6 @@ use super::slots::{bit, index_of, next_word, width_for, Bits, Level, LEVEL_MAX_P
 use super::ScalableCuckooFilter;
 use crate::error::InsertError;
 use crate::filter::with_table;
-use crate::index::HashScheme;
 use crate::sync::Ordering;
 use crate::table::Mode;
 
@@ -166,7 +165,7 @@ impl<S> ScalableCuckooFilter<S> {
         let held = Bits(in_use)
             .map(|t| self.config.items(t).unwrap_or(usize::MAX))
             .fold(0usize, usize::saturating_add);
-        let want = held.saturating_mul(self.config.growth_factor - 1);
+        let want = held.saturating_mul(self.config.growth_factor as usize - 1);
         let free = (0..self.config.max_levels).filter(|&s| in_use & bit(s) == 0);
         free.clone()
             .find(|&s| self.config.items(s).is_some_and(|items| items >= want))
@@ -190,16 +189,12 @@ impl<S> ScalableCuckooFilter<S> {
                 with_table!(&level.table, t => t.reopen());
             }
             kept => {
-                let Some(items) = self.config.items(next) else {
+                let Some(map) = self.config.map(next) else {
                     return false;
                 };
-                let Ok(level) = Level::new(
-                    items,
-                    bits,
-                    HashScheme::Finalized,
-                    self.level_stripes(),
-                    self.config.table_memory,
-                ) else {
+                let Ok(level) =
+                    Level::new(map, bits, self.level_stripes(), self.config.table_memory)
+                else {
                     return false;
                 };
                 // A kept level of another width or path limit (decoded

@@ -175,38 +175,48 @@ const KEY_LOCKS: usize = 256;
 /// level can collide in another level with a key `b` stored there (the
 /// same fingerprint and bucket pair *in that level*). Taking `b`'s copy
 /// for `a` would leave `b` unfound: a false negative. So
-/// [`remove`](Self::remove) first looks `a` up in every level. A stored
-/// key always matches in its own level, and within one level any matching
-/// copy may stand for `a`, as in a [`CuckooFilter`](crate::CuckooFilter).
-/// The same holds across levels of one geometry (bucket count, hash
-/// scheme and fingerprint width: with growth factor 1, every slot of one
-/// width): two keys collide in one such level exactly when they collide in
-/// any other, so whichever matching copy is taken, every key still
-/// matches where it did. So a remove takes a copy when every level that
-/// matches has one geometry (from the lowest matching slot that is not
-/// the current level, so old levels empty and retire). When levels of
-/// different geometry match, the remove is refused: it answers `false`
-/// and changes nothing, and `a` stays found. That happens
-/// - with at most about [`false_positive_bound`](Self::false_positive_bound)
-///   probability for a key stored once (the chance that it collides in
-///   some level of another geometry), and
-/// - always for a key whose copies were inserted into two levels of
-///   different geometry (a key added again after the filter grew, with
-///   growth factor 2 or more): such a key is removed only while its
-///   remaining copies share one geometry.
+/// [`remove`](Self::remove) first looks `a` up in every level, and takes
+/// the copy in the level that *refines* every other level holding a match:
+/// the largest.
+///
+/// The levels' maps from hashes to buckets *nest* (`index.rs`, "Nested
+/// maps"): level `s` has `c * 2^k` buckets for one even `c` and a `k` that
+/// grows with `s`; its fingerprints are at least as wide as those of the
+/// levels below it; and dropping a bucket's low bits gives the key's
+/// bucket in a smaller level. So two keys that collide in a larger level
+/// collide in every smaller one. Why taking from the largest matching
+/// level `M` is then safe: if the copy there is `a`'s, nothing else
+/// changes. If it is `b`'s, `a`'s own copy lies in some level `L` that
+/// matches, so `L` is no larger than `M`; `a` and `b` collide in `M`, so
+/// they collide in `L`, and `a`'s copy there now stands for `b`. Every key
+/// still inserted keeps a copy that answers for it. Within one level, or
+/// across levels of one geometry (growth factor 1, one width), any
+/// matching copy stands for the key, as in a
+/// [`CuckooFilter`](crate::CuckooFilter); the remove takes it from the
+/// lowest such slot that is not the current level, so old levels empty
+/// and retire. This holds for every growth factor: with one that is not a
+/// power of two, a level takes the smallest `c * 2^k` buckets that hold
+/// its items, up to twice what it needs (`docs/design.md`).
+///
+/// A filter decoded from an encoding written before nested maps keeps its
+/// levels' maps (and gives new levels the same kind), and there levels of
+/// different geometry cannot be ordered: a remove that matches in two of
+/// them is refused ([`Removal::Refused`]) and changes nothing, and the key
+/// stays found. That happens with at most about
+/// [`false_positive_bound`](Self::false_positive_bound) probability for a
+/// key stored once, and always for a key whose copies went into two levels
+/// of different geometry. Every filter built by this version refuses
+/// nothing (`tests/nested_removes.rs`).
 ///
 /// The scan is checked against compaction's moves before the take: a
 /// move that hid the key's copy from the scan (it looked at the target
 /// before the insert and at the source after the take) could otherwise
-/// make a level of another geometry look like the only holder (issue
-/// 40). Removes therefore never hide another key, whatever the number of
-/// levels and whether or not a compaction runs: an item inserted and not removed is always found, provided
-/// only keys that were inserted are removed (the paper's condition) and a
-/// remove does not race an insert of the same key. The price is the rare
-/// refused remove, whose key lingers as a false positive and keeps its
-/// level in use until [`compact`](Self::compact) moves it. A filter whose
-/// levels all have one geometry (one level, or growth factor 1 with one
-/// width) refuses nothing.
+/// make a smaller level look like the largest holder (issue 40). Removes
+/// therefore never hide another key, whatever the number of levels and
+/// whether or not a compaction runs: an item inserted and not removed is
+/// always found, provided only keys that were inserted are removed (the
+/// paper's condition) and a remove does not race an insert of the same
+/// key.
 pub struct ScalableCuckooFilter<S = DefaultHashBuilder> {
     /// Level `i` once allocated. A slot's level is freed only by `drop` and
     /// `reclaim_retired` (both `&mut self`); under `&self` a slot changes
@@ -551,7 +561,7 @@ impl<S> ScalableCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn growth_factor(&self) -> usize {
-        self.config.growth_factor
+        self.config.growth_factor as usize
     }
 
     /// The configured most levels in use at once (slots): see
@@ -758,11 +768,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         }
     }
 
-    /// Removes one copy of `key` from a level that holds its fingerprint
-    /// ([`Removal::Removed`]); changes nothing if no level does
-    /// ([`Removal::NotFound`]) or if levels of different geometry do
-    /// ([`Removal::Refused`]: which copy is the key's cannot then be told,
-    /// and taking another key's would make that key a false negative: see
+    /// Removes one copy of `key` from the largest level that holds its
+    /// fingerprint ([`Removal::Removed`]); changes nothing if no level does
+    /// ([`Removal::NotFound`]). Only a filter decoded from an encoding
+    /// written before nested level maps may answer [`Removal::Refused`]:
+    /// when levels of different geometry hold the fingerprint, which copy
+    /// is the key's cannot be told there, and taking another key's would
+    /// make that key a false negative (see
     /// [removing keys across levels](ScalableCuckooFilter#removing-keys-across-levels)).
     /// A copy that [`compact_concurrently`](Self::compact_concurrently)
     /// is moving meanwhile is found and taken exactly once.
@@ -849,11 +861,13 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         if levels.peek().is_some() {
             // Several levels: find the ones holding the key's fingerprint
             // before taking anything. A key stored in one level matches
-            // there. Levels of one geometry cannot tell apart two keys
-            // that another of that geometry cannot: any of their copies
-            // stands for the key, as within one level. Levels of different
-            // geometry can, and then which copy is the key's cannot be
-            // told (see "Removing keys across levels").
+            // there. A copy in the level that refines every other matching
+            // one (nested maps: the largest) stands for the key: two keys
+            // that collide there collide in every coarser level too (see
+            // "Removing keys across levels"). Levels that do not form such
+            // a chain (decoded from an encoding before nested maps) can
+            // tell keys apart that others cannot, and then which copy is
+            // the key's cannot be told.
             let mut holders = core::iter::once((i, level))
                 .chain(levels)
                 .filter(|(_, level)| level.contains(hash));
@@ -863,15 +877,21 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             (i, level) = first;
             let current = self.current();
             for other in holders {
-                if !other.1.table.same_geometry(&first.1.table) {
-                    return Attempt::Ambiguous;
-                }
-                // Take from the lowest non-current slot (the holders come
-                // current first, then ascending): old levels empty and
-                // retire, and two copies given the same operations take
-                // the same copy.
-                if i == current {
-                    (i, level) = other;
+                match (other.1.refines(level), level.refines(other.1)) {
+                    // Finer: it stands for every holder so far.
+                    (true, false) => (i, level) = other,
+                    // Coarser: the chosen copy stands for it.
+                    (false, true) => {}
+                    // One geometry: take from the lowest non-current slot
+                    // (the holders come current first, then ascending):
+                    // old levels empty and retire, and two copies given
+                    // the same operations take the same copy.
+                    (true, true) => {
+                        if i == current {
+                            (i, level) = other;
+                        }
+                    }
+                    (false, false) => return Attempt::Ambiguous,
                 }
             }
         }

@@ -2,9 +2,10 @@
 //!
 //! [`ScalableCuckooFilter::remove`]: super::ScalableCuckooFilter::remove
 
-/// The outcome of [`ScalableCuckooFilter::remove`]: a growing filter may
-/// refuse to remove a key that is present, which a `bool` could not tell
-/// from "absent".
+/// The outcome of [`ScalableCuckooFilter::remove`]: a growing filter
+/// decoded from an encoding written before nested level maps may refuse to
+/// remove a key that is present, which a `bool` could not tell from
+/// "absent". A filter built by this version never refuses.
 ///
 /// ```
 /// use concurrent_cuckoo::{Removal, ScalableCuckooFilter};
@@ -23,12 +24,14 @@ pub enum Removal {
     Removed,
     /// No level holds the key's fingerprint: nothing changed.
     NotFound,
-    /// Levels of different geometry hold the key's fingerprint, so which
-    /// copy is the key's cannot be told; taking another key's would make
-    /// that key a false negative. Nothing changed: the key stays present
-    /// (see [removing keys across levels]). Compacting the filter
-    /// ([`compact`], [`compact_concurrently`]) moves keys into the newest
-    /// level where they fit, which may let a later remove succeed.
+    /// Levels of different geometry that do not nest (a filter decoded
+    /// from an encoding written before nested level maps) hold the key's
+    /// fingerprint, so which copy is the key's cannot be told; taking
+    /// another key's would make that key a false negative. Nothing
+    /// changed: the key stays present (see [removing keys across levels]).
+    /// Compacting the filter ([`compact`], [`compact_concurrently`]) moves
+    /// keys between levels of one geometry, which may let a later remove
+    /// succeed; a filter built anew and filled again never refuses.
     ///
     /// [removing keys across levels]: crate::ScalableCuckooFilter#removing-keys-across-levels
     /// [`compact`]: crate::ScalableCuckooFilter::compact

@@ -1,6 +1,6 @@
 //! The level set: each slot's level (its table), the geometry a slot's
-//! level has (`Config::items`, `Config::bits`), and the word naming the
-//! level that takes inserts.
+//! level has (`Config::items`, `Config::bits`, `Config::map`), and the
+//! word naming the level that takes inserts.
 
 use super::moves::MoveSequence;
 use super::ScalableCuckooFilter;
@@ -8,7 +8,7 @@ use super::KEY_LOCKS;
 use crate::error::BuildError;
 use crate::filter::{table_of_width, with_table, Table};
 use crate::fingerprint::SLOTS;
-use crate::index::HashScheme;
+use crate::index::{nested_shape, HashScheme, IndexMap};
 use crate::storage::TableMemory;
 use crate::sync::RawLock;
 use crate::sync::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
@@ -49,19 +49,16 @@ impl Level {
     /// A level of a freshly built table (stripe count: the default for
     /// its size, or `stripes`), its memory from `memory`.
     pub(super) fn new(
-        items: usize,
+        map: IndexMap,
         bits: u32,
-        seed_scheme: HashScheme,
         stripes: Option<usize>,
         memory: TableMemory,
     ) -> Result<Self, BuildError> {
-        let buckets = crate::filter::buckets_for_capacity(items)?;
         let table = table_of_width!(bits, F => RawTable::<F>::new(
-            buckets,
+            map,
             stripes,
             None,
             LEVEL_MAX_PATH,
-            seed_scheme,
             memory,
         )
         .map_err(BuildError::AllocationFailed)?);
@@ -93,8 +90,31 @@ impl Level {
         core::mem::size_of::<Self>() + table + older
     }
 
-    pub(super) fn bits(&self) -> u32 {
+    pub(crate) fn bits(&self) -> u32 {
         with_table!(&self.table, t => t.fingerprint_bits())
+    }
+
+    /// Its table's map from hashes to buckets.
+    pub(crate) fn map(&self) -> IndexMap {
+        with_table!(&self.table, t => t.index)
+    }
+
+    /// Gives a decoded level, not yet shared, the map its slot has
+    /// ([`Config::map`]): the same bucket count, so its buckets stay valid.
+    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
+    pub(crate) fn set_map(&mut self, map: IndexMap) {
+        with_table!(&mut self.table, t => {
+            assert_eq!(t.index.buckets(), map.buckets(), "set_map: another bucket count");
+            t.index = map;
+        });
+    }
+
+    /// Whether two keys colliding in this level (the same fingerprint and
+    /// bucket pair) collide in `coarser` too, so that a copy here may be
+    /// taken for a key stored there (see "Removing keys across levels").
+    pub(super) fn refines(&self, coarser: &Level) -> bool {
+        self.map()
+            .refines(self.bits(), coarser.map(), coarser.bits())
     }
 
     /// Longest displacement path its inserts search.
@@ -161,10 +181,17 @@ pub(super) fn width_for(level: usize, spent: f64, target: f64, max_levels: usize
 pub(crate) struct Config {
     pub(crate) initial_capacity: usize,
     pub(crate) false_positive_rate: f64,
-    pub(crate) growth_factor: usize,
+    /// At least 1 and at most `u32::MAX` (the builder and the decoder
+    /// check): 32 bits, so that `nested` fits beside it.
+    pub(crate) growth_factor: u32,
     pub(crate) max_levels: usize,
     /// Where every level's table gets its memory.
     pub(crate) table_memory: TableMemory,
+    /// Whether the levels' maps nest ([`Config::map`]): every filter built
+    /// since nested maps exist; `false` only for one decoded from an
+    /// encoding written before (its levels keep their maps, and so do the
+    /// levels it grows).
+    pub(crate) nested: bool,
     /// Lock stripes of every level (the default for its size when
     /// `None`): loom models need two stripes in a four-bucket level.
     #[cfg(concurrent_cuckoo_loom)]
@@ -191,9 +218,32 @@ impl Config {
     pub(crate) fn items(&self, level: usize) -> Option<usize> {
         let mut items = self.initial_capacity.max(1);
         for _ in 0..level {
-            items = items.checked_mul(self.growth_factor)?;
+            items = items.checked_mul(self.growth_factor as usize)?;
         }
         Some(items)
+    }
+
+    /// The map of level `level`'s table, if it can be addressed: a function
+    /// of the configuration and the index only, as its width is.
+    ///
+    /// Nested (`nested`): `c * 2^k` buckets, where `c` is the bucket count
+    /// that the first level's items need and `k` the fewest low bits that
+    /// give at least the bucket count this level's items need (for a
+    /// power-of-two growth factor `2^g` and a first level of a few
+    /// thousand items, `k = g * level`: the same tables as before, up to
+    /// the rounding of small ones), and the alternate keyed by the first
+    /// level's width, the narrowest (`docs/design.md`). Else the bucket
+    /// count its items need, finalized (`index.rs`).
+    pub(crate) fn map(&self, level: usize) -> Option<IndexMap> {
+        let need = crate::filter::buckets_for_capacity(self.items(level)?).ok()?;
+        if !self.nested {
+            return Some(IndexMap::new(need, HashScheme::Finalized));
+        }
+        let top = crate::filter::buckets_for_capacity(self.items(0)?).ok()?;
+        let key_bits = self.bits(0)?;
+        let low_bits = (0..=32).find(|&k| (top as u64) << k >= need as u64)?;
+        nested_shape(top, low_bits, key_bits)?;
+        Some(IndexMap::nested(top, low_bits, key_bits))
     }
 
     /// The fingerprint width of level `level`: a function of the
