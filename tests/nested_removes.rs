@@ -138,7 +138,7 @@ fn a_sliding_window_of_colliding_keys_never_refuses_a_remove() {
         assert_eq!(refused, 0, "growth {growth}");
         assert_eq!(f.len() as u64, window);
         assert!(
-            f.level_fingerprint_bits().iter().any(|&b| b == 8),
+            f.level_fingerprint_bits().contains(&8),
             "growth {growth}: the test needs 8-bit levels to collide in"
         );
     }

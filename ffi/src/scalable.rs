@@ -54,19 +54,17 @@ use core::ffi::{c_char, c_void};
 ///
 /// Removes: a key's copy is identified only by its fingerprint in each
 /// level, and a key `k` may collide in another level with a key `j` stored
-/// there. Levels of one size and fingerprint width cannot tell apart keys
-/// that collide in any of them, so any of their copies may go; a remove
-/// therefore takes a copy when every level holding the key's fingerprint
-/// has one size and width (always with growth factor 1 and one width).
-/// When levels of different sizes or widths hold it, it is refused
-/// (returns false, changes nothing, the key stays found), since taking
-/// `j`'s copy would make `j` a false negative. A key stored once is then
-/// refused with about the false-positive bound's probability; a key whose
-/// copies went into levels of different sizes (added again after the
-/// filter grew) is refused until its copies share one size. So a key
-/// inserted and not removed is found by every thread at every moment,
-/// /// whatever the number of levels. As for `ccf_filter`, only remove keys
-/// that were inserted.
+/// there. The levels' bucket maps nest: two keys that collide in a larger
+/// level collide in every smaller one. So a remove takes the copy in the
+/// largest level holding the key's fingerprint, which always stands for
+/// the key (if it is `j`'s, `k`'s own copy in a smaller level now stands
+/// for `j`), also for a key added again after the filter grew. A filter
+/// loaded from a file written before nested levels keeps its old maps;
+/// there, when levels of different sizes or widths hold the fingerprint,
+/// the remove is refused (returns false, changes nothing, the key stays
+/// found). So a key inserted and not removed is found by every thread at
+/// every moment, whatever the number of levels. As for `ccf_filter`, only
+/// remove keys that were inserted.
 pub struct ccf_scalable {
     inner: ScalableCuckooFilter,
 }

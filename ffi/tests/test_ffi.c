@@ -2287,9 +2287,9 @@ static void test_scalable_batches(void) {
      * copies; the batch lists every key twice, so the first listing needs
      * one copy and the second two. Filler hashes first grow the filter to 7
      * levels, so that every copy below goes into one fresh level with room
-     * for all of them (copies of a key in two levels are not removed: see
-     * ccf_scalable on removes). 32-bit levels: no absent key here is a
-     * false positive (checked). */
+     * for all of them (the batch's expectations count copies per level
+     * simply). 32-bit levels: no absent key here is a false positive
+     * (checked). */
     memcpy(keys + N, keys, N * sizeof keys[0]);
     memcpy(lens + N, lens, N * sizeof lens[0]);
     memcpy(hashes + N, hashes, N * sizeof hashes[0]);

@@ -34,6 +34,7 @@ class InvalidFilterData(CuckooError, ValueError):
 
 
 class RemovalRefused(CuckooError):
-    """``ScalableCuckooFilter.remove``: levels of different fingerprint
-    widths hold the key, so which copy is its own cannot be told; nothing
-    was removed and the key is still present."""
+    """``ScalableCuckooFilter.remove`` of a filter saved before nested
+    levels: levels of different sizes hold the key, so which copy is its
+    own cannot be told; nothing was removed and the key is still present.
+    Filters built by this release never raise it."""

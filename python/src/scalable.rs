@@ -15,15 +15,15 @@ pub(crate) struct PyScalableCuckooFilter {
     pub(crate) inner: ScalableCuckooFilter,
 }
 
-/// Why a remove was refused, and what avoids it: `compact()` moves copies
-/// between levels but cannot tell a key's copy from another key's match,
-/// so it does not make a refused remove succeed.
-const REFUSED: &str = "levels of different sizes (the filter grew) hold copies matching this \
-    key: which one is its own cannot be told, so nothing was removed and the key stays \
-    present (compact() does not change that). What avoids it: add each key once (add, not \
-    add_copy: then a refusal is as rare as a false positive), and give initial_capacity room \
-    for every key (a filter that never grows never refuses), or rebuild the filter without \
-    the key";
+/// Why a remove was refused, and what avoids it. Only a filter loaded
+/// from bytes written before nested levels refuses: `compact()` cannot
+/// help (it cannot tell a key's copy from another key's match); a filter
+/// built anew (and filled again) never refuses.
+const REFUSED: &str = "this filter was saved by a release before nested levels, and levels \
+    of different sizes hold copies matching this key: which one is its own cannot be told, \
+    so nothing was removed and the key stays present (compact() does not change that). A \
+    filter built by this release never refuses a remove: rebuild the filter (add its keys \
+    to a new ScalableCuckooFilter) to remove keys freely";
 
 pyfilter!(counting PyScalableCuckooFilter {
     #[new]
@@ -51,10 +51,10 @@ pyfilter!(counting PyScalableCuckooFilter {
         Ok(Self { inner })
     }
 
-    /// Removes one copy of `key`: `True`, or `False` if no level holds it.
-    /// Raises `RemovalRefused` (the key stays present) when levels of
-    /// different geometry (the filter grew) hold copies matching it, so
-    /// which copy is its own cannot be told.
+    /// Removes one copy of `key` (from the largest level that holds it):
+    /// `True`, or `False` if no level holds it. Only a filter loaded from
+    /// bytes saved before nested levels may raise `RemovalRefused` (the
+    /// key stays present).
     fn remove(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = keys::extract(key)?;
         match with_key!(key.as_ref(), k => self.inner.remove(k)) {

@@ -105,26 +105,28 @@ def test_expansion_1_adds_levels_of_one_size_up_to_32(server):
     assert missing(r, "flat", stored) == 0
 
 
-def test_expansion_1_deletes_an_item_whose_copies_are_in_two_levels(server):
-    """Sub-filters of one size and width cannot tell apart two items that
-    collide in one of them, so CF.DEL takes either copy of an item added
-    before and after a growth (it answered 0 and kept both before: the
-    item stayed forever, pinning its old sub-filter). EXPANSION 2 keeps the
-    refusal (test_conventions.py): its sub-filters differ in size."""
+@pytest.mark.parametrize("expansion", [1, 2, 3, 4])
+def test_an_item_whose_copies_are_in_two_levels_is_deleted(server, expansion):
+    """An item added before and after a growth has copies in two
+    sub-filters. Their bucket maps nest (two items colliding in a larger
+    sub-filter collide in every smaller one), so CF.DEL takes the copy in
+    the largest that matches, for every EXPANSION (before nested levels it
+    answered 0 and kept both, except with EXPANSION 1: the item stayed
+    forever, pinning its old sub-filter)."""
     r = server.client()
-    r.execute_command("CF.RESERVE", "w", 100, "EXPANSION", 1)
-    r.execute_command("CF.ADD", "w", "twice")
+    key = f"w{expansion}"
+    r.execute_command("CF.RESERVE", key, 100, "EXPANSION", expansion)
+    r.execute_command("CF.ADD", key, "twice")
     i = 0
-    while dict(info(r, "w"))["Number of filters"] < 2:
-        r.execute_command("CF.ADD", "w", f"fill{i}")
+    while dict(info(r, key))["Number of filters"] < 2:
+        r.execute_command("CF.ADD", key, f"fill{i}")
         i += 1
-    r.execute_command("CF.ADD", "w", "twice")
-    assert r.execute_command("CF.COUNT", "w", "twice") == 2
-    assert r.execute_command("CF.DEL", "w", "twice") == 1
-    assert r.execute_command("CF.DEL", "w", "twice") == 1
-    assert r.execute_command("CF.DEL", "w", "twice") == 0
-    assert r.execute_command("CF.COUNT", "w", "twice") == 0
-    assert missing(r, "w", [f"fill{j}" for j in range(i)]) == 0
+    r.execute_command("CF.ADD", key, "twice")
+    assert r.execute_command("CF.COUNT", key, "twice") == 2
+    assert r.execute_command("CF.DEL", key, "twice") == 1
+    assert r.execute_command("CF.DEL", key, "twice") == 1
+    assert r.execute_command("CF.COUNT", key, "twice") == 0
+    assert missing(r, key, [f"fill{j}" for j in range(i)]) == 0
 
 
 def test_duplicates_do_not_grow_a_small_filter(server):

@@ -84,7 +84,8 @@ DIFFERENCES = {
     "del_two_levels": (
         "a CF.DEL of an item whose fingerprint two levels of different "
         "sizes hold answers 0 here and changes nothing (it never takes "
-        "another item's copy)"
+        "another item's copy): only a filter loaded from a dump written "
+        "before nested levels; filters made since always delete"
     ),
     "wrongtype_reads": (
         "CF.EXISTS, CF.MEXISTS, CF.COUNT, CF.DEL, CF.COMPACT on a key of "
