@@ -8,6 +8,7 @@
 #   scripts/ab-lookups.sh 818fd9c 7 16 1 16 256     # in cache, and 256 MiB
 #   scripts/ab-lookups.sh 818fd9c 7 mix 64           # two threads, 90/5/5, 64 MiB
 #   scripts/ab-lookups.sh 68dce41 9 sremove 1        # growing filter: insert+remove
+#   scripts/ab-lookups.sh 51a7421 7 sgrow 4          # growth 2, four levels
 #   scripts/ab-lookups.sh 00595cb 7 writes 1 writes 64  # per-key insert / remove
 #
 # A configuration `mix MIB` runs the two-thread 90/5/5 mix (see main.rs)
@@ -90,6 +91,16 @@ if sys.argv[3] == "writes":
     print("| operation | old | new | new / old (median of paired rounds) |")
     print("|---|---:|---:|---:|")
     for i, name in enumerate(["`insert_hash`", "`remove_hash`"]):
+        ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
+        print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
+    sys.exit(0)
+if sys.argv[3] == "sgrow":
+    pat = r'pair ([\d.]+) ns lookup ([\d.]+) ns'
+    old, new = ([list(map(float, re.search(pat, l).groups())) for l in open(p)] for p in sys.argv[1:3])
+    print(f"\nA growing filter of growth 2, four 16-bit levels ({sys.argv[4]} MiB of keys), one thread, ns per insert_hash + remove_hash pair and per absent contains_hash (median of {len(old)} rounds)\n")
+    print("| operation | old | new | new / old (median of paired rounds) |")
+    print("|---|---:|---:|---:|")
+    for i, name in enumerate(["insert + remove", "absent lookup"]):
         ratio = statistics.median(n[i] / o[i] for o, n in zip(old, new))
         print(f"| {name} | {statistics.median(o[i] for o in old):.1f} | {statistics.median(n[i] for n in new):.1f} | {ratio:.2f} |")
     sys.exit(0)

@@ -45,13 +45,17 @@
 //!   its lowest bit dropped: `floor(x * 2m / 2^32) / 2 = floor(x * m / 2^32)`;
 //! - a fingerprint is the low bits of the hash (0 read as 1), so a narrower
 //!   one is a function of a wider one: equal wide ones give equal narrow ones;
-//! - the alternate treats a bucket as a *top* part `i >> k` in `[0, c)` and
-//!   `k` *low* bits. The top part moves as above, `(H(g) - top) mod c`; the
-//!   low bits are xored with the high `k` of 32 bits mixed from `g`. Here
-//!   `g` is the fingerprint narrowed to `w` bits (every level's own), so
-//!   both parts come from bits that every level shares. Dropping low bits
-//!   of both buckets then gives the smaller table's pair:
-//!   `alt_k(i) >> d = alt_(k-d)(i >> d)`.
+//! - the alternate is `B(A(B(i)))`: `B` xors the low `k` bits with the
+//!   high `k` of 32 bits mixed from `g`, and `A(j) = (H - j) mod m` with
+//!   `H` the finalized map's (over `m` buckets) with its low `k + 1` bits
+//!   set, so that `H >> k` is the same odd number `H_0` in every level and
+//!   below it only ones. Here `g` is the fingerprint narrowed to `w` bits
+//!   (every level's own), so both come from bits that every level shares.
+//!   Dropping `d` low bits commutes with each: with `B` because xor works
+//!   bit by bit and the smaller level's mask is the larger's high bits;
+//!   with `A` because `H`'s low `d` bits are all ones, so `H - j` borrows
+//!   nothing from them and `(H - j) >> d = (H >> d) - (j >> d)`, modulo
+//!   `m >> d`. So `alt_k(i) >> d = alt_(k-d)(i >> d)`.
 //!
 //! With `k = 0` and `w` the table's width, a nested map is the finalized
 //! one: a fixed filter and a growing filter's first level would place
@@ -194,6 +198,11 @@ pub(crate) struct IndexMap {
     /// [`HashScheme::Nested`] only (0 otherwise): `w`, the fingerprint
     /// bits the alternate is computed from.
     key_bits: u8,
+    /// [`HashScheme::Nested`] only: whether the table's fingerprints are
+    /// wider than `w`, so that the alternate must narrow them first (a
+    /// growing filter whose first levels have narrower fingerprints than
+    /// its later ones); decided once, so that the others skip it.
+    narrow: bool,
 }
 
 impl IndexMap {
@@ -212,16 +221,21 @@ impl IndexMap {
             scheme,
             low_bits: 0,
             key_bits: 0,
+            narrow: false,
         }
     }
 
     /// A [`HashScheme::Nested`] map of `top * 2^low_bits` buckets whose
     /// alternate comes from the low `key_bits` of a fingerprint (module
-    /// docs, "Nested maps"). `top` is even and at least 2, the product at
-    /// most 2^32, `key_bits` 8, 16 or 32: checked by the callers, which
-    /// refuse anything else as bad configuration or bad bytes
-    /// ([`nested_shape`]).
-    pub(crate) fn nested(top: usize, low_bits: u32, key_bits: u32) -> Self {
+    /// docs, "Nested maps"), for a table of `bits`-bit fingerprints. `top`
+    /// is even and at least 2, the product at most 2^32, `key_bits` 8, 16
+    /// or 32 and at most `bits`: checked by the callers, which refuse
+    /// anything else as bad configuration or bad bytes ([`nested_shape`]).
+    pub(crate) fn nested(top: usize, low_bits: u32, key_bits: u32, bits: u32) -> Self {
+        assert!(
+            key_bits <= bits,
+            "nested map: a {key_bits}-bit key of {bits}-bit fingerprints"
+        );
         let buckets = nested_shape(top, low_bits, key_bits).unwrap_or_else(|| {
             panic!("nested map: {top} * 2^{low_bits} buckets, {key_bits}-bit key")
         });
@@ -230,13 +244,8 @@ impl IndexMap {
             scheme: HashScheme::Nested,
             low_bits: low_bits as u8,
             key_bits: key_bits as u8,
+            narrow: bits > key_bits,
         }
-    }
-
-    /// `w` of a nested map (0 for the others).
-    #[cfg_attr(concurrent_cuckoo_loom, allow(dead_code))]
-    pub(crate) fn key_bits(self) -> u32 {
-        u32::from(self.key_bits)
     }
 
     /// Whether a fingerprint colliding with another in a table of this map
@@ -248,12 +257,32 @@ impl IndexMap {
         if self == coarser && bits == coarser_bits {
             return true;
         }
-        self.scheme == HashScheme::Nested
-            && coarser.scheme == HashScheme::Nested
-            && self.key_bits == coarser.key_bits
-            && self.buckets >> self.low_bits == coarser.buckets >> coarser.low_bits
-            && self.low_bits >= coarser.low_bits
-            && bits >= coarser_bits
+        match (self.as_nested(bits), coarser.as_nested(coarser_bits)) {
+            (Some((top, low_bits, key_bits)), Some((coarse_top, coarse_low, coarse_key))) => {
+                top == coarse_top
+                    && key_bits == coarse_key
+                    && low_bits >= coarse_low
+                    && bits >= coarser_bits
+            }
+            _ => false,
+        }
+    }
+
+    /// `(c, k, w)` of this map as a nested one, for a table of `bits`-bit
+    /// fingerprints: a finalized map is the nested map of `k = 0` and
+    /// `w = bits` (module docs; a growing filter gives its levels of no
+    /// low bits and the key's width such a map, which places keys alike
+    /// at less cost). A raw map is none.
+    fn as_nested(self, bits: u32) -> Option<(u64, u32, u32)> {
+        match self.scheme {
+            HashScheme::Nested => Some((
+                self.buckets >> self.low_bits,
+                u32::from(self.low_bits),
+                u32::from(self.key_bits),
+            )),
+            HashScheme::Finalized => Some((self.buckets, 0, bits)),
+            HashScheme::Raw => None,
+        }
     }
 
     pub(crate) fn buckets(self) -> usize {
@@ -314,29 +343,34 @@ impl IndexMap {
         }
     }
 
-    /// The alternate of a nested map (module docs, "Nested maps"). Below
-    /// `m` whenever `i` is: the top part stays below `c` (as in
-    /// [`plain_alternate`](Self::plain_alternate)) and the low part below
-    /// `2^k`.
+    /// The alternate of a nested map (module docs, "Nested maps"):
+    /// `B(A(B(i)))`, with `B(j) = j xor v` (`v`: `k` bits mixed from the
+    /// key) and `A(j) = (H - j) mod m`, where `H` is the finalized map's
+    /// `H` over `m` buckets with its low `k + 1` bits set. Both are
+    /// involutions, so the whole is one (`B A B B A B = id`), and `A` has
+    /// no fixed point (`H` odd, `m` even), so neither has the whole. Below `m` whenever `i` is: `xor v`
+    /// changes only low bits, and `H < m` (`m = (c / 2) * 2^(k+1)`, so
+    /// setting low bits below `2^(k+1)` keeps `H >> (k+1)` below `c / 2`).
+    /// Its path to the bucket is the finalized map's plus one xor.
     #[inline(always)]
     fn nested_alternate(self, i: usize, fp: u64) -> usize {
-        let key_mask = u64::MAX >> (64 - u32::from(self.key_bits));
-        let low_key = fp & key_mask;
-        // The fingerprint of `key_bits` bits that `fp`'s low bits make (0
-        // read as 1, as `Fingerprint::from_hash` reads it).
-        let key = low_key + u64::from(low_key == 0);
+        // The fingerprint of `key_bits` bits that `fp`'s low bits make:
+        // `fp` itself in a level as narrow as the key (every level, at
+        // one width), which decides it once per table.
+        let key = if self.narrow {
+            narrow_key(fp, u32::from(self.key_bits))
+        } else {
+            fp
+        };
         let k = u32::from(self.low_bits);
-        let top_range = self.buckets >> k;
-        let i = i as u64;
-        let low_mask = (1u64 << k) - 1;
         let mixed = key.wrapping_mul(FINGERPRINT_MIX);
-        let h = ((u128::from(mixed) * u128::from(top_range)) >> 64) as u64 | 1;
-        let (diff, borrow) = h.overflowing_sub(i >> k);
-        let top = core::hint::select_unpredictable(borrow, diff.wrapping_add(top_range), diff);
+        let h = ((u128::from(mixed) * u128::from(self.buckets)) >> 64) as u64 | ((2u64 << k) - 1);
         // The high `k` of 32 mixed bits (`>> 32 >> (32 - k)`: no shift by
         // 64 when `k` is 0).
-        let low = (key.wrapping_mul(NESTED_LOW_MIX) >> 32) >> (32 - k);
-        ((top << k) | ((i & low_mask) ^ low)) as usize
+        let v = (key.wrapping_mul(NESTED_LOW_MIX) >> 32) >> (32 - k);
+        let (diff, borrow) = h.overflowing_sub(i as u64 ^ v);
+        let a = core::hint::select_unpredictable(borrow, diff.wrapping_add(self.buckets), diff);
+        (a ^ v) as usize
     }
 
     /// The alternate of the raw and finalized maps. Below `m` whenever `i`
@@ -371,6 +405,16 @@ impl IndexMap {
             HashScheme::Raw => prepared,
         }
     }
+}
+
+/// `fp` narrowed to a `key_bits`-bit fingerprint: its low bits, 0 read as
+/// 1 (as `Fingerprint::from_hash` reads them). Out of line: only levels
+/// wider than their filter's first level call it.
+#[cold]
+#[inline(never)]
+fn narrow_key(fp: u64, key_bits: u32) -> u64 {
+    let low = fp & (u64::MAX >> (64 - key_bits));
+    low + u64::from(low == 0)
 }
 
 /// The bucket count of a nested map of top range `top` and `low_bits` low
@@ -462,7 +506,7 @@ mod tests {
             (2, 31),
         ] {
             for key_bits in [8, 16, 32] {
-                let map = IndexMap::nested(top, low_bits, key_bits);
+                let map = IndexMap::nested(top, low_bits, key_bits, 32);
                 let buckets = map.buckets();
                 let step = (buckets / 300).max(1);
                 for i in (0..buckets).step_by(step).chain([buckets - 1]) {
@@ -504,13 +548,13 @@ mod tests {
             for key_bits in [8u32, 16] {
                 let widths = [8u32, 16, 32].into_iter().filter(move |&w| w >= key_bits);
                 for (k, wide) in (0..12u32).flat_map(|k| widths.clone().map(move |w| (k, w))) {
-                    let big = IndexMap::nested(top, k, key_bits);
+                    let big = IndexMap::nested(top, k, key_bits, wide);
                     for d in 0..=k {
                         for narrow_bits in [8u32, 16, 32]
                             .into_iter()
                             .filter(|&w| w >= key_bits && w <= wide)
                         {
-                            let small = IndexMap::nested(top, k - d, key_bits);
+                            let small = IndexMap::nested(top, k - d, key_bits, narrow_bits);
                             for _ in 0..200 {
                                 let prepared = rng.next();
                                 let (fp_big, fp_small) =
@@ -529,7 +573,7 @@ mod tests {
         // With no low bits and the key as wide as the fingerprints, a
         // nested map places keys as the finalized map does.
         let (nested, plain) = (
-            IndexMap::nested(1000, 0, 16),
+            IndexMap::nested(1000, 0, 16, 16),
             IndexMap::new(1000, HashScheme::Finalized),
         );
         for _ in 0..1000 {
@@ -548,21 +592,35 @@ mod tests {
             "widths differ without nesting"
         );
         assert!(!other.refines(16, plain, 16));
-        let (a, b) = (IndexMap::nested(10, 2, 8), IndexMap::nested(10, 5, 8));
+        let (a, b) = (
+            IndexMap::nested(10, 2, 8, 8),
+            IndexMap::nested(10, 5, 8, 16),
+        );
         assert!(b.refines(16, a, 8) && !a.refines(8, b, 16));
         assert!(
             b.refines(16, a, 16) && !b.refines(8, a, 16),
             "a wider coarse level"
         );
         assert!(
-            !IndexMap::nested(12, 5, 8).refines(16, a, 8),
+            !IndexMap::nested(12, 5, 8, 16).refines(16, a, 8),
             "another top range"
         );
         assert!(
-            !IndexMap::nested(10, 5, 16).refines(16, IndexMap::nested(10, 2, 8), 16),
+            !IndexMap::nested(10, 5, 16, 16).refines(16, IndexMap::nested(10, 2, 8, 16), 16),
             "another key"
         );
         assert!(!b.refines(16, plain, 16) && !plain.refines(16, b, 16));
+        // A finalized map is the nested one of no low bits, keyed by its
+        // width: a growing filter's first level.
+        let first = IndexMap::new(10, HashScheme::Finalized);
+        assert!(b.refines(16, first, 8) && !first.refines(8, b, 16));
+        assert!(
+            !b.refines(16, first, 16),
+            "a first level wider than the key"
+        );
+        assert!(IndexMap::nested(10, 0, 8, 16).refines(16, first, 8));
+        let raw = IndexMap::new(10, HashScheme::Raw);
+        assert!(raw.refines(8, raw, 8) && !b.refines(16, raw, 8));
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod common;
 
 use common::scaled;
 use concurrent_cuckoo::{
-    CuckooFilter, DecodeError, DefaultHashBuilder, InsertError, ScalableCuckooFilter,
+    CuckooFilter, DecodeError, DefaultHashBuilder, InsertError, Removal, ScalableCuckooFilter,
 };
 use proptest::prelude::*;
 use std::collections::HashMap;

@@ -1,6 +1,6 @@
 //! loom models of compaction (`compact_concurrently`) against every kind of
-//! reader and writer (issue 40): a remove whose key collides in a level of
-//! another geometry, removers and readers whose level set predates the
+//! reader and writer (issue 40): a remove whose key collides in a coarser
+//! level with another key, removers and readers whose level set predates the
 //! level a move targets, batch lookups and counts, `clear`, two
 //! compactions at once, growth reopening a slot that compaction just
 //! retired, a key moved twice, and `insert_unique` of a key being moved.
@@ -8,9 +8,8 @@
 //! Run with `scripts/loom.sh`. Markers for `scripts/loom.sh --canary`:
 //! `LOST FINGERPRINT` for a key stored and not found (or a copy taken that
 //! was another key's), `REMOVE MISSED` for a remove of a stored key that
-//! took nothing, `WRONG TAKE` for a remove that should have been refused
-//! and took a copy, `DUPLICATE ADMITTED` for an `insert_unique` that added
-//! a second copy of a stored key.
+//! took nothing, `DUPLICATE ADMITTED` for an `insert_unique` that added a
+//! second copy of a stored key.
 //!
 //! Preemption bounds: each model says how many preemptions its bad
 //! schedules need; the models run at that bound (or one more), which keeps
@@ -31,7 +30,9 @@ fn candidate(i: u64) -> u64 {
 
 /// Three slots of room for 8 fingerprints each (2 buckets of 4), growth 1.
 /// At a rate of 5% slot 0 has 8-bit fingerprints and slots 1 and 2 16-bit
-/// ones: two geometries. At 0.1% all three are 16-bit: one geometry.
+/// ones: two geometries, the 16-bit slots refining slot 0 (nested maps:
+/// two keys that collide in a 16-bit slot collide in slot 0 too, not the
+/// other way round). At 0.1% all three are 16-bit: one geometry.
 fn three_slots(rate: f64) -> Filter {
     ScalableCuckooFilter::builder()
         .capacity(1)
@@ -44,9 +45,12 @@ fn three_slots(rate: f64) -> Filter {
 }
 
 /// The keys of the two-geometry setup: `slot0` fills slot 0 (8-bit);
-/// `k`, which slot 0 answers for (its 8-bit fingerprint is one of
-/// slot 0's keys'), opens slot 1 (16-bit); `fillers` fill slot 1;
-/// `opener` opens slot 2 (16-bit).
+/// `k`, which slot 0 answers for (it collides there with one of slot 0's
+/// keys, `j`: the same 8-bit fingerprint and bucket pair, and with no key
+/// in the 16-bit slots), opens slot 1 (16-bit); `fillers` fill slot 1;
+/// `opener` opens slot 2 (16-bit). A remove of `k` must take `k`'s own
+/// copy, in the 16-bit slot that holds it (it refines slot 0): `j`'s copy
+/// in slot 0 then still answers for both.
 #[derive(Clone, Debug)]
 struct TwoGeometries {
     slot0: Vec<u64>,
@@ -87,6 +91,14 @@ impl TwoGeometries {
                 f.insert(key).unwrap();
             }
             let opener = fresh.find(|key| !f.contains(key)).unwrap();
+            // A remove of `k` takes its own copy (slot 1's): `j`'s copy in
+            // slot 0 stays, and still answers for `k`.
+            assert_eq!(f.count(&k), 2, "search: k matches in slots 0 and 1");
+            assert!(f.remove(&k).is_removed(), "search: k's remove");
+            assert!(
+                slot0.iter().chain(&fillers).all(|key| f.count(key) == 1) && f.count(&k) == 1,
+                "search: k's remove took another key's copy"
+            );
             *out.lock().unwrap() = Some(TwoGeometries {
                 slot0,
                 k,
@@ -106,9 +118,10 @@ impl TwoGeometries {
         }
         assert_eq!(f.level_fingerprint_bits(), vec![8, 16], "setup: widths");
         assert_eq!((f.levels(), f.len()), (2, 16), "setup: two full slots");
-        assert!(
-            f.count(&self.k) == 2 && !f.remove(&self.k).is_removed(),
-            "setup: k must match in both geometries, and its remove be refused"
+        assert_eq!(
+            f.count(&self.k),
+            2,
+            "setup: k must match in both geometries"
         );
         f
     }
@@ -122,22 +135,26 @@ impl TwoGeometries {
         }
     }
 
-    fn all_but_fillers(&self) -> impl Iterator<Item = &u64> {
-        self.slot0.iter().chain([&self.k, &self.opener])
+    /// The keys that a remove of `k` must leave found: slot 0's (`j`
+    /// among them) and `opener`.
+    fn others(&self) -> impl Iterator<Item = &u64> {
+        self.slot0.iter().chain([&self.opener])
     }
 }
 
 /// Item 5 (a), the review's interleaving: slot 0 (8-bit) holds a key `j`
 /// that `k` collides with there; `k` lies in slot 1 (16-bit); compaction
 /// moves it into slot 2 (16-bit, current) while another thread removes
-/// `k`. The remove sees two geometries match and must be refused. Before
-/// the fix, a remove that looked at slot 2 before the move's insert and at
-/// slot 1 after its take saw slot 0 as the only holder and took `j`'s copy
+/// `k`. The remove sees `k` match in slot 0 and in slot 1 or 2, and must
+/// take `k`'s own copy there (the 16-bit slots refine slot 0): `j` stays
+/// found, and `j`'s copy still answers for `k`. Before the fix, a remove
+/// that looked at slot 2 before the move's insert and at slot 1 after its
+/// take saw slot 0 as the only holder and took `j`'s copy, losing `j`
 /// (canary `unvalidated_take`: the take not validated against the move
 /// sequence). One preemption makes the bad schedule (the remover stopped
 /// between slot 2 and slot 0); the model runs at two.
 #[test]
-fn a_remove_racing_compaction_is_refused_when_another_geometry_matches() {
+fn a_remove_racing_compaction_takes_its_own_copy_when_a_coarser_level_matches() {
     let keys = TwoGeometries::find();
     model_with_preemptions_at_most(2, move || {
         let f = keys.up_to_slot_1();
@@ -151,15 +168,17 @@ fn a_remove_racing_compaction_is_refused_when_another_geometry_matches() {
         let stats = f.compact_concurrently();
         let took = remover.join().unwrap();
         assert!(
-            !took.is_removed(),
-            "WRONG TAKE: a remove matching in two geometries took a copy (moved: {})",
+            took.is_removed(),
+            "REMOVE MISSED: a remove of a key compaction was moving took nothing ({took:?}, moved: {})",
             stats.fingerprints_moved
         );
         assert!(
-            keys.all_but_fillers().all(|key| f.contains(key)),
-            "LOST FINGERPRINT: a key after a refused remove beside compaction"
+            keys.others().all(|key| f.contains(key)),
+            "LOST FINGERPRINT: a remove beside compaction took the copy of a key colliding in a coarser level (moved: {})",
+            stats.fingerprints_moved
         );
-        assert_eq!(f.len(), 10);
+        assert_eq!(f.count(&keys.k), 1, "k's own copy taken, j's left");
+        assert_eq!(f.len(), 9);
     });
 }
 
@@ -168,10 +187,12 @@ fn a_remove_racing_compaction_is_refused_when_another_geometry_matches() {
 /// opens; then one thread opens slot 2, empties slot 1 but for `k`, and
 /// compacts `k` into slot 2, retiring slot 1. The remover, scanning the
 /// old set, finds only slot 0 matching (`k` left slot 1) and, without the
-/// validation, takes `j`'s copy (canary `unvalidated_take`). One
+/// validation, takes `j`'s copy (canary `unvalidated_take`); with it, it
+/// scans again and takes `k`'s copy in slot 2. (A remover that runs first
+/// takes `k`'s copy in slot 1, and `opener` then goes into slot 1.) One
 /// preemption (the remover stopped after loading its level set).
 #[test]
-fn a_remover_with_a_stale_level_set_is_refused_when_another_geometry_matches() {
+fn a_remover_with_a_stale_level_set_takes_its_own_copy_when_a_coarser_level_matches() {
     let keys = TwoGeometries::find();
     model_with_preemptions_at_most(1, move || {
         let f = Arc::new(keys.up_to_slot_1());
@@ -183,14 +204,17 @@ fn a_remover_with_a_stale_level_set_is_refused_when_another_geometry_matches() {
         let stats = f.compact_concurrently();
         let took = remover.join().unwrap();
         assert!(
-            !took.is_removed(),
-            "WRONG TAKE: a remove with a stale level set took a copy (moved: {})",
+            took.is_removed(),
+            "REMOVE MISSED: a remove with a stale level set took nothing ({took:?}, moved: {})",
             stats.fingerprints_moved
         );
         assert!(
-            keys.all_but_fillers().all(|key| f.contains(key)),
-            "LOST FINGERPRINT: a key after a stale remove beside compaction"
+            keys.others().all(|key| f.contains(key)),
+            "LOST FINGERPRINT: a stale remove beside compaction took the copy of a key colliding in a coarser level (moved: {})",
+            stats.fingerprints_moved
         );
+        assert_eq!(f.count(&keys.k), 1, "k's own copy taken, j's left");
+        assert_eq!(f.len(), 9);
     });
 }
 

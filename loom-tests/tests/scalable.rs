@@ -9,7 +9,8 @@
 //! Failure messages carry a marker that `scripts/loom.sh --canary` looks
 //! for: `LOST FINGERPRINT` for a key that was stored and not found (as in
 //! `models.rs`), `FULL WITH ROOM` for an insert refused while a level had
-//! room, `LEVEL NOT RETIRED` for an emptied old level left in use.
+//! room, `LEVEL NOT RETIRED` for an emptied old level left in use,
+//! `REMOVE MISSED` for a remove of a stored key that took nothing.
 #![cfg(concurrent_cuckoo_loom)]
 
 use concurrent_cuckoo::ScalableCuckooFilter;
@@ -165,103 +166,177 @@ fn retiring_an_emptied_level_against_a_reader_and_an_inserter() {
     });
 }
 
-/// A key `a` of level 0, and a key `c` that collides with `a` in level 1
-/// (the same fingerprint and bucket pair there) but not in level 0. One
-/// thread removes `a` while another inserts `c` (into level 1). Whatever
-/// the order, `c` must stay found: a remove that took `c`'s copy for `a`'s
-/// (the newest matching copy, the rule before a remove looked for a single
-/// matching level) would leave `c` a false negative. The remove either
-/// takes `a`'s own copy (it ran before `c` was visible) or is refused
-/// (both levels matched) and changes nothing.
+/// Nested levels (see "Removing keys across levels" in
+/// `src/scalable/mod.rs`): slot 0 has 2 buckets and 8-bit fingerprints,
+/// slot 1 4 buckets and 16-bit ones, and slot 1 refines slot 0. Key `j`
+/// lies in slot 0; key `a` lies in slot 1 and collides with `j` in slot 0
+/// (the same 8-bit fingerprint and bucket pair there), not in slot 1. So
+/// `a` matches in both slots, and its remove must take the copy in the
+/// finer slot 1 (its own): `j`'s copy in slot 0 answers for `j`, and for
+/// `a` too. Slot 1 is full and slot 0 at 3/4, so while one thread removes
+/// `a`, the other's insert of `late` is refused by slot 1 and switches the
+/// current level back to slot 0 (unless the remove freed a slot first),
+/// then looks `j` up. A remove that took the newest matching copy, the
+/// current level's first (canary `newest_match_remove`, the rule before
+/// removes looked across levels), takes `j`'s copy in slot 0 once the
+/// switch is done, and `j` is lost. Whatever the order, the remove takes
+/// one copy, `a`'s own; `j` is always found; counts are exact.
 #[test]
 fn removing_a_key_never_takes_the_copy_of_a_key_colliding_in_another_level() {
-    let (a, c) = colliding_in_level_1_only();
+    let keys = CollidingInSlot0::find();
     model(move || {
-        let f = ScalableCuckooFilter::builder()
-            .capacity(16)
-            .false_positive_rate(1e-3)
-            .hasher(Identity)
-            .build()
-            .unwrap();
-        f.insert(&a).unwrap();
-        let mut filler = 0u64;
-        while f.levels() == 1 {
-            filler += 1;
-            f.insert(&filler.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-                .unwrap();
-        }
-        let geometry: Vec<(usize, u32)> = f
-            .level_stats()
-            .iter()
-            .map(|s| (s.bucket_count, s.fingerprint_bits))
-            .collect();
-        assert_eq!(geometry, LEVELS, "setup: the levels' sizes changed");
-        assert_eq!(
-            (f.count(&a), f.count(&c)),
-            (1, 0),
-            "setup: no filler may collide with a or c"
-        );
-        let f = Arc::new(f);
+        let f = Arc::new(keys.set_up());
         let remover = {
-            let f = f.clone();
+            let (f, a) = (f.clone(), keys.a);
             thread::spawn(move || f.remove(&a))
         };
-        f.insert(&c).unwrap();
+        f.insert(&keys.late).unwrap();
         assert!(
-            f.contains(&c),
-            "LOST FINGERPRINT: a key colliding in another level, while that level's twin is removed"
+            f.contains(&keys.j),
+            "LOST FINGERPRINT: a key colliding in its level with a key removed from a finer level"
         );
         let removed = remover.join().unwrap();
         assert!(
-            f.contains(&c),
+            removed.is_removed(),
+            "REMOVE MISSED: a remove of a key stored in a finer level took nothing: {removed:?}"
+        );
+        assert!(
+            keys.kept().all(|k| f.count(k) == 1),
             "LOST FINGERPRINT: a remove took the copy of a key colliding in another level"
         );
-        // `a` counts `c`'s copy in level 1, and its own in level 0 unless
-        // the remove took it.
-        assert_eq!(f.count(&a), if removed.is_removed() { 1 } else { 2 });
-        assert_eq!(f.count(&c), 1);
+        // `j`'s copy answers for `a`: `a`'s own copy was taken.
+        assert_eq!(f.count(&keys.a), 1, "the remove took a's own copy");
+        assert_eq!(f.len(), keys.kept().count());
+        assert_eq!(f.levels(), 2);
     });
 }
 
-/// The levels of a filter of initial capacity 16 after one growth: (buckets,
-/// fingerprint bits) of level 0 and level 1.
-const LEVELS: [(usize, u32); 2] = [(8, 16), (14, 16)];
+/// Two slots of nested levels, growth 4: slot 0 room for 8 fingerprints (2
+/// buckets, 8-bit at a rate of 5%), slot 1 for 16 (4 buckets, 16-bit).
+fn two_nested_slots() -> Filter {
+    ScalableCuckooFilter::builder()
+        .capacity(1)
+        .growth_factor(4)
+        .false_positive_rate(0.05)
+        .max_levels(2)
+        .hasher(Identity)
+        .build()
+        .unwrap()
+}
 
-/// Keys `a` and `c` (hashes, under `Identity`) with the same fingerprint
-/// and bucket pair in level 1 but not in level 0, found with plain filters
-/// of the levels' geometry (`signature_of_hash`, `hash_for_bucket`). Runs
-/// inside a loom model once (the filters use loom's atomics).
-fn colliding_in_level_1_only() -> (u64, u64) {
-    let found = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let out = found.clone();
-    loom::model(move || {
-        let probe = |(buckets, bits): (usize, u32)| {
-            concurrent_cuckoo::CuckooFilter::builder()
-                .capacity(0)
-                .bucket_count(buckets)
-                .fingerprint_bits(bits)
-                .hasher(Identity)
-                .build()
-                .unwrap()
-        };
-        let (level0, level1) = (probe(LEVELS[0]), probe(LEVELS[1]));
-        let pair = |(fp, i1, i2): (u64, usize, usize)| (fp, i1.min(i2), i1.max(i2));
-        let keys = (1..1000u64).map(|i| i.wrapping_mul(0xD6E8_FEB8_6659_FD93));
-        let pick = keys
-            .flat_map(|a| {
-                let (fp, i1, i2) = level1.signature_of_hash(a);
-                [i1, i2].map(|b| (a, level1.hash_for_bucket(b, fp as u32)))
-            })
-            .find(|&(a, c)| {
-                a != c
-                    && pair(level1.signature_of_hash(c)) == pair(level1.signature_of_hash(a))
-                    && pair(level0.signature_of_hash(c)) != pair(level0.signature_of_hash(a))
-            })
-            .expect("a pair of keys colliding in level 1 only");
-        *out.lock().unwrap() = Some(pick);
-    });
-    let pick = found.lock().unwrap().expect("the search ran");
-    pick
+/// The keys of `removing_a_key_never_takes_the_copy_of_a_key_colliding_in_another_level`:
+/// `j` and `slot0` fill slot 0, `a` (colliding with `j` there) opens slot
+/// 1, `slot1` fills it, and `late` is the key slot 1 then refuses. No two
+/// keys collide anywhere but `a` and `j` in slot 0.
+#[derive(Clone, Debug)]
+struct CollidingInSlot0 {
+    j: u64,
+    slot0: Vec<u64>,
+    a: u64,
+    slot1: Vec<u64>,
+    late: u64,
+}
+
+impl CollidingInSlot0 {
+    /// Found once, by filling a real filter with candidate keys (hashes,
+    /// under `Identity`) and asking it which ones it holds (it uses loom's
+    /// atomics, so inside a loom model). A key that a filter holding only
+    /// `j` answers for collides with `j` in slot 0; that it does not in
+    /// slot 1 shows in the counts.
+    fn find() -> Self {
+        let found = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let out = found.clone();
+        // One execution of straight-line code, but thousands of atomic
+        // accesses (every lookup of the search), past loom's default
+        // branch limit.
+        let mut search = loom::model::Builder::new();
+        search.max_branches = 1_000_000;
+        search.check(move || {
+            let f = two_nested_slots();
+            let mut next = (1u64..).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let j = next.next().unwrap();
+            f.insert(&j).unwrap();
+            let a = next.by_ref().find(|key| f.contains(key)).unwrap();
+            let slot0: Vec<u64> = next
+                .by_ref()
+                .filter(|key| !f.contains(key))
+                .take(7)
+                .collect();
+            for key in &slot0 {
+                f.insert(key).unwrap();
+            }
+            assert_eq!(f.levels(), 1, "search: slot 0 holds j and slot0");
+            f.insert(&a).unwrap();
+            let mut slot1 = Vec::new();
+            let late = loop {
+                let key = next.by_ref().find(|key| !f.contains(key)).unwrap();
+                if f.insert(&key).is_err() {
+                    break key;
+                }
+                slot1.push(key);
+            };
+            *out.lock().unwrap() = Some(CollidingInSlot0 {
+                j,
+                slot0,
+                a,
+                slot1,
+                late,
+            });
+        });
+        let keys = found.lock().unwrap().take().expect("the search ran");
+        keys
+    }
+
+    /// Slot 0 holds `j` and 5 of `slot0` (at most 3/4 full: it takes
+    /// inserts again when slot 1 refuses one), slot 1 (current) `a` and
+    /// `slot1` (full: it refuses `late`).
+    fn set_up(&self) -> Filter {
+        let f = two_nested_slots();
+        for key in [&self.j].into_iter().chain(&self.slot0) {
+            f.insert(key).unwrap();
+        }
+        f.insert(&self.a).unwrap(); // opens slot 1
+        for key in &self.slot1 {
+            f.insert(key).unwrap();
+        }
+        for key in &self.slot0[..2] {
+            assert!(f.remove(key).is_removed(), "setup: a filler's remove");
+        }
+        let geometry: Vec<(usize, u32, usize)> = f
+            .level_stats()
+            .iter()
+            .map(|s| (s.bucket_count, s.fingerprint_bits, s.len))
+            .collect();
+        assert_eq!(
+            geometry,
+            [(2, 8, 6), (4, 16, 1 + self.slot1.len())],
+            "setup: slot 0 at 3/4, slot 1 (current) with a and slot1"
+        );
+        assert!(
+            self.slot1.len() + 1 == 16 && !f.contains(&self.late),
+            "setup: slot 1 full, late new"
+        );
+        assert_eq!(
+            (f.count(&self.a), f.count(&self.j)),
+            (2, 1),
+            "setup: a must collide with j in slot 0 only"
+        );
+        assert!(
+            self.kept()
+                .all(|key| *key == self.late || f.count(key) == 1),
+            "setup: no other key may collide"
+        );
+        f
+    }
+
+    /// The keys every schedule leaves stored: `j`, the fillers that stay,
+    /// and `late`.
+    fn kept(&self) -> impl Iterator<Item = &u64> {
+        [&self.j, &self.late]
+            .into_iter()
+            .chain(&self.slot0[2..])
+            .chain(&self.slot1)
+    }
 }
 
 /// Issue 28, item 1: a `clear` racing an insert must not make it answer

@@ -25,6 +25,13 @@
 //! ROUNDS rounds of 1M pairs of `insert_hash` and `remove_hash` of a fresh
 //! key on one thread (the remove scans both levels: issue 40's
 //! validation); prints the median ns per pair (thread CPU time).
+//!
+//! `ab-lookups sgrow MIB [ROUNDS]`: a growing filter of the default growth
+//! factor 2 whose first level holds an eighth of MIB MiB of 16-bit slots
+//! at 90%, filled with that many keys (four levels, the last about a
+//! quarter full); then ROUNDS rounds of 1M insert + remove pairs of fresh
+//! keys, and of 1M lookups of absent keys (each searches every level);
+//! prints the median ns per pair and per lookup (thread CPU time).
 use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -228,6 +235,43 @@ fn writes(mib: u64, rounds: usize) {
     );
 }
 
+fn scalable_growth(mib: u64, rounds: usize) {
+    let n = mib * 1024 * 1024 * 8 / 16 * 9 / 10;
+    let f = ScalableCuckooFilter::builder()
+        .capacity((n / 8) as usize)
+        .seed(3)
+        .build()
+        .unwrap();
+    for i in 0..n {
+        f.insert_hash(key(i)).unwrap();
+    }
+    let q = 1_000_000usize;
+    let fresh: Vec<u64> = (0..q as u64).map(|i| key(n + 1 + i * 7)).collect();
+    let mut pairs = Vec::new();
+    let mut lookups = Vec::new();
+    for _ in 0..rounds {
+        pairs.push(time(q, || {
+            fresh
+                .iter()
+                .filter(|&&h| f.insert_hash(h).is_ok() && bool::from(f.remove_hash(h)))
+                .count()
+        }));
+        lookups.push(time(q, || {
+            fresh.iter().filter(|&&h| f.contains_hash(h)).count()
+        }));
+    }
+    let med = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        v[v.len() / 2]
+    };
+    println!(
+        "sgrow {mib} MiB ({} levels): pair {:.2} ns lookup {:.2} ns",
+        f.levels(),
+        med(&mut pairs),
+        med(&mut lookups)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args[1] == "writes" {
@@ -237,6 +281,10 @@ fn main() {
     if args[1] == "sremove" {
         let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
         return scalable_remove(args[2].parse().unwrap(), rounds);
+    }
+    if args[1] == "sgrow" {
+        let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());
+        return scalable_growth(args[2].parse().unwrap(), rounds);
     }
     if args[1] == "mix" {
         let rounds = args.get(3).map_or(5, |s| s.parse().unwrap());

@@ -544,9 +544,10 @@ impl ContainerHead {
     /// The bucket count the configuration gives level `i`, and the most
     /// bytes its encoding may take (at the widest fingerprints).
     pub(crate) fn level_size(&self, i: usize) -> Result<(usize, u64), DecodeError> {
+        // The bucket count is the same at every width.
         let buckets = self
             .config
-            .map(i)
+            .map(i, 32)
             .ok_or(DecodeError::InvalidHeader(
                 "a level past the addressable size",
             ))?
@@ -587,10 +588,14 @@ impl ContainerHead {
     ) -> Result<ScalableCuckooFilter<S>, DecodeError> {
         if self.config.nested {
             for (i, level) in &mut levels {
-                let map = self.config.map(*i).ok_or(DecodeError::InvalidHeader(
-                    "a level past the addressable size",
-                ))?;
-                if level.bits() < map.key_bits() || level.map().buckets() != map.buckets() {
+                let map = self
+                    .config
+                    .map(*i, level.bits())
+                    .ok_or(DecodeError::InvalidHeader(
+                        "a level past the addressable size",
+                    ))?;
+                let key_bits = self.config.bits(0).unwrap_or(32);
+                if level.bits() < key_bits || level.map().buckets() != map.buckets() {
                     return Err(DecodeError::InvalidHeader(
                         "a nested level's fingerprints must be at least as wide as the first level's",
                     ));

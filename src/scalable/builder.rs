@@ -255,7 +255,7 @@ impl<S> ScalableBuilder<S> {
         };
         // The first level's bucket count, or the error that says why not.
         crate::filter::buckets_for_capacity(initial.max(1))?;
-        let map = config.map(0).ok_or(BuildError::CapacityOverflow {
+        let map = config.map(0, bits).ok_or(BuildError::CapacityOverflow {
             requested: initial as u64,
         })?;
         let first = Level::new(map, bits, stripes, self.table_memory)?;

@@ -189,7 +189,7 @@ impl<S> ScalableCuckooFilter<S> {
                 with_table!(&level.table, t => t.reopen());
             }
             kept => {
-                let Some(map) = self.config.map(next) else {
+                let Some(map) = self.config.map(next, bits) else {
                     return false;
                 };
                 let Ok(level) =

@@ -223,8 +223,9 @@ impl Config {
         Some(items)
     }
 
-    /// The map of level `level`'s table, if it can be addressed: a function
-    /// of the configuration and the index only, as its width is.
+    /// The map of level `level`'s table of `bits`-bit fingerprints, if it
+    /// can be addressed: a function of the configuration, the index and
+    /// the width only.
     ///
     /// Nested (`nested`): `c * 2^k` buckets, where `c` is the bucket count
     /// that the first level's items need and `k` the fewest low bits that
@@ -232,9 +233,11 @@ impl Config {
     /// power-of-two growth factor `2^g` and a first level of a few
     /// thousand items, `k = g * level`: the same tables as before, up to
     /// the rounding of small ones), and the alternate keyed by the first
-    /// level's width, the narrowest (`docs/design.md`). Else the bucket
-    /// count its items need, finalized (`index.rs`).
-    pub(crate) fn map(&self, level: usize) -> Option<IndexMap> {
+    /// level's width, the narrowest (`docs/design.md`); a level of no low
+    /// bits whose width is the key's gets the finalized map of `c`
+    /// buckets, which is the same map at less cost per alternate
+    /// (`index.rs`). Else the bucket count its items need, finalized.
+    pub(crate) fn map(&self, level: usize, bits: u32) -> Option<IndexMap> {
         let need = crate::filter::buckets_for_capacity(self.items(level)?).ok()?;
         if !self.nested {
             return Some(IndexMap::new(need, HashScheme::Finalized));
@@ -243,7 +246,10 @@ impl Config {
         let key_bits = self.bits(0)?;
         let low_bits = (0..=32).find(|&k| (top as u64) << k >= need as u64)?;
         nested_shape(top, low_bits, key_bits)?;
-        Some(IndexMap::nested(top, low_bits, key_bits))
+        if low_bits == 0 && key_bits == bits {
+            return Some(IndexMap::new(top, HashScheme::Finalized));
+        }
+        Some(IndexMap::nested(top, low_bits, key_bits, bits))
     }
 
     /// The fingerprint width of level `level`: a function of the
