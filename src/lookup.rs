@@ -8,7 +8,9 @@
 //! here.
 
 use crate::fingerprint::Fingerprint;
-use crate::index::{with_scheme, IndexMap, Scheme};
+use crate::index::{
+    with_scheme, FinalizedHashes, HashScheme, IndexMap, NestedHashes, RawHashes, Scheme,
+};
 
 /// Where a hash lives: both candidate buckets and the fingerprint.
 #[derive(Clone, Copy, Debug)]
@@ -73,9 +75,24 @@ pub(crate) trait Lookup<F: Fingerprint> {
     /// The table's hash scheme is read once, here, and the loop is compiled
     /// for it; so is its index map, which the loop keeps in registers
     /// rather than reloading from the table after every acquire load.
+    ///
+    /// Nested maps (a growing filter's levels) run their loop out of line:
+    /// inlined as a third arm, it made the fixed filter's batches (which
+    /// never have one) 4-6% slower (`docs/benchmarks.md`).
     #[inline]
     fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        with_scheme!(self.index().scheme(), P => self.contains_batch_as::<P>(hash_at, out))
+        match self.index().scheme() {
+            HashScheme::Raw => self.contains_batch_as::<RawHashes>(hash_at, out),
+            HashScheme::Finalized => self.contains_batch_as::<FinalizedHashes>(hash_at, out),
+            HashScheme::Nested => self.contains_batch_nested(hash_at, out),
+        }
+    }
+
+    /// [`contains_batch`](Self::contains_batch) for a nested map, out of
+    /// line.
+    #[inline(never)]
+    fn contains_batch_nested(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
+        self.contains_batch_as::<NestedHashes>(hash_at, out);
     }
 
     /// [`contains_batch`](Self::contains_batch) for a table whose hash
