@@ -28,7 +28,14 @@ impl<F: Fingerprint> Location<F> {
     /// [`IndexMap::alternate`]).
     #[inline(always)]
     pub(crate) fn of<P: Scheme>(index: IndexMap, hash: u64) -> Self {
-        let hash = index.prepare_as::<P>(hash);
+        Self::of_prepared::<P>(index, index.prepare_as::<P>(hash))
+    }
+
+    /// [`of`](Self::of) for a hash already prepared for `index`
+    /// ([`IndexMap::prepare_as`]): a growing filter finalizes a hash once
+    /// for all its levels.
+    #[inline(always)]
+    pub(crate) fn of_prepared<P: Scheme>(index: IndexMap, hash: u64) -> Self {
         let fp = F::from_hash(hash);
         let i1 = index.primary(hash);
         let i2 = index.alternate_as::<P>(i1, fp.to_u64());

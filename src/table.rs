@@ -237,7 +237,21 @@ impl<F: Fingerprint> RawTable<F> {
     /// `filter.rs`).
     #[inline(always)]
     pub(crate) fn contains_hash_as<P: Scheme>(&self, hash: u64) -> bool {
-        let loc = Location::of::<P>(self.index, hash);
+        self.contains_prepared_as::<P>(self.index.prepare_as::<P>(hash))
+    }
+
+    /// [`contains_hash`](Self::contains_hash) of a hash already prepared
+    /// for this table's scheme ([`IndexMap::prepare_as`]): a growing
+    /// filter prepares a hash once for all its levels.
+    #[inline(always)]
+    pub(crate) fn contains_prepared(&self, prepared: u64) -> bool {
+        crate::index::with_scheme!(self.index.scheme(), P => self.contains_prepared_as::<P>(prepared))
+    }
+
+    /// [`contains_hash_as`](Self::contains_hash_as) of a prepared hash.
+    #[inline(always)]
+    fn contains_prepared_as<P: Scheme>(&self, prepared: u64) -> bool {
+        let loc = Location::of_prepared::<P>(self.index, prepared);
         // The misses start before the version loads. Not redundant on x86
         // either, where the loads could issue as early: without it a keyed
         // `contains` on a 64 MiB table took 64 ns instead of 53, and the
@@ -250,16 +264,16 @@ impl<F: Fingerprint> RawTable<F> {
             // Only the hash goes to the cold path, which locates it again:
             // the two indices and the fingerprint need not stay in
             // registers (or be saved on the stack) across the probe.
-            None => self.contains_hash_contended::<P>(hash),
+            None => self.contains_prepared_contended::<P>(prepared),
         }
     }
 
     /// [`contains_contended`](Self::contains_contended) of the location of
-    /// `hash`.
+    /// a prepared hash.
     #[cold]
     #[inline(never)]
-    fn contains_hash_contended<P: Scheme>(&self, hash: u64) -> bool {
-        let loc = Location::of::<P>(self.index, hash);
+    fn contains_prepared_contended<P: Scheme>(&self, prepared: u64) -> bool {
+        let loc = Location::of_prepared::<P>(self.index, prepared);
         self.contains_contended(loc.i1, loc.i2, loc.fp)
     }
 
@@ -282,9 +296,10 @@ impl<F: Fingerprint> RawTable<F> {
     unsafe fn buckets_of(&self, loc: &Location<F>) -> (&F::Bucket, &F::Bucket) {
         debug_assert!(loc.i1 < self.buckets.len() && loc.i2 < self.buckets.len());
         // SAFETY: `new` gives the array exactly `self.index.buckets()`
-        // buckets, and neither field is ever assigned again (nothing takes
-        // a table by `&mut`), so both indices the caller guarantees below
-        // that count are in bounds.
+        // buckets; the array is never assigned again, and the index map
+        // only by a decoder's `Level::set_map` before the table is shared,
+        // to a map of the same bucket count (asserted there), so both
+        // indices the caller guarantees below that count are in bounds.
         unsafe {
             (
                 self.buckets.get_unchecked(loc.i1),

@@ -18,7 +18,7 @@ use growth::Grown;
 use moves::MoveSequence;
 pub use removal::Removal;
 use slots::index_of;
-pub(crate) use slots::{Config, Level};
+pub(crate) use slots::{Config, Level, LevelHash};
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::filter::with_table;
@@ -711,7 +711,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // The planted bug: one pass over the levels, its miss trusted (a
         // key compaction moves during the pass is missed and added again).
         #[cfg(concurrent_cuckoo_canary = "unique_unvalidated_check")]
-        let present = self.live_levels().any(|(_, level)| level.contains(hash));
+        let present = {
+            let hash = LevelHash::of(hash);
+            self.live_levels().any(|(_, level)| level.contains(hash))
+        };
         if present {
             Ok(false)
         } else {
@@ -750,6 +753,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         // Read before the level set: a miss is an answer only if no
         // compaction moved a fingerprint meanwhile (see `moves.rs`).
         let mut since = self.moves.read();
+        let prepared = LevelHash::of(hash);
         loop {
             let mut levels = self.live_levels();
             // The canary plants the sequence read after the level set: a
@@ -759,7 +763,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             {
                 since = self.moves.read();
             }
-            if levels.any(|(_, level)| level.contains(hash)) {
+            if levels.any(|(_, level)| level.contains(prepared)) {
                 return true;
             }
             if self.moves.unmoved_since(&mut since) {
@@ -851,7 +855,7 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
         if levels.peek().is_some() {
             let newest_match = core::iter::once((i, level))
                 .chain(levels)
-                .find(|(_, level)| level.contains(hash));
+                .find(|(_, level)| level.contains(LevelHash::of(hash)));
             match newest_match {
                 Some(found) => (i, level) = found,
                 None => return Attempt::NothingToTake,
@@ -868,9 +872,10 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             // a chain (decoded from an encoding before nested maps) can
             // tell keys apart that others cannot, and then which copy is
             // the key's cannot be told.
+            let prepared = LevelHash::of(hash);
             let mut holders = core::iter::once((i, level))
                 .chain(levels)
-                .filter(|(_, level)| level.contains(hash));
+                .filter(|(_, level)| level.contains(prepared));
             let Some(first) = holders.next() else {
                 return Attempt::NothingToTake;
             };

@@ -139,8 +139,11 @@ impl Level {
     }
 
     #[inline]
-    pub(super) fn contains(&self, hash: u64) -> bool {
-        with_table!(&self.table, t => t.contains_hash(hash))
+    pub(super) fn contains(&self, hash: LevelHash) -> bool {
+        with_table!(&self.table, t => {
+            debug_assert_ne!(t.index.scheme(), HashScheme::Raw, "a growing filter's level");
+            t.contains_prepared(hash.0)
+        })
     }
 
     /// Frees the levels this one replaced (`&mut`: no reader can be in
@@ -158,6 +161,21 @@ impl Level {
 impl Drop for Level {
     fn drop(&mut self) {
         self.drop_replaced();
+    }
+}
+
+/// A hash prepared once for every level of a growing filter: finalized
+/// (`index.rs`), as every level's map prepares it (finalized or nested; a
+/// growing filter has no raw level: its encoding's levels are version 2).
+/// A lookup that misses searches every level; preparing the hash once
+/// takes a multiply chain off each level's path to its buckets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LevelHash(u64);
+
+impl LevelHash {
+    #[inline(always)]
+    pub(crate) fn of(hash: u64) -> Self {
+        Self(crate::index::finalize(hash))
     }
 }
 
