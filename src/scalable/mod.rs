@@ -3,6 +3,7 @@
 //! [`ScalableCuckooFilter`], where users can read it.
 
 mod builder;
+mod choice;
 mod compact;
 mod growth;
 pub(crate) mod moves;
@@ -13,6 +14,7 @@ mod retire;
 mod slots;
 
 pub use builder::ScalableBuilder;
+use choice::Finest;
 pub use compact::CompactStats;
 use growth::Grown;
 use moves::MoveSequence;
@@ -873,30 +875,37 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             // tell keys apart that others cannot, and then which copy is
             // the key's cannot be told.
             let prepared = LevelHash::of(hash);
-            let mut holders = core::iter::once((i, level))
-                .chain(levels)
-                .filter(|(_, level)| level.contains(prepared));
-            let Some(first) = holders.next() else {
+            let finest = self.finest_holder(prepared);
+            if let Finest::Holder(j, holder) = finest {
+                (i, level) = (j, holder);
+            } else if matches!(finest, Finest::NoHolder) {
                 return Attempt::NothingToTake;
-            };
-            (i, level) = first;
-            let current = self.current();
-            for other in holders {
-                match (other.1.refines(level), level.refines(other.1)) {
-                    // Finer: it stands for every holder so far.
-                    (true, false) => (i, level) = other,
-                    // Coarser: the chosen copy stands for it.
-                    (false, true) => {}
-                    // One geometry: take from the lowest non-current slot
-                    // (the holders come current first, then ascending):
-                    // old levels empty and retire, and two copies given
-                    // the same operations take the same copy.
-                    (true, true) => {
-                        if i == current {
-                            (i, level) = other;
+            } else {
+                let mut holders = core::iter::once((i, level))
+                    .chain(levels)
+                    .filter(|(_, level)| level.contains(prepared));
+                let Some(first) = holders.next() else {
+                    return Attempt::NothingToTake;
+                };
+                (i, level) = first;
+                let current = self.current();
+                for other in holders {
+                    match (other.1.refines(level), level.refines(other.1)) {
+                        // Finer: it stands for every holder so far.
+                        (true, false) => (i, level) = other,
+                        // Coarser: the chosen copy stands for it.
+                        (false, true) => {}
+                        // One geometry: take from the lowest non-current slot
+                        // (the holders come current first, then ascending):
+                        // old levels empty and retire, and two copies given
+                        // the same operations take the same copy.
+                        (true, true) => {
+                            if i == current {
+                                (i, level) = other;
+                            }
                         }
+                        (false, false) => return Attempt::Ambiguous,
                     }
-                    (false, false) => return Attempt::Ambiguous,
                 }
             }
         }

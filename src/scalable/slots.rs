@@ -308,6 +308,24 @@ impl Iterator for Bits {
     }
 }
 
+/// The set bits of a mask, highest first.
+#[derive(Clone, Copy)]
+pub(super) struct BitsDescending(pub(super) u64);
+
+impl Iterator for BitsDescending {
+    type Item = usize;
+
+    #[inline]
+    fn next(&mut self) -> Option<usize> {
+        if self.0 == 0 {
+            return None;
+        }
+        let i = 63 - self.0.leading_zeros() as usize;
+        self.0 &= !bit(i);
+        Some(i)
+    }
+}
+
 /// The bit of slot `i` in the `in_use` mask.
 #[inline(always)]
 pub(super) fn bit(i: usize) -> u64 {
@@ -389,6 +407,21 @@ impl<S> ScalableCuckooFilter<S> {
                 // cleared): skipping it changes no answer.
                 (i == current || level.accepting()).then_some((i, level))
             })
+    }
+
+    /// The levels [`live_levels`](Self::live_levels) yields, highest slot
+    /// first (one snapshot of the current level and the mask, loaded in
+    /// the same order).
+    #[inline]
+    pub(crate) fn live_levels_descending(
+        &self,
+    ) -> impl Iterator<Item = (usize, &Level)> + Clone + '_ {
+        let current = self.current();
+        let in_use = self.in_use();
+        BitsDescending(in_use).filter_map(move |i| {
+            let level = self.level(i)?;
+            (i == current || level.accepting()).then_some((i, level))
+        })
     }
 
     /// The levels in use in the order of the saved format and of
