@@ -179,7 +179,8 @@ const KEY_LOCKS: usize = 256;
 /// for `a` would leave `b` unfound: a false negative. So
 /// [`remove`](Self::remove) first looks `a` up in every level, and takes
 /// the copy in the level that *refines* every other level holding a match:
-/// the largest.
+/// the largest. When the levels in use strictly nest, the remove looks
+/// them up from the largest down and stops at the first that matches.
 ///
 /// The levels' maps from hashes to buckets *nest* (`index.rs`, "Nested
 /// maps"): level `s` has `c * 2^k` buckets for one even `c` and a `k` that
