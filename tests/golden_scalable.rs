@@ -140,6 +140,39 @@ fn old_files_keep_their_maps_as_they_grow_and_new_filters_nest() {
     ));
 }
 
+/// A forged nested container whose level is narrower than the width its
+/// configuration gives level 0 (the nested maps' key): refused, not a
+/// panic. The recorded rate sits where level 0 gets 32 bits, yet one
+/// 16-bit level's bound still fits (a checksum proves nothing against a
+/// forger: it is recomputed).
+#[test]
+fn a_nested_level_narrower_than_the_key_is_refused() {
+    let f = ScalableCuckooFilter::builder()
+        .capacity(1000)
+        .max_levels(64)
+        .false_positive_rate(1e-3)
+        .seed(5)
+        .build()
+        .unwrap();
+    assert_eq!(f.level_fingerprint_bits(), vec![16]);
+    let mut bytes = f.to_bytes();
+    assert_eq!(bytes[10], 1, "nested");
+    let rate = 8.0 / 65536.0 + 5e-8;
+    bytes[24..32].copy_from_slice(&f64::to_bits(rate).to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..64]);
+    bytes[64..72].copy_from_slice(&sum.to_le_bytes());
+    assert!(matches!(
+        ScalableCuckooFilter::from_bytes(&bytes),
+        Err(DecodeError::InvalidHeader(_))
+    ));
+    // The same bytes as a container of the old maps decode: their level
+    // needs no key.
+    bytes[10] = 0;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..64]);
+    bytes[64..72].copy_from_slice(&sum.to_le_bytes());
+    assert!(ScalableCuckooFilter::from_bytes(&bytes).is_ok());
+}
+
 fn decodes_and_answers_as_recorded(name: &str) {
     let bytes = std::fs::read(data_of(name, "bin")).unwrap();
     let recorded = std::fs::read_to_string(data_of(name, "txt")).unwrap();

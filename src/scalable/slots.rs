@@ -262,6 +262,11 @@ impl Config {
         }
         let top = crate::filter::buckets_for_capacity(self.items(0)?).ok()?;
         let key_bits = self.bits(0)?;
+        // A level narrower than the key has no nested map (only forged
+        // bytes could ask: every width is at least the first level's).
+        if bits < key_bits {
+            return None;
+        }
         let low_bits = (0..=32).find(|&k| (top as u64) << k >= need as u64)?;
         nested_shape(top, low_bits, key_bits)?;
         if low_bits == 0 && key_bits == bits {
