@@ -45,17 +45,18 @@
 //!   its lowest bit dropped: `floor(x * 2m / 2^32) / 2 = floor(x * m / 2^32)`;
 //! - a fingerprint is the low bits of the hash (0 read as 1), so a narrower
 //!   one is a function of a wider one: equal wide ones give equal narrow ones;
-//! - the alternate is `B(A(B(i)))`: `B` xors the low `k` bits with the
-//!   high `k` of 32 bits mixed from `g`, and `A(j) = (H - j) mod m` with
-//!   `H` the finalized map's (over `m` buckets) with its low `k + 1` bits
-//!   set, so that `H >> k` is the same odd number `H_0` in every level and
-//!   below it only ones. Here `g` is the fingerprint narrowed to `w` bits
-//!   (every level's own), so both come from bits that every level shares.
-//!   Dropping `d` low bits commutes with each: with `B` because xor works
-//!   bit by bit and the smaller level's mask is the larger's high bits;
-//!   with `A` because `H`'s low `d` bits are all ones, so `H - j` borrows
-//!   nothing from them and `(H - j) >> d = (H >> d) - (j >> d)`, modulo
-//!   `m >> d`. So `alt_k(i) >> d = alt_(k-d)(i >> d)`.
+//! - the alternate treats a bucket as a *top* part `i >> k` in `[0, c)` and
+//!   `k` *low* bits. The top part moves as in the finalized map over `c`
+//!   buckets, `(H(g) - top) mod c`; the low bits are xored with the high
+//!   `k` of 32 bits mixed from `g`. Here `g` is the fingerprint narrowed to
+//!   `w` bits (every level's own), so both parts come from bits that every
+//!   level shares. Dropping low bits of both buckets then gives the smaller
+//!   table's pair: `alt_k(i) >> d = alt_(k-d)(i >> d)`. The low bits must
+//!   depend on the key: a map whose alternate took every key of a bucket
+//!   to the same low bits would split the table into `2^(k-1)` separate
+//!   tables of `2c` buckets, which fill badly when `c` is small (an
+//!   earlier version did, and levels of a first level of 10 items filled
+//!   to 76%: `alternates_reach_every_low_bit_pattern`).
 //!
 //! With `k = 0` and `w` the table's width, a nested map is the finalized
 //! one: a fixed filter and a growing filter's first level would place
@@ -343,15 +344,15 @@ impl IndexMap {
         }
     }
 
-    /// The alternate of a nested map (module docs, "Nested maps"):
-    /// `B(A(B(i)))`, with `B(j) = j xor v` (`v`: `k` bits mixed from the
-    /// key) and `A(j) = (H - j) mod m`, where `H` is the finalized map's
-    /// `H` over `m` buckets with its low `k + 1` bits set. Both are
-    /// involutions, so the whole is one (`B A B B A B = id`), and `A` has
-    /// no fixed point (`H` odd, `m` even), so neither has the whole. Below `m` whenever `i` is: `xor v`
-    /// changes only low bits, and `H < m` (`m = (c / 2) * 2^(k+1)`, so
-    /// setting low bits below `2^(k+1)` keeps `H >> (k+1)` below `c / 2`).
-    /// Its path to the bucket is the finalized map's plus one xor.
+    /// The alternate of a nested map (module docs, "Nested maps"): the
+    /// top part `(H - top) mod c`, with `H` the finalized map's over `c`
+    /// buckets, and the low bits xored with `v` (`k` bits mixed from the
+    /// key). An involution, since each part is one; no fixed point, since
+    /// the top part has none (`H` odd, `c` even). Below `m` whenever `i`
+    /// is: the top part below `c`, the low part below `2^k`. The top part
+    /// is computed already shifted, `(H << k) - (i with its low bits
+    /// cleared)` modulo `m`, so that no shift follows the subtraction on
+    /// the path to the bucket.
     #[inline(always)]
     fn nested_alternate(self, i: usize, fp: u64) -> usize {
         // The fingerprint of `key_bits` bits that `fp`'s low bits make:
@@ -363,14 +364,16 @@ impl IndexMap {
             fp
         };
         let k = u32::from(self.low_bits);
+        let i = i as u64;
+        let low_mask = (1u64 << k) - 1;
         let mixed = key.wrapping_mul(FINGERPRINT_MIX);
-        let h = ((u128::from(mixed) * u128::from(self.buckets)) >> 64) as u64 | ((2u64 << k) - 1);
+        let h = (((u128::from(mixed) * u128::from(self.buckets >> k)) >> 64) as u64 | 1) << k;
+        let (diff, borrow) = h.overflowing_sub(i & !low_mask);
+        let top = core::hint::select_unpredictable(borrow, diff.wrapping_add(self.buckets), diff);
         // The high `k` of 32 mixed bits (`>> 32 >> (32 - k)`: no shift by
         // 64 when `k` is 0).
         let v = (key.wrapping_mul(NESTED_LOW_MIX) >> 32) >> (32 - k);
-        let (diff, borrow) = h.overflowing_sub(i as u64 ^ v);
-        let a = core::hint::select_unpredictable(borrow, diff.wrapping_add(self.buckets), diff);
-        (a ^ v) as usize
+        (top | ((i & low_mask) ^ v)) as usize
     }
 
     /// The alternate of the raw and finalized maps. Below `m` whenever `i`
@@ -579,6 +582,27 @@ mod tests {
         for _ in 0..1000 {
             let (i, fp) = ((rng.next() % 1000) as usize, narrow(rng.next(), 16));
             assert_eq!(nested.alternate(i, fp), plain.alternate(i, fp));
+        }
+    }
+
+    /// The keys of one bucket reach alternates of every low-bit pattern
+    /// (and many top parts): a map whose low bits ignored the key would
+    /// cut the table into small separate ones.
+    #[test]
+    fn alternates_reach_every_low_bit_pattern() {
+        for (top, k) in [(6usize, 4u32), (1000, 3), (2, 6)] {
+            let map = IndexMap::nested(top, k, 16, 16);
+            for i in [0usize, 5, map.buckets() - 1] {
+                let mut lows = std::collections::HashSet::new();
+                let mut tops = std::collections::HashSet::new();
+                for fp in 1..=4096u64 {
+                    let j = map.alternate(i, fp);
+                    lows.insert(j & ((1 << k) - 1));
+                    tops.insert(j >> k);
+                }
+                assert_eq!(lows.len(), 1 << k, "{top}*2^{k}, bucket {i}: low bits");
+                assert_eq!(tops.len(), top / 2, "{top}*2^{k}, bucket {i}: top parts");
+            }
         }
     }
 

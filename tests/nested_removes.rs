@@ -225,3 +225,40 @@ fn threads_remove_across_growing_levels_without_a_refusal() {
     let held = f.len();
     assert!(held >= 4 * 300, "{held}");
 }
+
+/// Nested levels fill as the old maps' did: with a first level of 10
+/// items and growth 2 to 4 (small top ranges, many low bits), every level
+/// holds over 90% of its slots when the filter refuses an insert. (An
+/// alternate whose low bits ignored the key split the levels into small
+/// separate tables: 76% at growth 4.)
+#[test]
+fn nested_levels_fill_before_the_filter_is_full() {
+    for growth in [2usize, 3, 4] {
+        for seed in 0..4u64 {
+            let f = ScalableCuckooFilter::builder()
+                .capacity(10)
+                .false_positive_rate(1e-7)
+                .growth_factor(growth)
+                .max_levels(3)
+                .seed(seed)
+                .build()
+                .unwrap();
+            let mut n = 0u64;
+            while f
+                .insert_hash(n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)
+                .is_ok()
+            {
+                n += 1;
+            }
+            assert_eq!(f.levels(), 3);
+            for level in f.level_stats() {
+                let slots = level.bucket_count * 4;
+                assert!(
+                    level.len * 10 > slots * 9,
+                    "growth {growth}, seed {seed}: {} of {slots}",
+                    level.len
+                );
+            }
+        }
+    }
+}
