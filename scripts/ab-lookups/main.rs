@@ -162,14 +162,10 @@ fn mix(mib: u64, rounds: usize) {
                 .sum::<f64>(),
         );
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
     println!(
         "mix {mib} MiB: wall {:.2} cpu {:.2} Mops",
-        med(&mut wall),
-        med(&mut cpu)
+        median(&mut wall),
+        median(&mut cpu)
     );
 }
 
@@ -224,14 +220,10 @@ fn writes(mib: u64, rounds: usize) {
         }));
         assert_eq!(f.len(), 0);
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
     println!(
         "writes {mib} MiB: insert {:.2} ns remove {:.2} ns",
-        med(&mut inserts),
-        med(&mut removes)
+        median(&mut inserts),
+        median(&mut removes)
     );
 }
 
@@ -260,16 +252,18 @@ fn scalable_growth(mib: u64, rounds: usize) {
             fresh.iter().filter(|&&h| f.contains_hash(h)).count()
         }));
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
     println!(
         "sgrow {mib} MiB ({} levels): pair {:.2} ns lookup {:.2} ns",
         f.levels(),
-        med(&mut pairs),
-        med(&mut lookups)
+        median(&mut pairs),
+        median(&mut lookups)
     );
+}
+
+/// The median of `v` (sorted in place).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
 }
 
 fn main() {
@@ -351,9 +345,5 @@ fn main() {
             c
         }));
     }
-    let med = |v: &mut Vec<f64>| {
-        v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        v[v.len() / 2]
-    };
-    println!("{bits}-bit {mib} MiB: contains {:.2} contains_hash {:.2} batch32 {:.2} hash_batch32 {:.2} ns", med(&mut results[0]), med(&mut results[1]), med(&mut results[2]), med(&mut results[3]));
+    println!("{bits}-bit {mib} MiB: contains {:.2} contains_hash {:.2} batch32 {:.2} hash_batch32 {:.2} ns", median(&mut results[0]), median(&mut results[1]), median(&mut results[2]), median(&mut results[3]));
 }

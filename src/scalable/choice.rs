@@ -28,7 +28,10 @@ impl<S> ScalableCuckooFilter<S> {
     /// (decoded from older encodings, or forged), go to the general rule;
     /// the check takes no lookup, only the levels' maps and widths.
     pub(super) fn finest_holder(&self, prepared: LevelHash) -> Finest<'_> {
-        if !self.config.nested {
+        // Growth 1 gives every level one size: levels of one width are of
+        // one geometry, which the check below would only find out after
+        // it walked them.
+        if !self.config.nested || self.config.growth_factor == 1 {
             return Finest::General;
         }
         // One snapshot of the level set for both passes.
