@@ -8,7 +8,7 @@
 #                              as --canary, each bug against every model
 #                              file (by default each runs only the files
 #                              listed for it in canary_files below)
-#   scripts/loom.sh --canary   build the filter 32 times, each time with a
+#   scripts/loom.sh --canary   build the filter 34 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -79,6 +79,12 @@
 #                              insert moves a fingerprint into its
 #                              alternate bucket without that bucket's
 #                              lock;
+#                              "snapshot_writer_skips_copy": a writer
+#                              changes a stripe a snapshot has not copied
+#                              yet; "snapshot_marks_outside_barrier": a
+#                              snapshot marks each stripe pending under
+#                              its own lock alone, not all under every
+#                              lock;
 #                              "primary_insert_unlocked": an insert into a
 #                              free slot of its primary stores before it
 #                              takes that bucket's lock;
@@ -111,7 +117,9 @@
 #                              for unique_unvalidated_check, LOST
 #                              FINGERPRINT for the first two single-lock
 #                              ones, REMOVE MISSED for
-#                              remove_primary_only. Exits non-zero
+#                              remove_primary_only, LOST FINGERPRINT for
+#                              the two snapshot ones (snapshots.rs, whose
+#                              builds run only that file). Exits non-zero
 #                              when the models catch *every* bug that way,
 #                              which is what CI expects; exits 0 ("CANARY
 #                              NOT CAUGHT") if any one slips through, because
@@ -146,7 +154,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only one_move_alternate_unlocked)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only one_move_alternate_unlocked snapshot_writer_skips_copy snapshot_marks_outside_barrier)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -181,6 +189,8 @@ declare -A marker=(
     [primary_remove_ignores_alternate]="LOST FINGERPRINT"
     [remove_primary_only]="REMOVE MISSED"
     [one_move_alternate_unlocked]="LOST FINGERPRINT"
+    [snapshot_writer_skips_copy]="LOST FINGERPRINT"
+    [snapshot_marks_outside_barrier]="LOST FINGERPRINT"
 )
 # The model files that catch each planted bug (a windowed bug not listed
 # here runs windowed.rs).
@@ -191,6 +201,8 @@ declare -A canary_files=(
     [windowed_help_sweeps_for_next_generation]="--test windowed_paths"
     [windowed_sweep_counts_unlocked]="--test windowed_paths"
     [unique_unvalidated_check]="--test compaction"
+    [snapshot_writer_skips_copy]="--test snapshots"
+    [snapshot_marks_outside_barrier]="--test snapshots"
     [reorder]="--test models --test single_lock"
     [skip_bump]="--test models"
     [skip_remove_bump]="--test models"

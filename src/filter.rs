@@ -946,6 +946,26 @@ impl<S> CuckooFilter<S> {
     }
 
     crate::unstable_api! {
+        /// The body of a snapshot taken beside writers, as
+        /// [`to_bytes`](Self::to_bytes) takes it (`src/snapshot.rs`): every
+        /// bucket's little-endian bytes in order, and the occupied slots
+        /// counted in them. For the loom models, which cannot run the
+        /// encoder.
+        ///
+        /// **Unstable**: a hook for tests and measurements, hidden from the docs;
+        /// it may change or go away in any release.
+        #[must_use]
+        pub fn snapshot_body(&self) -> (Vec<u8>, u64) {
+            fn body<F: crate::fingerprint::Fingerprint>(t: &crate::table::RawTable<F>) -> (Vec<u8>, u64) {
+                let mut bytes = vec![0; t.bucket_count() * F::BUCKET_BYTES];
+                let len = crate::snapshot::copy_buckets(t, &mut bytes);
+                (bytes, len)
+            }
+            with_table!(&self.table, t => body(t))
+        }
+    }
+
+    crate::unstable_api! {
         /// `(fingerprint, primary bucket, alternate bucket)` of a hash: two hashes
         /// with the same fingerprint and bucket pair are indistinguishable to the
         /// filter. For exact models in tests.

@@ -416,6 +416,9 @@ pub(crate) trait BucketWord: Copy + Eq + Debug {
     const ZERO: Self;
     /// Appends the word's little-endian bytes.
     fn put_le(self, out: &mut Vec<u8>);
+    /// Writes the word's little-endian bytes into exactly one bucket's
+    /// bytes.
+    fn put_le_into(self, out: &mut [u8]);
     /// The word from exactly one bucket's bytes (little-endian).
     fn get_le(bytes: &[u8]) -> Self;
 }
@@ -427,6 +430,10 @@ macro_rules! bucket_word {
             #[inline(always)]
             fn put_le(self, out: &mut Vec<u8>) {
                 out.extend_from_slice(&self.to_le_bytes());
+            }
+            #[inline(always)]
+            fn put_le_into(self, out: &mut [u8]) {
+                out.copy_from_slice(&self.to_le_bytes());
             }
             #[inline(always)]
             fn get_le(bytes: &[u8]) -> Self {

@@ -281,6 +281,7 @@ mod probe;
 #[cfg(not(concurrent_cuckoo_loom))]
 mod relocate;
 mod scalable;
+mod snapshot;
 mod stats;
 mod storage;
 mod stripes;

@@ -64,6 +64,15 @@ const BUCKETS_PER_VERSION: usize = 256;
 /// filter (`cuckoo-harness retries`).
 const MIN_VERSIONS: usize = 16;
 
+/// Stripes a snapshot's pass locks and copies at once (`snapshot.rs`):
+/// eight share their buckets' cache lines in a table of 8-byte buckets.
+/// One under loom, where the models need the pass to copy stripes at
+/// different moments.
+#[cfg(not(concurrent_cuckoo_loom))]
+const SNAPSHOT_GROUP: usize = 8;
+#[cfg(concurrent_cuckoo_loom)]
+const SNAPSHOT_GROUP: usize = 1;
+
 /// Entries of [`Stripe::path_lengths`]: paths of 0 to 5 moves.
 pub(crate) const PATH_LENGTHS: usize = 6;
 
@@ -74,6 +83,20 @@ pub(crate) const PATH_LENGTHS: usize = 6;
 #[derive(Default)]
 pub(crate) struct Stripe {
     lock: RawLock,
+    /// A snapshot in progress has not copied this stripe's buckets yet
+    /// (`snapshot.rs`): whoever takes `lock` next copies them first. Read
+    /// and written only under `lock`, so the lock orders it; a `core`
+    /// atomic even under loom, which need not explore its orderings.
+    copy_pending: core::sync::atomic::AtomicBool,
+    /// Stripe 0's only (unused in the others): the copier of the snapshot
+    /// in progress, null between snapshots (`snapshot.rs`), and what lets
+    /// one snapshot run at a time (a second waits for it to be null).
+    /// Installed before the barrier that marks stripes pending, read only
+    /// by a holder of a stripe lock whose copy is pending: the locks order
+    /// it. Here, in the padding of a line that has room, rather than in
+    /// `Stripes`, where it made a small growing filter's level 8 bytes
+    /// larger.
+    copier: core::sync::atomic::AtomicPtr<StripeCopier>,
     /// Items stored in this stripe's buckets.
     len: AtomicI64,
     /// Fingerprints moved out of this stripe's buckets.
@@ -91,9 +114,11 @@ pub(crate) struct Stripe {
 }
 
 // SAFETY: a `Stripe` is a `RawLock` (zero: unlocked, see its own
-// `ZeroInit`) and atomic integers (the representation of their integers:
-// zero bytes are 0), so zero bytes are `Stripe::default()`; none needs
-// dropping.
+// `ZeroInit`), an `AtomicBool` (`bool`'s representation: zero is `false`,
+// no copy pending), an `AtomicPtr` (a pointer's representation: zero is
+// null, no snapshot) and atomic integers (the representation of their
+// integers: zero bytes are 0), so zero bytes are `Stripe::default()`; none
+// needs dropping.
 #[cfg(not(concurrent_cuckoo_loom))]
 unsafe impl ZeroInit for Stripe {}
 
@@ -160,6 +185,17 @@ pub(crate) struct Stripes {
     /// Where this table's arrays came from: the table's copies (and a
     /// growing filter's next levels) take theirs from the same place.
     memory: TableMemory,
+}
+
+/// How a snapshot in progress copies stripes (`snapshot.rs`): `copy`
+/// called with `context` and a run of stripes whose locks the caller
+/// holds copies those stripes' buckets into the snapshot.
+pub(crate) struct StripeCopier {
+    /// # Safety
+    /// Called only with `context`, with the locks of every stripe of the
+    /// run held and each of them still pending (copied at most once).
+    pub(crate) copy: unsafe fn(context: *const (), run: core::ops::Range<usize>),
+    pub(crate) context: *const (),
 }
 
 /// The version of a lookup's bucket pair as it first read it.
@@ -415,10 +451,135 @@ impl Stripes {
         }
     }
 
-    /// Takes the lock of `stripe`, counted in `waiting` while it waits.
+    /// Takes the lock of `stripe`, counted in `waiting` while it waits,
+    /// and copies the stripe into a snapshot in progress that has not
+    /// copied it yet, before its holder can change it (`snapshot.rs`).
     #[inline]
     fn lock_stripe(&self, stripe: usize) {
-        self.line(stripe).lock.lock_counting(self.waiting());
+        let line = self.line(stripe);
+        line.lock.lock_counting(self.waiting());
+        self.copy_if_pending(line, stripe);
+    }
+
+    /// The snapshot's step 2 (`snapshot.rs`): a stripe just locked whose
+    /// copy is pending is copied now, before its holder changes a bucket.
+    /// One relaxed load of the lock's own line (which the locker owns)
+    /// when no snapshot runs.
+    #[inline(always)]
+    fn copy_if_pending(&self, line: &Stripe, stripe: usize) {
+        #[cfg(not(concurrent_cuckoo_canary = "snapshot_writer_skips_copy"))]
+        if line.copy_pending.load(Ordering::Relaxed) {
+            self.copy_now(stripe..stripe + 1);
+        }
+        // The canary: a writer changes a pending stripe before the
+        // snapshot's pass copies it.
+        #[cfg(concurrent_cuckoo_canary = "snapshot_writer_skips_copy")]
+        let _ = (line, stripe);
+    }
+
+    /// Where the copier of a snapshot in progress is installed.
+    #[inline]
+    fn copier(&self) -> &core::sync::atomic::AtomicPtr<StripeCopier> {
+        &self.line(0).copier
+    }
+
+    /// Copies the pending stripes `run` (all locked by the caller) into
+    /// the snapshot in progress and clears their marks.
+    #[cold]
+    #[inline(never)]
+    fn copy_now(&self, run: core::ops::Range<usize>) {
+        let copier = self.copier().load(Ordering::Relaxed);
+        debug_assert!(!copier.is_null(), "a stripe pending with no snapshot");
+        // SAFETY: a pending stripe means a snapshot in `copy_every_stripe`
+        // installed `copier` (under every lock, before marking any stripe)
+        // and has not yet passed this stripe, so the copier it points to
+        // lives on its stack until the pass ends; the caller holds the
+        // locks of `run`, every stripe of it pending (the pass checks
+        // each; a writer passes its one stripe), and clearing the marks
+        // below, under the same locks, makes each copy happen once.
+        unsafe { ((*copier).copy)((*copier).context, run.clone()) };
+        for stripe in run {
+            self.line(stripe)
+                .copy_pending
+                .store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Copies every stripe through `copier` as the table was at one
+    /// instant, while writers go on (`snapshot.rs`): step 1 marks every
+    /// stripe pending with all locks held (a wait for writers as short as
+    /// taking the locks); a writer that then takes a pending stripe copies
+    /// it first (step 2, in [`lock_stripe`](Self::lock_stripe)); step 3,
+    /// here, takes the locks a few stripes at a time and copies those
+    /// still pending. Snapshots of one table run one at a time.
+    pub(crate) fn copy_every_stripe(&self, copier: &StripeCopier) {
+        let n = self.stripes.len();
+        let mine = copier as *const StripeCopier as *mut StripeCopier;
+        // One snapshot at a time: install ours once none is installed.
+        let mut tries = 0u32;
+        while self
+            .copier()
+            .compare_exchange(
+                core::ptr::null_mut(),
+                mine,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_err()
+        {
+            #[cfg(not(concurrent_cuckoo_loom))]
+            crate::sync::wait(tries);
+            #[cfg(concurrent_cuckoo_loom)]
+            crate::sync::spin_hint();
+            tries = tries.saturating_add(1);
+        }
+        // Step 1. Raw locks: no stripe is pending yet (the previous
+        // snapshot's pass copied every one before it removed its copier).
+        #[cfg(not(concurrent_cuckoo_canary = "snapshot_marks_outside_barrier"))]
+        {
+            (0..n).for_each(|s| self.line(s).lock.lock_counting(self.waiting()));
+            (0..n).for_each(|s| self.line(s).copy_pending.store(true, Ordering::Relaxed));
+            (0..n).rev().for_each(|s| self.line(s).lock.unlock());
+        }
+        // The canary marks each stripe under its own lock alone: a writer
+        // may move a fingerprint out of a stripe not yet marked into one
+        // already copied.
+        #[cfg(concurrent_cuckoo_canary = "snapshot_marks_outside_barrier")]
+        for s in 0..n {
+            self.line(s).lock.lock_counting(self.waiting());
+            self.line(s).copy_pending.store(true, Ordering::Relaxed);
+            self.line(s).lock.unlock();
+        }
+        // Step 3, a group of stripes at a time: the stripes of a group
+        // share their buckets' cache lines (bucket `i` is in stripe
+        // `i & lock_mask`), so the group's copy reads each of those lines
+        // once where stripe by stripe it read each `group` times; a
+        // writer waits for at most one group's copy, which reads as many
+        // lines as one stripe's.
+        for first in (0..n).step_by(SNAPSHOT_GROUP) {
+            let group = first..(first + SNAPSHOT_GROUP).min(n);
+            group
+                .clone()
+                .for_each(|s| self.line(s).lock.lock_counting(self.waiting()));
+            let mut s = group.start;
+            while s < group.end {
+                if !self.line(s).copy_pending.load(Ordering::Relaxed) {
+                    s += 1;
+                    continue;
+                }
+                let run_start = s;
+                while s < group.end && self.line(s).copy_pending.load(Ordering::Relaxed) {
+                    s += 1;
+                }
+                self.copy_now(run_start..s);
+            }
+            group.rev().for_each(|s| self.line(s).lock.unlock());
+        }
+        // Nothing is pending now, so nothing reads the pointer until the
+        // next snapshot installs its own (release: that snapshot's barrier
+        // comes after every copy of this one).
+        self.copier()
+            .store(core::ptr::null_mut(), Ordering::Release);
     }
 
     /// The padded line of lock stripe `stripe` (every caller passes a
@@ -614,7 +775,10 @@ impl StripeGuard<'_> {
         let stripe = self.stripes.stripe_of(bucket);
         if stripe > hi {
             self.stripes.lock_stripe(stripe);
-        } else if !self.stripes.line(stripe).lock.try_lock() {
+        } else if self.stripes.line(stripe).lock.try_lock() {
+            self.stripes
+                .copy_if_pending(self.stripes.line(stripe), stripe);
+        } else {
             return Err(self);
         }
         self.held = Held::Three([lo, hi, stripe]);

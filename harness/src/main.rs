@@ -10,6 +10,7 @@
 //! cargo run --release -p cuckoo-harness -- levels [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- window [--quick] [--n LIVE_KEYS]
 //! cargo run --release -p cuckoo-harness -- frozen [--quick] [--dir DIR]
+//! cargo run --release -p cuckoo-harness -- snapshot [--quick] [--n ITEMS]
 //! cargo run --release -p cuckoo-harness -- scaling [--quick] [--threads 1,2,4] [--seconds S] [--reps R]
 //!     [--cache-mib M] [--big-mib M] [--fill-mib M] [--part read,mix,fill,rw] [--only NAME] [--svg-dir DIR]
 //! ```
@@ -29,6 +30,7 @@ mod plot;
 mod report;
 mod retries;
 mod scaling;
+mod snapshot;
 mod timing;
 mod window;
 mod writes;
@@ -81,6 +83,7 @@ fn usage() -> ! {
          \n  window     churn (insert + remove) in a steady sliding window: growing filters against one sized for it\
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
          \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)\
+         \n  snapshot   a writer's latency while another thread snapshots: write_to (all locks) against to_bytes (beside writers)\
          \n  scaling    throughput against threads (1, 2, 4, ... CPUs, 2 x CPUs, pinned) for reads, mixes,\
          \n             bulk fills and readers beside writers, with the peers; --seconds per run, --reps runs per point (best kept),\
          \n             --cache-mib/--big-mib/--fill-mib table sizes, --part read,mix,fill,rw, --svg-dir"
@@ -157,7 +160,7 @@ fn main() {
                 }
             }
             "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen"
-            | "scaling" | "window" | "expiry" => mode = arg,
+            | "scaling" | "window" | "expiry" | "snapshot" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -172,6 +175,7 @@ fn main() {
         "expiry" => expiry::run(&opts),
         "frozen" => frozen::run(&opts),
         "scaling" => scaling::run(&opts),
+        "snapshot" => snapshot::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");

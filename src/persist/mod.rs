@@ -85,21 +85,26 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// # Beside writers
+    /// The encoding is the filter as it was at one instant (the start of
+    /// the call), taken while other threads go on writing: each writer
+    /// waits at most for one group of lock stripes to be copied (about
+    /// 1,024 buckets' cache lines at the default sizing), never for the
+    /// whole table, and lookups never wait (`src/snapshot.rs` gives the
+    /// protocol; `loom-tests/tests/snapshots.rs` models it). It needs
+    /// memory for one encoding; [`write_to`](Self::write_to) streams with
+    /// no copy but holds every lock while it writes.
+    ///
     /// # Panics
-    /// Only if the snapshot finds the table inconsistent (its occupied
-    /// slots disagreeing with its length: a bug in this crate, never the
-    /// caller's doing). Like any `Vec`, the encoding's allocation aborts
-    /// the process when memory runs out: a host that must fail instead
+    /// Never itself. Like any `Vec`, the encoding's allocation aborts the
+    /// process when memory runs out: a host that must fail instead
     /// reserves [`encoded_len`](Self::encoded_len) bytes fallibly and calls
     /// [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.encoded_len());
-        if let Err(e) = self.write_to(&mut out) {
-            // Writing to a Vec cannot fail; only the internal consistency
-            // check in `encode` can.
-            panic!("CuckooFilter::to_bytes: {e}");
-        }
+        let (id, seed) = (S::ID, self.hasher.seed());
+        with_table!(&self.table, t => append_snapshot(t, id, seed, &mut out));
         out
     }
 
@@ -118,8 +123,10 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// The encoding is therefore one consistent state of the filter, with
     /// no torn buckets and a length that matches its contents. Because
     /// those calls wait on the writer's speed, snapshot a busy filter to
-    /// fast storage (or into memory with `to_bytes`) rather than to a slow
-    /// network peer.
+    /// fast storage rather than to a slow network peer, or take the
+    /// snapshot with [`to_bytes`](Self::to_bytes), which writers wait for
+    /// one stripe group at a time at most, at the cost of one encoding in
+    /// memory.
     ///
     /// `writer` runs on this thread with those locks held, and they are not
     /// reentrant: a call from inside `writer` to any of the waiting calls
@@ -149,7 +156,9 @@ impl<S: PersistentHasher> CuckooFilter<S> {
 
     /// Saves the filter to the file at `path` without ever leaving a
     /// half-written file under that name: the encoding of
-    /// [`write_to`](Self::write_to) goes to a new temporary file in the same
+    /// [`to_bytes`](Self::to_bytes), taken beside writers (they wait for
+    /// one stripe group's copy at most, not for the file), goes to a new
+    /// temporary file in the same
     /// directory, which is flushed to stable storage (`fsync`) and then
     /// renamed over `path` (atomic on POSIX file systems); on Unix the
     /// directory is synced too, so the rename survives a power cut. A crash
@@ -175,7 +184,8 @@ impl<S: PersistentHasher> CuckooFilter<S> {
     /// Any I/O error creating, writing, syncing or renaming the file, and
     /// [`io::ErrorKind::InvalidInput`] if `path` names no file.
     pub fn write_to_path<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
-        write_atomically(path.as_ref(), |file| self.write_to(file))
+        let bytes = self.to_bytes();
+        write_atomically(path.as_ref(), |file| file.write_all(&bytes))
     }
 
     /// Decodes a filter encoded by [`to_bytes`](Self::to_bytes), as
@@ -381,6 +391,26 @@ pub(crate) fn encode<F: Fingerprint>(
         )));
     }
     w.write_all(&sum.digest().to_le_bytes())
+}
+
+/// Appends the encoding of `t` (header, body, checksum) to `out`, its body
+/// copied beside writers as `t` was at one instant (`snapshot.rs`), its
+/// length counted from that copy.
+pub(crate) fn append_snapshot<F: Fingerprint>(
+    t: &RawTable<F>,
+    hasher_id: u32,
+    seed: u64,
+    out: &mut Vec<u8>,
+) {
+    let start = out.len();
+    let body_at = start + header_len(version_for(t.index.scheme()));
+    out.resize(body_at + t.bucket_count() * F::BUCKET_BYTES, 0);
+    let len = crate::snapshot::copy_buckets(t, &mut out[body_at..]);
+    let (header, header_bytes) = encoded_header(t, hasher_id, seed, len);
+    debug_assert_eq!(start + header_bytes, body_at);
+    out[start..body_at].copy_from_slice(&header[..header_bytes]);
+    let sum = xxhash_rust::xxh3::xxh3_64(&out[start..]);
+    out.extend_from_slice(&sum.to_le_bytes());
 }
 
 /// The header of `t`'s encoding, claiming `len` occupied slots, and its

@@ -41,7 +41,9 @@
 use super::format::{
     any_version, header_len, Header, CHECKSUM_LEN, MAGIC, PREFIX_LEN, V2, V3_SCALABLE,
 };
-use super::{decode_one, encode, read_exact, read_full, write_atomically, ReadOptions};
+use super::{
+    append_snapshot, decode_one, encode, read_exact, read_full, write_atomically, ReadOptions,
+};
 use crate::error::DecodeError;
 use crate::filter::with_table;
 use crate::hashing::{DefaultHashBuilder, PersistentHasher};
@@ -76,18 +78,32 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// # Beside writers
+    /// Each level is copied as it was at one instant, beside its writers,
+    /// as [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes) copies
+    /// a filter: a writer waits for one group of stripes' copy at most,
+    /// never for the whole level. Levels are copied one after another
+    /// while the growth lock is held, as in [`write_to`](Self::write_to):
+    /// no level opens, closes or is compacted meanwhile (an insert that
+    /// must grow, or a remove that empties an old level, waits for the
+    /// snapshot), so every key inserted before it began and not removed
+    /// is in the copy; the whole is one instant of the filter only when no
+    /// other thread writes meanwhile.
+    ///
     /// # Panics
-    /// Only on an internal inconsistency found while encoding (a bug in
-    /// this crate, never the caller's doing). Like any `Vec`, the encoding's allocation aborts
-    /// the process when memory runs out: a host that must fail instead
+    /// Never itself. Like any `Vec`, the encoding's allocation aborts the
+    /// process when memory runs out: a host that must fail instead
     /// streams the encoding with [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        if let Err(e) = self.write_to(&mut out) {
-            panic!("ScalableCuckooFilter::to_bytes: {e}");
-        }
-        out
+        self.with_levels_fixed(|| {
+            let levels = self.live_levels_oldest_first();
+            let mut out = container_header(self, &levels);
+            for (_, level) in levels {
+                with_table!(&level.table, t => append_snapshot(t, S::ID, self.hasher.seed(), &mut out));
+            }
+            out
+        })
     }
 
     /// Streams the encoding of [`to_bytes`](Self::to_bytes) into `writer`.
@@ -134,7 +150,8 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     }
 
     /// Saves the filter to `path` crash-safely, as
-    /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path).
+    /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path):
+    /// the encoding of [`to_bytes`](Self::to_bytes), taken beside writers.
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;
@@ -149,7 +166,8 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// Any I/O error creating, writing, syncing or renaming the file.
     pub fn write_to_path<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
-        write_atomically(path.as_ref(), |file| self.write_to(file))
+        let bytes = self.to_bytes();
+        write_atomically(path.as_ref(), |file| file.write_all(&bytes))
     }
 
     /// Decodes a filter from `reader`, as written by
