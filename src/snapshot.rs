@@ -38,16 +38,18 @@
 //! copies every pending stripe. Lookups never wait.
 
 use crate::fingerprint::{BucketWord, Fingerprint};
-use crate::stripes::StripeCopier;
+use crate::stripes::{StripeCopier, Stripes};
 use crate::table::RawTable;
 use core::ops::Range;
 
-/// Where a snapshot's copies go: the table's buckets and the bytes of its
-/// encoding's body (`BUCKET_BYTES` per bucket, little-endian, in bucket
-/// order), which the copies of different stripes write in disjoint parts.
-struct Sink<'a, F: Fingerprint> {
-    buckets: &'a [F::Bucket],
+/// Where a snapshot's copies go: `copy_one(i, out)` writes bucket `i`'s
+/// encoding into `out` (`bucket_bytes` of the body, in bucket order), and
+/// the copies of different stripes write disjoint parts of the body.
+struct Sink<C> {
+    copy_one: C,
     body: *mut u8,
+    buckets: usize,
+    bucket_bytes: usize,
     stripes: usize,
 }
 
@@ -56,17 +58,13 @@ struct Sink<'a, F: Fingerprint> {
 /// returns the occupied slots of the copy.
 pub(crate) fn copy_buckets<F: Fingerprint>(table: &RawTable<F>, body: &mut [u8]) -> u64 {
     let buckets = &table.buckets[..];
-    assert_eq!(body.len(), buckets.len() * F::BUCKET_BYTES, "body size");
-    let sink = Sink::<F> {
-        buckets,
-        body: body.as_mut_ptr(),
-        stripes: table.stripes.count(),
-    };
-    let copier = StripeCopier {
-        copy: copy_stripes::<F>,
-        context: (&sink as *const Sink<'_, F>).cast(),
-    };
-    table.stripes.copy_every_stripe(&copier);
+    copy_buckets_with(
+        &table.stripes,
+        buckets.len(),
+        F::BUCKET_BYTES,
+        body,
+        |i, out| F::load(&buckets[i]).put_le_into(out),
+    );
     // Every stripe is copied (the pass copied those no one else had), so
     // `body` is the table at the barrier.
     body.chunks_exact(F::BUCKET_BYTES)
@@ -74,34 +72,59 @@ pub(crate) fn copy_buckets<F: Fingerprint>(table: &RawTable<F>, body: &mut [u8])
         .sum()
 }
 
+/// Copies `buckets` buckets guarded by `stripes` (bucket `i` by stripe
+/// `i % stripes`) into `body`, `bucket_bytes` each, as they were at one
+/// instant, beside writers (module docs): `copy_one(i, out)` encodes
+/// bucket `i`, called with its stripe's lock held, once per bucket. A
+/// table that writes its buckets only under their stripes' locks, taken
+/// through `Stripes`, can be copied so (the plain table, the windowed one).
+pub(crate) fn copy_buckets_with<C: Fn(usize, &mut [u8])>(
+    stripes: &Stripes,
+    buckets: usize,
+    bucket_bytes: usize,
+    body: &mut [u8],
+    copy_one: C,
+) {
+    assert_eq!(body.len(), buckets * bucket_bytes, "body size");
+    let sink = Sink {
+        copy_one,
+        body: body.as_mut_ptr(),
+        buckets,
+        bucket_bytes,
+        stripes: stripes.count(),
+    };
+    let copier = StripeCopier {
+        copy: copy_stripes::<C>,
+        context: (&sink as *const Sink<C>).cast(),
+    };
+    stripes.copy_every_stripe(&copier);
+}
+
 /// The copier of a [`Sink`]: the buckets of the stripes `run`, every
 /// `sink.stripes`-th bucket from each.
 ///
 /// # Safety
-/// `context` points to a live `Sink<F>` (the one [`copy_buckets`] made,
-/// which outlives the pass); the caller holds the locks of `run`, whose
-/// copies are pending (so no one else copies or changes those buckets
-/// meanwhile, and each is copied once).
-unsafe fn copy_stripes<F: Fingerprint>(context: *const (), run: Range<usize>) {
+/// `context` points to a live `Sink<C>` (the one [`copy_buckets_with`]
+/// made, which outlives the pass); the caller holds the locks of `run`,
+/// whose copies are pending (so no one else copies or changes those
+/// buckets meanwhile, and each is copied once).
+unsafe fn copy_stripes<C: Fn(usize, &mut [u8])>(context: *const (), run: Range<usize>) {
     // SAFETY: the caller's contract.
-    let sink = unsafe { &*context.cast::<Sink<'_, F>>() };
-    let n = sink.buckets.len();
+    let sink = unsafe { &*context.cast::<Sink<C>>() };
+    let (n, size) = (sink.buckets, sink.bucket_bytes);
     let mut base = 0;
     while base < n {
         for i in base + run.start..(base + run.end).min(n) {
-            let word = F::load(&sink.buckets[i]);
-            // SAFETY: `i < n` and the body holds `n * BUCKET_BYTES`
-            // bytes (asserted in `copy_buckets`), so the range is inside
+            // SAFETY: `i < n` and the body holds `n * size` bytes
+            // (asserted in `copy_buckets_with`), so the range is inside
             // it. Bucket `i` is in stripe `i & (stripes - 1)`, one of
             // `run`, whose locks the caller holds with their copies
             // pending: no other thread writes these bytes now (another
             // copier of the same stripe would need the same lock and
-            // finds the copy done), and `copy_buckets` reads the body only
-            // after the pass. So this is the only reference to them.
-            let out = unsafe {
-                core::slice::from_raw_parts_mut(sink.body.add(i * F::BUCKET_BYTES), F::BUCKET_BYTES)
-            };
-            word.put_le_into(out);
+            // finds the copy done), and the body is read only after the
+            // pass. So this is the only reference to them.
+            let out = unsafe { core::slice::from_raw_parts_mut(sink.body.add(i * size), size) };
+            (sink.copy_one)(i, out);
         }
         base += sink.stripes;
     }

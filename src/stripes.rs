@@ -83,11 +83,6 @@ pub(crate) const PATH_LENGTHS: usize = 6;
 #[derive(Default)]
 pub(crate) struct Stripe {
     lock: RawLock,
-    /// A snapshot in progress has not copied this stripe's buckets yet
-    /// (`snapshot.rs`): whoever takes `lock` next copies them first. Read
-    /// and written only under `lock`, so the lock orders it; a `core`
-    /// atomic even under loom, which need not explore its orderings.
-    copy_pending: core::sync::atomic::AtomicBool,
     /// Stripe 0's only (unused in the others): the copier of the snapshot
     /// in progress, null between snapshots (`snapshot.rs`), and what lets
     /// one snapshot run at a time (a second waits for it to be null).
@@ -113,9 +108,8 @@ pub(crate) struct Stripe {
     path_lengths: [AtomicU64; PATH_LENGTHS],
 }
 
-// SAFETY: a `Stripe` is a `RawLock` (zero: unlocked, see its own
-// `ZeroInit`), an `AtomicBool` (`bool`'s representation: zero is `false`,
-// no copy pending), an `AtomicPtr` (a pointer's representation: zero is
+// SAFETY: a `Stripe` is a `RawLock` (zero: unlocked, no snapshot's copy
+// pending, see its own `ZeroInit`), an `AtomicPtr` (a pointer's representation: zero is
 // null, no snapshot) and atomic integers (the representation of their
 // integers: zero bytes are 0), so zero bytes are `Stripe::default()`; none
 // needs dropping.
@@ -453,28 +447,38 @@ impl Stripes {
 
     /// Takes the lock of `stripe`, counted in `waiting` while it waits,
     /// and copies the stripe into a snapshot in progress that has not
-    /// copied it yet, before its holder can change it (`snapshot.rs`).
+    /// copied it yet, before its holder can change it (`snapshot.rs`, step
+    /// 2). The mark is in the lock's word: no cost when it is not set.
     #[inline]
     fn lock_stripe(&self, stripe: usize) {
-        let line = self.line(stripe);
-        line.lock.lock_counting(self.waiting());
-        self.copy_if_pending(line, stripe);
-    }
-
-    /// The snapshot's step 2 (`snapshot.rs`): a stripe just locked whose
-    /// copy is pending is copied now, before its holder changes a bucket.
-    /// One relaxed load of the lock's own line (which the locker owns)
-    /// when no snapshot runs.
-    #[inline(always)]
-    fn copy_if_pending(&self, line: &Stripe, stripe: usize) {
+        let pending = self.line(stripe).lock.lock_noting_pending(self.waiting());
         #[cfg(not(concurrent_cuckoo_canary = "snapshot_writer_skips_copy"))]
-        if line.copy_pending.load(Ordering::Relaxed) {
+        if pending {
             self.copy_now(stripe..stripe + 1);
         }
-        // The canary: a writer changes a pending stripe before the
-        // snapshot's pass copies it.
+        // The canary: a writer takes a pending stripe without copying it
+        // (its release drops the mark, so the snapshot never copies it).
         #[cfg(concurrent_cuckoo_canary = "snapshot_writer_skips_copy")]
-        let _ = (line, stripe);
+        let _ = pending;
+    }
+
+    /// The second try of a stripe lock taken out of order, whose first
+    /// found it not free: it may be free with a snapshot's copy pending,
+    /// which is copied now (step 2, as in `lock_stripe`), or have been
+    /// freed since. Whether it is taken. Out of line: the first try is
+    /// all that runs in the common case.
+    #[cold]
+    #[inline(never)]
+    fn try_lock_slow(&self, stripe: usize) -> bool {
+        match self.line(stripe).lock.try_lock_noting_pending() {
+            None => false,
+            Some(pending) => {
+                if pending {
+                    self.copy_now(stripe..stripe + 1);
+                }
+                true
+            }
+        }
     }
 
     /// Where the copier of a snapshot in progress is installed.
@@ -491,7 +495,7 @@ impl Stripes {
         let copier = self.copier().load(Ordering::Relaxed);
         debug_assert!(!copier.is_null(), "a stripe pending with no snapshot");
         // SAFETY: a pending stripe means a snapshot in `copy_every_stripe`
-        // installed `copier` (under every lock, before marking any stripe)
+        // installed `copier` (before its barrier marked any stripe)
         // and has not yet passed this stripe, so the copier it points to
         // lives on its stack until the pass ends; the caller holds the
         // locks of `run`, every stripe of it pending (the pass checks
@@ -499,9 +503,7 @@ impl Stripes {
         // below, under the same locks, makes each copy happen once.
         unsafe { ((*copier).copy)((*copier).context, run.clone()) };
         for stripe in run {
-            self.line(stripe)
-                .copy_pending
-                .store(false, Ordering::Relaxed);
+            self.line(stripe).lock.clear_pending();
         }
     }
 
@@ -533,22 +535,26 @@ impl Stripes {
             crate::sync::spin_hint();
             tries = tries.saturating_add(1);
         }
-        // Step 1. Raw locks: no stripe is pending yet (the previous
-        // snapshot's pass copied every one before it removed its copier).
+        // Step 1. No stripe is pending yet (the previous snapshot's pass
+        // copied every one before it removed its copier), so taking the
+        // locks copies nothing.
         #[cfg(not(concurrent_cuckoo_canary = "snapshot_marks_outside_barrier"))]
         {
-            (0..n).for_each(|s| self.line(s).lock.lock_counting(self.waiting()));
-            (0..n).for_each(|s| self.line(s).copy_pending.store(true, Ordering::Relaxed));
-            (0..n).rev().for_each(|s| self.line(s).lock.unlock());
+            (0..n).for_each(|s| {
+                let pending = self.line(s).lock.lock_noting_pending(self.waiting());
+                debug_assert!(!pending, "a stripe pending before the barrier");
+            });
+            (0..n)
+                .rev()
+                .for_each(|s| self.line(s).lock.unlock_pending());
         }
         // The canary marks each stripe under its own lock alone: a writer
         // may move a fingerprint out of a stripe not yet marked into one
         // already copied.
         #[cfg(concurrent_cuckoo_canary = "snapshot_marks_outside_barrier")]
         for s in 0..n {
-            self.line(s).lock.lock_counting(self.waiting());
-            self.line(s).copy_pending.store(true, Ordering::Relaxed);
-            self.line(s).lock.unlock();
+            self.line(s).lock.lock_noting_pending(self.waiting());
+            self.line(s).lock.unlock_pending();
         }
         // Step 3, a group of stripes at a time: the stripes of a group
         // share their buckets' cache lines (bucket `i` is in stripe
@@ -556,19 +562,20 @@ impl Stripes {
         // once where stripe by stripe it read each `group` times; a
         // writer waits for at most one group's copy, which reads as many
         // lines as one stripe's.
+        let mut pending = [false; SNAPSHOT_GROUP];
         for first in (0..n).step_by(SNAPSHOT_GROUP) {
             let group = first..(first + SNAPSHOT_GROUP).min(n);
-            group
-                .clone()
-                .for_each(|s| self.line(s).lock.lock_counting(self.waiting()));
+            for s in group.clone() {
+                pending[s - first] = self.line(s).lock.lock_noting_pending(self.waiting());
+            }
             let mut s = group.start;
             while s < group.end {
-                if !self.line(s).copy_pending.load(Ordering::Relaxed) {
+                if !pending[s - first] {
                     s += 1;
                     continue;
                 }
                 let run_start = s;
-                while s < group.end && self.line(s).copy_pending.load(Ordering::Relaxed) {
+                while s < group.end && pending[s - first] {
                     s += 1;
                 }
                 self.copy_now(run_start..s);
@@ -764,7 +771,10 @@ impl StripeGuard<'_> {
     /// highest and taken. Never waits out of order, so never deadlocks: a
     /// stripe above every one held is waited for (the ascending order
     /// every locker follows), one below is tried once.
-    #[inline]
+    // Always inline: with the snapshot's second try beside it, `#[inline]`
+    // left it out of line, 12 more instructions per insert and remove
+    // (`scripts/lookup-instructions.sh`, `insert_remove`).
+    #[inline(always)]
     pub(crate) fn add_for_move(mut self, bucket: usize) -> Result<Self, Self> {
         if self.holds(bucket) {
             return Ok(self);
@@ -775,10 +785,8 @@ impl StripeGuard<'_> {
         let stripe = self.stripes.stripe_of(bucket);
         if stripe > hi {
             self.stripes.lock_stripe(stripe);
-        } else if self.stripes.line(stripe).lock.try_lock() {
-            self.stripes
-                .copy_if_pending(self.stripes.line(stripe), stripe);
-        } else {
+        } else if !self.stripes.line(stripe).lock.try_lock() && !self.stripes.try_lock_slow(stripe)
+        {
             return Err(self);
         }
         self.held = Held::Three([lo, hi, stripe]);

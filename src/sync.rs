@@ -38,6 +38,13 @@ pub(crate) fn spin_hint() {
 /// 100 µs): waiting on a long holder (a snapshot of a large filter, which
 /// holds every lock while it writes) costs a few wake-ups, not a core.
 ///
+/// A stripe lock also carries a snapshot's *pending* mark (`snapshot.rs`):
+/// set by the snapshot's barrier as it releases the lock, seen by the next
+/// taker, cleared by it once it has copied the stripe. In the lock's own
+/// word, the mark costs a taker nothing when it is not set: the fast
+/// path's compare-and-swap from "free" fails on "free, pending" and the
+/// slow path takes it. Other locks never carry the mark.
+///
 /// Under loom it is a blocking lock built from loom's mutex and condition
 /// variable, with the same acquire/release semantics: a spinning waiter
 /// would make loom explore every spin (the three-thread model did not
@@ -45,13 +52,21 @@ pub(crate) fn spin_hint() {
 #[cfg(not(concurrent_cuckoo_loom))]
 #[derive(Default)]
 pub(crate) struct RawLock {
-    locked: AtomicBool,
+    /// `HELD` and `PENDING` bits; 0 is free.
+    state: core::sync::atomic::AtomicU8,
 }
 
+/// The lock is held.
 #[cfg(not(concurrent_cuckoo_loom))]
-// SAFETY: a `RawLock` is one `AtomicBool`, which has `bool`'s
-// representation: zero bytes are `false`, unlocked, as `default()` makes
-// it; nothing to drop.
+const HELD: u8 = 1;
+/// A snapshot's copy of the stripe this lock guards is pending.
+#[cfg(not(concurrent_cuckoo_loom))]
+const PENDING: u8 = 2;
+
+#[cfg(not(concurrent_cuckoo_loom))]
+// SAFETY: a `RawLock` is one `AtomicU8`, which has `u8`'s representation:
+// zero bytes are 0, free and not pending, as `default()` makes it; nothing
+// to drop.
 unsafe impl crate::storage::ZeroInit for RawLock {}
 
 #[cfg(not(concurrent_cuckoo_loom))]
@@ -65,28 +80,13 @@ impl RawLock {
         }
     }
 
-    /// [`lock`](Self::lock), counting the caller in `waiting` while it
-    /// waits if the first attempt finds the lock taken.
-    #[inline]
-    pub(crate) fn lock_counting(&self, waiting: &core::sync::atomic::AtomicUsize) {
-        if !self.try_lock() {
-            self.lock_counted(waiting);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn lock_counted(&self, waiting: &core::sync::atomic::AtomicUsize) {
-        waiting.fetch_add(1, Ordering::Relaxed);
-        self.lock_contended();
-        waiting.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    /// Takes the lock if it is free.
+    /// Takes the lock if it is free (and not pending: only stripe locks
+    /// are ever pending, and they are taken with the `_noting_pending`
+    /// forms).
     #[inline]
     pub(crate) fn try_lock(&self) -> bool {
-        self.locked
-            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+        self.state
+            .compare_exchange(0, HELD, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
     }
 
@@ -97,7 +97,7 @@ impl RawLock {
         loop {
             // Wait on a plain load (the line stays shared, not bounced
             // between waiters), then try again.
-            while self.locked.load(Ordering::Relaxed) {
+            while self.state.load(Ordering::Relaxed) & HELD != 0 {
                 wait(waited);
                 waited = waited.saturating_add(1);
             }
@@ -107,12 +107,91 @@ impl RawLock {
         }
     }
 
+    /// Takes a stripe lock, waiting as long as needed, counted in
+    /// `waiting` while it waits; takes it free with a snapshot's copy
+    /// pending too, and says whether it was. The fast path is
+    /// [`try_lock`](Self::try_lock)'s one compare-and-swap.
+    #[inline]
+    pub(crate) fn lock_noting_pending(&self, waiting: &core::sync::atomic::AtomicUsize) -> bool {
+        if self.try_lock() {
+            false
+        } else {
+            self.lock_noting_pending_slow(waiting)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn lock_noting_pending_slow(&self, waiting: &core::sync::atomic::AtomicUsize) -> bool {
+        // Pending and free: not contended, take it at once.
+        if let Some(pending) = self.take_if_free() {
+            return pending;
+        }
+        waiting.fetch_add(1, Ordering::Relaxed);
+        let mut waited = 0u32;
+        let pending = loop {
+            if let Some(pending) = self.take_if_free() {
+                break pending;
+            }
+            wait(waited);
+            waited = waited.saturating_add(1);
+        };
+        waiting.fetch_sub(1, Ordering::Relaxed);
+        pending
+    }
+
+    /// Takes the lock if it is free, pending or not: `Some(pending)`.
+    #[inline]
+    fn take_if_free(&self) -> Option<bool> {
+        let state = self.state.load(Ordering::Relaxed);
+        if state & HELD != 0 {
+            return None;
+        }
+        self.state
+            .compare_exchange(state, state | HELD, Ordering::Acquire, Ordering::Relaxed)
+            .ok()
+            .map(|_| state & PENDING != 0)
+    }
+
+    /// [`try_lock`](Self::try_lock) for a stripe lock: `Some(pending)` if
+    /// taken.
+    #[inline]
+    pub(crate) fn try_lock_noting_pending(&self) -> Option<bool> {
+        if self.try_lock() {
+            Some(false)
+        } else {
+            self.take_if_free()
+        }
+    }
+
+    /// The holder's: the stripe is copied, the mark goes.
+    #[inline]
+    pub(crate) fn clear_pending(&self) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), HELD | PENDING);
+        self.state.store(HELD, Ordering::Relaxed);
+    }
+
+    /// Releases the lock with the mark set (the snapshot's barrier).
+    pub(crate) fn unlock_pending(&self) {
+        debug_assert_eq!(
+            self.state.load(Ordering::Relaxed),
+            HELD,
+            "unlock of a free lock"
+        );
+        self.state.store(PENDING, Ordering::Release);
+    }
+
     /// Releases the lock. Only the holder may call it (a logic error
-    /// otherwise, never undefined behaviour: the lock guards atomics).
+    /// otherwise, never undefined behaviour: the lock guards atomics),
+    /// and never with the mark set: whoever took it pending copies first.
     #[inline]
     pub(crate) fn unlock(&self) {
-        debug_assert!(self.locked.load(Ordering::Relaxed), "unlock of a free lock");
-        self.locked.store(false, Ordering::Release);
+        debug_assert_eq!(
+            self.state.load(Ordering::Relaxed),
+            HELD,
+            "unlock of a free or pending lock"
+        );
+        self.state.store(0, Ordering::Release);
     }
 }
 
@@ -182,6 +261,10 @@ pub(crate) struct RawLock {
     inner: loom::sync::Mutex<()>,
     /// Whether someone holds `inner` (see `lock_counting`).
     taken: core::sync::atomic::AtomicBool,
+    /// A snapshot's copy of the stripe is pending: read and written only
+    /// by the holder, so `inner` orders it (the production lock keeps it
+    /// in its word, with the same rules).
+    pending: core::sync::atomic::AtomicBool,
 }
 
 #[cfg(concurrent_cuckoo_loom)]
@@ -241,7 +324,40 @@ impl RawLock {
         true
     }
 
+    /// As the production lock's.
+    pub(crate) fn lock_noting_pending(&self, waiting: &core::sync::atomic::AtomicUsize) -> bool {
+        self.lock_counting(waiting);
+        self.pending.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// As the production lock's.
+    pub(crate) fn try_lock_noting_pending(&self) -> Option<bool> {
+        self.try_lock()
+            .then(|| self.pending.load(core::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// As the production lock's.
+    pub(crate) fn clear_pending(&self) {
+        self.pending
+            .store(false, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// As the production lock's.
+    pub(crate) fn unlock_pending(&self) {
+        self.pending
+            .store(true, core::sync::atomic::Ordering::Relaxed);
+        self.unlock_keeping_mark();
+    }
+
+    /// As the production lock's (which clears a mark it finds; none is
+    /// ever left set by a correct holder).
     pub(crate) fn unlock(&self) {
+        self.pending
+            .store(false, core::sync::atomic::Ordering::Relaxed);
+        self.unlock_keeping_mark();
+    }
+
+    fn unlock_keeping_mark(&self) {
         // SAFETY: only the holder calls `unlock`, so no one else touches
         // `held`; dropping the guard releases `inner`.
         let guard = unsafe { (*self.held.get()).take() };

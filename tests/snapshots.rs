@@ -10,7 +10,7 @@
 mod common;
 
 use common::Rng;
-use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
+use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Keys every writer keeps in flight at most.
@@ -29,11 +29,22 @@ fn beside_writers<T: Send>(
 ) -> Vec<T> {
     let stop = AtomicBool::new(false);
     let ops = AtomicUsize::new(0);
+    // Writers that ended (a failed assertion ends one early): the main
+    // thread stops waiting for their progress then, and the scope's join
+    // reports the panic.
+    let ended = AtomicUsize::new(0);
     let mut taken = Vec::new();
     std::thread::scope(|s| {
         for t in 0..writers {
-            let (stop, ops, insert, remove) = (&stop, &ops, &insert, &remove);
+            let (stop, ops, ended, insert, remove) = (&stop, &ops, &ended, &insert, &remove);
             s.spawn(move || {
+                struct Ended<'a>(&'a AtomicUsize);
+                impl Drop for Ended<'_> {
+                    fn drop(&mut self) {
+                        self.0.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                let _ended = Ended(ended);
                 let mut rng = Rng(7 + t);
                 let mut mine = Vec::new();
                 while !stop.load(Ordering::Relaxed) {
@@ -55,6 +66,10 @@ fn beside_writers<T: Send>(
         for _ in 0..rounds {
             let seen = ops.load(Ordering::Relaxed);
             while ops.load(Ordering::Relaxed) < seen + 200 {
+                if ended.load(Ordering::Relaxed) > 0 {
+                    stop.store(true, Ordering::Relaxed);
+                    return;
+                }
                 std::thread::yield_now();
             }
             taken.push(snapshot());
@@ -192,4 +207,41 @@ fn a_grown_filter_snapshots_every_level_beside_writers() {
         assert!(stable.iter().all(|k| g.contains(k)), "a stable key missing");
     }
     assert_eq!(f.len(), stable.len());
+}
+
+#[test]
+fn a_windowed_filter_snapshots_beside_writers_filling_it() {
+    let f = WindowedCuckooFilter::builder()
+        .capacity(12_000)
+        .generations(4)
+        .seed(6)
+        .build()
+        .unwrap();
+    let stable: Vec<u64> = (0..8_000u64).map(|k| k * 2 + 1).collect();
+    for k in &stable {
+        f.insert(k).unwrap();
+    }
+    f.advance();
+    let writers = 2;
+    // Writers fill the table towards full (displacing fingerprints) and
+    // refresh stable keys into the current generation (a lane rewritten
+    // in place); nothing advances, so nothing expires.
+    let snapshots = beside_writers(
+        writers,
+        20,
+        |k| {
+            let _ = f.insert(&k);
+            let _ = f.insert(&(k % 16_000 | 1));
+            false
+        },
+        |_| true,
+        || (f.to_bytes(), f.generation()),
+    );
+    for (bytes, generation) in &snapshots {
+        let g = WindowedCuckooFilter::from_bytes(bytes).expect("a snapshot decodes");
+        assert_eq!(g.generation(), *generation);
+        let lost = stable.iter().filter(|k| !g.contains(*k)).count();
+        assert_eq!(lost, 0, "stable keys missing from a windowed snapshot");
+    }
+    assert!(stable.iter().all(|k| f.contains(k)));
 }

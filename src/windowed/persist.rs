@@ -118,10 +118,12 @@ impl Header {
 
 impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// The filter in the versioned, checksummed format of `docs/format.md`
-    /// (version 4): its generation, window, buckets and hasher seed.
-    /// Taken under every stripe lock and the advance lock, so it is one
-    /// moment of the filter; writers and `advance` wait for it, lookups
-    /// do not.
+    /// (version 4): its generation, window, buckets and hasher seed, as
+    /// they were at one moment. Taken beside writers, as
+    /// [`CuckooFilter::to_bytes`](crate::CuckooFilter::to_bytes) is: a
+    /// writer waits for one stripe group's copy at most, lookups never;
+    /// `advance` waits for the whole copy (it holds the advance lock), and
+    /// a writer's help with the sweep is skipped meanwhile.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -136,24 +138,25 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// ```
     ///
     /// # Panics
-    /// Only on an internal inconsistency found while encoding (a bug in
-    /// this crate, never the caller's doing). Like any `Vec`, the encoding's allocation aborts
-    /// the process when memory runs out: a host that must fail instead
+    /// Never itself. Like any `Vec`, the encoding's allocation aborts the
+    /// process when memory runs out: a host that must fail instead
     /// reserves [`encoded_len`](Self::encoded_len) bytes fallibly and calls
     /// [`write_to`](Self::write_to).
     #[must_use]
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.encoded_len());
-        if let Err(e) = self.write_to(&mut out) {
-            // Writing to a Vec cannot fail.
-            panic!("WindowedCuckooFilter::to_bytes: {e}");
-        }
+        let mut out = vec![0u8; self.encoded_len()];
+        let sum_at = out.len() - 8;
+        let generation = self.table.snapshot_into(&mut out[HEADER..sum_at]);
+        out[..HEADER].copy_from_slice(&self.header_at(generation).encode());
+        let sum = xxhash_rust::xxh3::xxh3_64(&out[..sum_at]);
+        out[sum_at..].copy_from_slice(&sum.to_le_bytes());
         out
     }
 
     /// Streams [`to_bytes`](Self::to_bytes) into `writer` through a
     /// 64 KiB buffer, holding the advance lock and every stripe lock
-    /// meanwhile (writers and `advance` wait; lookups do not), with no
+    /// meanwhile (writers and `advance` wait; lookups do not; `to_bytes`
+    /// lets writers go on, at the cost of a copy in memory), with no
     /// copy of the table in memory: a host that must allocate fallibly
     /// reserves [`encoded_len`](Self::encoded_len) bytes itself and
     /// writes into them. As for the plain filter's `write_to`, a call
@@ -209,7 +212,8 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
 
     /// Saves the filter to the file at `path`, replacing it crash-safely as
     /// [`CuckooFilter::write_to_path`](crate::CuckooFilter::write_to_path)
-    /// does: written to a temporary file beside it, synced, then renamed
+    /// does: the encoding of [`to_bytes`](Self::to_bytes), taken beside
+    /// writers, written to a temporary file beside it, synced, then renamed
     /// over it, so a crash leaves the old file or the new one, never part
     /// of either. Read it back with [`read_from`](WindowedCuckooFilter::read_from).
     ///
@@ -228,7 +232,8 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// # Errors
     /// Any error of creating, writing, syncing or renaming the file.
     pub fn write_to_path<P: AsRef<std::path::Path>>(&self, path: P) -> io::Result<()> {
-        crate::persist::write_atomically(path.as_ref(), |file| self.write_to(file))
+        let bytes = self.to_bytes();
+        crate::persist::write_atomically(path.as_ref(), |file| file.write_all(&bytes))
     }
 
     /// Decodes a filter written by [`to_bytes`](Self::to_bytes), as

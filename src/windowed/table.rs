@@ -760,6 +760,25 @@ impl WindowTable {
         f(cur, &mut words)
     }
 
+    /// Copies every bucket's canonical word (expired lanes cleared) into
+    /// `body`, 8 little-endian bytes each, at one moment, beside writers
+    /// (`snapshot.rs`): writers wait for at most one stripe group's copy;
+    /// `advance` (whose sweep changes buckets outside any writer's lock
+    /// order) waits for the whole copy, as the advance lock is held
+    /// throughout. Returns the generation the copy is canonical at.
+    #[cfg(not(concurrent_cuckoo_loom))]
+    pub(crate) fn snapshot_into(&self, body: &mut [u8]) -> u64 {
+        let _advancing = self.advancing.guard();
+        // Stored only under `advancing` (and a jump holds it too): fixed.
+        let cur = self.generation();
+        let (buckets, layout) = (&self.buckets[..], self.layout);
+        crate::snapshot::copy_buckets_with(&self.stripes, buckets.len(), 8, body, |i, out| {
+            let word = layout.without_expired(buckets[i].load(Ordering::Relaxed), cur);
+            out.copy_from_slice(&word.to_le_bytes());
+        });
+        cur
+    }
+
     /// A table of this one's geometry holding its canonical buckets and
     /// generation at one moment (as [`with_snapshot`](Self::with_snapshot), without
     /// the intermediate vector). Counters of past operations start at 0.
