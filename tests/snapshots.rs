@@ -231,7 +231,7 @@ fn a_windowed_filter_snapshots_beside_writers_filling_it() {
         20,
         |k| {
             let _ = f.insert(&k);
-            let _ = f.insert(&(k % 16_000 | 1));
+            let _ = f.insert(&((k % 16_000) | 1));
             false
         },
         |_| true,
