@@ -1162,8 +1162,10 @@ enum ccf_status ccf_set_table_allocator(const struct ccf_allocator *allocator);
  * A crash at any point leaves either the old file or the new one. A
  * failed save removes its temporary file and leaves `path` as it was.
  *
- * The file holds one consistent snapshot: concurrent inserts, removes and
- * clears wait until it is written, while lookups go on. It records the
+ * The file holds one consistent snapshot, the filter at one moment, taken
+ * beside writers: a concurrent insert, remove or clear waits at most for
+ * one group of lock stripes to be copied (not for the file), lookups
+ * never; the copy takes memory for one encoding. It records the
  * fingerprint width, the table, and the hash seed, so keep saved filters
  * as private as the seed should be. The format is the same on every
  * platform and is the one Rust's `CuckooFilter::write_to_path` writes.
@@ -1617,8 +1619,9 @@ enum ccf_status ccf_scalable_clear(struct ccf_scalable *f);
  * factor, max levels), every level in use and the hash seed; it is the
  * format Rust's `ScalableCuckooFilter::write_to_path` writes (format
  * version 3), which `ccf_scalable_load` reads and `ccf_load` refuses.
- * Each level is a consistent snapshot: writers to the level being written
- * wait, lookups go on.
+ * Each level is one moment of that level, taken beside writers (a writer
+ * waits at most for one group of lock stripes to be copied); no level is
+ * added, retired or compacted meanwhile; lookups go on.
  *
  * `path` is as for `ccf_save`. Returns `CCF_OK`; `CCF_IO_ERROR` if
  * creating, writing, syncing or renaming fails; `CCF_INVALID_ARGUMENT`
@@ -2171,8 +2174,9 @@ double ccf_windowed_false_positive_bound(const struct ccf_windowed *f);
  * Saves the filter (its generation, window, slots and hash seed) to the
  * file at `path`, replacing it crash-safely as `ccf_save` does, in the
  * format Rust's `WindowedCuckooFilter::write_to_path` writes (format
- * version 4), which `ccf_windowed_load` reads. One moment of the filter:
- * writers and advances wait while it is taken, lookups go on.
+ * version 4), which `ccf_windowed_load` reads. One moment of the filter,
+ * taken beside writers: a writer waits at most for one group of lock
+ * stripes to be copied; an advance waits for the copy; lookups go on.
  *
  * Returns `CCF_OK`; `CCF_IO_ERROR` if creating, writing, syncing or
  * renaming fails; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL or empty

@@ -18,8 +18,10 @@ use std::path::Path;
 /// A crash at any point leaves either the old file or the new one. A
 /// failed save removes its temporary file and leaves `path` as it was.
 ///
-/// The file holds one consistent snapshot: concurrent inserts, removes and
-/// clears wait until it is written, while lookups go on. It records the
+/// The file holds one consistent snapshot, the filter at one moment, taken
+/// beside writers: a concurrent insert, remove or clear waits at most for
+/// one group of lock stripes to be copied (not for the file), lookups
+/// never; the copy takes memory for one encoding. It records the
 /// fingerprint width, the table, and the hash seed, so keep saved filters
 /// as private as the seed should be. The format is the same on every
 /// platform and is the one Rust's `CuckooFilter::write_to_path` writes.

@@ -674,8 +674,9 @@ pub unsafe extern "C" fn ccf_scalable_clear(f: *mut ccf_scalable) -> ccf_status 
 /// factor, max levels), every level in use and the hash seed; it is the
 /// format Rust's `ScalableCuckooFilter::write_to_path` writes (format
 /// version 3), which `ccf_scalable_load` reads and `ccf_load` refuses.
-/// Each level is a consistent snapshot: writers to the level being written
-/// wait, lookups go on.
+/// Each level is one moment of that level, taken beside writers (a writer
+/// waits at most for one group of lock stripes to be copied); no level is
+/// added, retired or compacted meanwhile; lookups go on.
 ///
 /// `path` is as for `ccf_save`. Returns `CCF_OK`; `CCF_IO_ERROR` if
 /// creating, writing, syncing or renaming fails; `CCF_INVALID_ARGUMENT`

@@ -392,8 +392,9 @@ pub unsafe extern "C" fn ccf_windowed_false_positive_bound(f: *const ccf_windowe
 /// Saves the filter (its generation, window, slots and hash seed) to the
 /// file at `path`, replacing it crash-safely as `ccf_save` does, in the
 /// format Rust's `WindowedCuckooFilter::write_to_path` writes (format
-/// version 4), which `ccf_windowed_load` reads. One moment of the filter:
-/// writers and advances wait while it is taken, lookups go on.
+/// version 4), which `ccf_windowed_load` reads. One moment of the filter,
+/// taken beside writers: a writer waits at most for one group of lock
+/// stripes to be copied; an advance waits for the copy; lookups go on.
 ///
 /// Returns `CCF_OK`; `CCF_IO_ERROR` if creating, writing, syncing or
 /// renaming fails; `CCF_INVALID_ARGUMENT` for a NULL `f`, a NULL or empty
