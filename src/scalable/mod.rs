@@ -14,7 +14,7 @@ mod retire;
 mod slots;
 
 pub use builder::ScalableBuilder;
-use choice::Finest;
+use choice::{Chosen, Finest};
 pub use compact::CompactStats;
 use growth::Grown;
 use moves::MoveSequence;
@@ -876,38 +876,14 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
             // tell keys apart that others cannot, and then which copy is
             // the key's cannot be told.
             let prepared = LevelHash::of(hash);
-            let finest = self.finest_holder(prepared);
-            if let Finest::Holder(j, holder) = finest {
-                (i, level) = (j, holder);
-            } else if matches!(finest, Finest::NoHolder) {
-                return Attempt::NothingToTake;
-            } else {
-                let mut holders = core::iter::once((i, level))
-                    .chain(levels)
-                    .filter(|(_, level)| level.contains(prepared));
-                let Some(first) = holders.next() else {
-                    return Attempt::NothingToTake;
-                };
-                (i, level) = first;
-                let current = self.current();
-                for other in holders {
-                    match (other.1.refines(level), level.refines(other.1)) {
-                        // Finer: it stands for every holder so far.
-                        (true, false) => (i, level) = other,
-                        // Coarser: the chosen copy stands for it.
-                        (false, true) => {}
-                        // One geometry: take from the lowest non-current slot
-                        // (the holders come current first, then ascending):
-                        // old levels empty and retire, and two copies given
-                        // the same operations take the same copy.
-                        (true, true) => {
-                            if i == current {
-                                (i, level) = other;
-                            }
-                        }
-                        (false, false) => return Attempt::Ambiguous,
-                    }
-                }
+            match self.finest_holder(prepared) {
+                Finest::Holder(j, holder) => (i, level) = (j, holder),
+                Finest::NoHolder => return Attempt::NothingToTake,
+                Finest::General => match self.general_holder(prepared, (i, level), levels) {
+                    Chosen::Holder(j, holder) => (i, level) = (j, holder),
+                    Chosen::NoHolder => return Attempt::NothingToTake,
+                    Chosen::Ambiguous => return Attempt::Ambiguous,
+                },
             }
         }
         // The scan chose `level` from what it saw. A stored key matches in
