@@ -1,6 +1,7 @@
-//! `Clone` for the filters: a copy of every bucket, taken under the locks
-//! a snapshot ([`CuckooFilter::to_bytes`]) takes, into a table of the same
-//! geometry (no encoding in between, and any hasher that is `Clone`).
+//! `Clone` for the filters: a copy of every bucket, taken beside writers
+//! as a snapshot ([`CuckooFilter::to_bytes`]) is (`snapshot.rs`), into a
+//! table of the same geometry (no encoding in between, and any hasher that
+//! is `Clone`).
 
 use crate::error::AllocationError;
 use crate::filter::Table;
@@ -10,9 +11,10 @@ use crate::table::RawTable;
 use crate::{CuckooFilter, ScalableCuckooFilter};
 
 impl<F: Fingerprint> RawTable<F> {
-    /// A table of this one's geometry holding its buckets as they were
-    /// under every stripe lock (writers wait for the copy, lookups do
-    /// not). Its counters of past operations (`stats`) start at zero.
+    /// A table of this one's geometry holding its buckets as they were at
+    /// one instant, copied beside writers (`snapshot.rs`: a writer waits
+    /// for one stripe group's copy at most, lookups never). Its counters
+    /// of past operations (`stats`) start at zero.
     pub(crate) fn try_clone(&self) -> Result<Self, AllocationError> {
         let copy = RawTable::<F>::new(
             self.index,
@@ -21,17 +23,19 @@ impl<F: Fingerprint> RawTable<F> {
             self.max_path,
             self.stripes.memory(),
         )?;
-        let mut counts = vec![0i64; copy.stripes.count()];
-        {
-            let _all = self.stripes.lock_all();
-            for (i, (from, to)) in self.buckets.iter().zip(copy.buckets.iter()).enumerate() {
-                let word = F::load(from);
-                if word != F::Word::ZERO {
-                    // Nobody else sees `copy` yet: a plain whole-bucket store.
-                    F::store_word(to, word);
-                    counts[copy.stripes.stripe_of(i)] += F::occupied(word) as i64;
-                }
+        let (from, to) = (&self.buckets[..], &copy.buckets[..]);
+        crate::snapshot::copy_every_bucket(&self.stripes, from.len(), |i| {
+            let word = F::load(&from[i]);
+            if word != F::Word::ZERO {
+                // Nobody else sees `copy` yet: a plain whole-bucket store.
+                F::store_word(&to[i], word);
             }
+        });
+        // Counted from the copy once it is whole (the copies of its
+        // stripes were made by several threads).
+        let mut counts = vec![0i64; copy.stripes.count()];
+        for (i, bucket) in to.iter().enumerate() {
+            counts[copy.stripes.stripe_of(i)] += F::occupied(F::load(bucket)) as i64;
         }
         copy.stripes.lock_all().set_counts(&counts);
         Ok(copy)
@@ -50,10 +54,11 @@ impl Table {
 }
 
 impl<S: Clone> CuckooFilter<S> {
-    /// A copy of the filter: its buckets at one moment (taken under every
-    /// stripe lock, as [`to_bytes`](Self::to_bytes): writers on other
-    /// threads wait for it, lookups do not), the same geometry and a clone
-    /// of the hasher. The copy's `stats` counters start at zero.
+    /// A copy of the filter: its buckets at one moment (copied beside
+    /// writers, as [`to_bytes`](Self::to_bytes) copies them: a writer on
+    /// another thread waits for one group of lock stripes' copy at most,
+    /// lookups never), the same geometry and a clone of the hasher. The
+    /// copy's `stats` counters start at zero.
     ///
     /// ```
     /// use concurrent_cuckoo::CuckooFilter;
@@ -89,10 +94,10 @@ impl<S: Clone> Clone for CuckooFilter<S> {
 }
 
 impl<S: Clone> ScalableCuckooFilter<S> {
-    /// A copy of the filter: every level in use, each copied under its
-    /// stripe locks, while the growth lock is held (no level opens,
-    /// closes or is compacted meanwhile), as
-    /// [`write_to`](Self::write_to) takes them: one state of the filter
+    /// A copy of the filter: every level in use, each copied at one moment
+    /// beside its writers, as [`to_bytes`](Self::to_bytes) copies them,
+    /// while the growth lock is held (no level opens, closes or is
+    /// compacted meanwhile): one state of the filter
     /// when no other thread writes meanwhile, and every key inserted before
     /// the call and not removed is in the copy. The copy's `stats` start
     /// at zero.

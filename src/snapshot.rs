@@ -42,23 +42,12 @@ use crate::stripes::{StripeCopier, Stripes};
 use crate::table::RawTable;
 use core::ops::Range;
 
-/// Where a snapshot's copies go: `copy_one(i, out)` writes bucket `i`'s
-/// encoding into `out` (`bucket_bytes` of the body, in bucket order), and
-/// the copies of different stripes write disjoint parts of the body.
-struct Sink<C> {
-    copy_one: C,
-    body: *mut u8,
-    buckets: usize,
-    bucket_bytes: usize,
-    stripes: usize,
-}
-
 /// Copies the buckets of `table` into `body` (exactly `BUCKET_BYTES` per
-/// bucket) as they were at one instant, beside writers (module docs), and
-/// returns the occupied slots of the copy.
+/// bucket, little-endian) as they were at one instant, beside writers
+/// (module docs), and returns the occupied slots of the copy.
 pub(crate) fn copy_buckets<F: Fingerprint>(table: &RawTable<F>, body: &mut [u8]) -> u64 {
     let buckets = &table.buckets[..];
-    copy_buckets_with(
+    copy_into_body(
         &table.stripes,
         buckets.len(),
         F::BUCKET_BYTES,
@@ -72,59 +61,103 @@ pub(crate) fn copy_buckets<F: Fingerprint>(table: &RawTable<F>, body: &mut [u8])
         .sum()
 }
 
-/// Copies `buckets` buckets guarded by `stripes` (bucket `i` by stripe
-/// `i % stripes`) into `body`, `bucket_bytes` each, as they were at one
-/// instant, beside writers (module docs): `copy_one(i, out)` encodes
-/// bucket `i`, called with its stripe's lock held, once per bucket. A
-/// table that writes its buckets only under their stripes' locks, taken
-/// through `Stripes`, can be copied so (the plain table, the windowed one).
-pub(crate) fn copy_buckets_with<C: Fn(usize, &mut [u8])>(
+/// [`copy_every_bucket`] into bytes: bucket `i` encoded by
+/// `encode(i, out)` into `body[i * bucket_bytes..][..bucket_bytes]`.
+pub(crate) fn copy_into_body(
     stripes: &Stripes,
     buckets: usize,
     bucket_bytes: usize,
     body: &mut [u8],
-    copy_one: C,
+    encode: impl Fn(usize, &mut [u8]) + Sync,
 ) {
     assert_eq!(body.len(), buckets * bucket_bytes, "body size");
+    let body = Body(body.as_mut_ptr());
+    copy_every_bucket(stripes, buckets, |i| {
+        // SAFETY: `i < buckets` (`copy_every_bucket` calls with buckets
+        // in range only) and the body holds `buckets * bucket_bytes` bytes
+        // (asserted above), so the range is inside it. Each bucket is
+        // encoded exactly once, by the holder of its stripe's lock, and
+        // the body is read only after the copy: no other reference to
+        // these bytes exists meanwhile.
+        let out = unsafe { body.bytes(i * bucket_bytes, bucket_bytes) };
+        encode(i, out);
+    });
+}
+
+/// A snapshot's body, written by several threads at disjoint buckets.
+struct Body(*mut u8);
+
+impl Body {
+    /// The `len` bytes at `at`.
+    ///
+    /// # Safety
+    /// They lie inside the body, and no other reference to them exists
+    /// while the returned one lives.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn bytes(&self, at: usize, len: usize) -> &mut [u8] {
+        // SAFETY: the caller's contract.
+        unsafe { core::slice::from_raw_parts_mut(self.0.add(at), len) }
+    }
+}
+
+// SAFETY: the threads that copy stripes write disjoint byte ranges of the
+// body (one per bucket, each bucket once: `copy_into_body`), and it is read
+// only after the copy ends; the pointer itself is never changed.
+unsafe impl Sync for Body {}
+
+/// Calls `copy_one(i)` once for every bucket `i < buckets` of a table
+/// guarded by `stripes` (bucket `i` by stripe `i % stripes`), each with
+/// its stripe's lock held, at a moment when the bucket is as it was at one
+/// instant for the whole table: beside writers (module docs). Any thread
+/// that takes a stripe's lock may make the calls for that stripe, so
+/// `copy_one` is `Sync`. A table that writes its buckets only under their
+/// stripes' locks, taken through `Stripes`, can be copied so (the plain
+/// table, the windowed one).
+pub(crate) fn copy_every_bucket(
+    stripes: &Stripes,
+    buckets: usize,
+    copy_one: impl Fn(usize) + Sync,
+) {
+    copy_with(stripes, buckets, &copy_one);
+}
+
+/// [`copy_every_bucket`] with the closure's type named.
+fn copy_with<C: Fn(usize) + Sync>(stripes: &Stripes, buckets: usize, copy_one: &C) {
     let sink = Sink {
         copy_one,
-        body: body.as_mut_ptr(),
         buckets,
-        bucket_bytes,
         stripes: stripes.count(),
     };
     let copier = StripeCopier {
         copy: copy_stripes::<C>,
-        context: (&sink as *const Sink<C>).cast(),
+        context: (&sink as *const Sink<'_, C>).cast(),
     };
     stripes.copy_every_stripe(&copier);
+}
+
+/// What the copier of a snapshot calls, and the table's shape.
+struct Sink<'a, C> {
+    copy_one: &'a C,
+    buckets: usize,
+    stripes: usize,
 }
 
 /// The copier of a [`Sink`]: the buckets of the stripes `run`, every
 /// `sink.stripes`-th bucket from each.
 ///
 /// # Safety
-/// `context` points to a live `Sink<C>` (the one [`copy_buckets_with`]
-/// made, which outlives the pass); the caller holds the locks of `run`,
-/// whose copies are pending (so no one else copies or changes those
-/// buckets meanwhile, and each is copied once).
-unsafe fn copy_stripes<C: Fn(usize, &mut [u8])>(context: *const (), run: Range<usize>) {
+/// `context` points to a live `Sink<C>` (the one [`copy_with`] made,
+/// which outlives the pass); the caller holds the locks of `run`, whose
+/// copies are pending (so no one else copies or changes those buckets
+/// meanwhile, and each is copied once).
+unsafe fn copy_stripes<C: Fn(usize) + Sync>(context: *const (), run: Range<usize>) {
     // SAFETY: the caller's contract.
-    let sink = unsafe { &*context.cast::<Sink<C>>() };
-    let (n, size) = (sink.buckets, sink.bucket_bytes);
+    let sink = unsafe { &*context.cast::<Sink<'_, C>>() };
+    let n = sink.buckets;
     let mut base = 0;
     while base < n {
         for i in base + run.start..(base + run.end).min(n) {
-            // SAFETY: `i < n` and the body holds `n * size` bytes
-            // (asserted in `copy_buckets_with`), so the range is inside
-            // it. Bucket `i` is in stripe `i & (stripes - 1)`, one of
-            // `run`, whose locks the caller holds with their copies
-            // pending: no other thread writes these bytes now (another
-            // copier of the same stripe would need the same lock and
-            // finds the copy done), and the body is read only after the
-            // pass. So this is the only reference to them.
-            let out = unsafe { core::slice::from_raw_parts_mut(sink.body.add(i * size), size) };
-            (sink.copy_one)(i, out);
+            (sink.copy_one)(i);
         }
         base += sink.stripes;
     }

@@ -1,12 +1,13 @@
 //! What a snapshot costs the writers beside it (`cuckoo-harness snapshot`).
 //!
-//! A filter of `--n` items (default 16M: a 32 MiB table, 42 MB with its
-//! locks and versions; `--quick`: 2M) at 90% load; one writer thread
-//! replaces keys (remove the oldest, insert a fresh one, so the load
-//! stays put) and times every write, while the main thread takes
-//! snapshots back to back: `write_to` into a `Vec` (every lock held while
-//! it writes) and `to_bytes` (copied beside the writers, stripe group by
-//! stripe group), then none, each for the same time. Reported per method:
+//! A `with_capacity(n / 0.9)` filter holding `--n` items (default 16M:
+//! 42 MB with its locks and versions, 81% of its slots; `--quick`: 2M);
+//! one writer thread replaces keys (remove the oldest, insert a fresh
+//! one, so the load stays put) and times every write, while the main
+//! thread does nothing, then takes snapshots back to back by each method
+//! in turn, each for the same time: `write_to` into a `Vec` (every lock
+//! held while it writes), `to_bytes` and `try_clone` (copied beside the
+//! writers, stripe group by stripe group). Reported per method:
 //! snapshots taken, their median time, and the writer's writes per second,
 //! worst write, 99.99th percentile, and writes slower than 100 µs and 1 ms
 //! over that period (on a shared 2-vCPU guest the writer alone sees a few
@@ -28,16 +29,24 @@ enum Method {
     WriteTo,
     /// `to_bytes`, beside writers.
     ToBytes,
+    /// `try_clone`, beside writers.
+    Clone,
 }
 
 impl Method {
-    const ALL: [Method; 3] = [Method::Idle, Method::WriteTo, Method::ToBytes];
+    const ALL: [Method; 4] = [
+        Method::Idle,
+        Method::WriteTo,
+        Method::ToBytes,
+        Method::Clone,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Method::Idle => "no snapshot",
             Method::WriteTo => "write_to (every lock held)",
             Method::ToBytes => "to_bytes (beside writers)",
+            Method::Clone => "try_clone (beside writers)",
         }
     }
 }
@@ -178,6 +187,9 @@ fn measure(
                 }
                 Method::ToBytes => {
                     std::hint::black_box(f.to_bytes());
+                }
+                Method::Clone => {
+                    std::hint::black_box(f.try_clone().expect("memory for a copy"));
                 }
             }
             if method != Method::Idle {

@@ -751,10 +751,11 @@ impl<S> WindowedCuckooFilter<S> {
 
 #[cfg(not(concurrent_cuckoo_loom))]
 impl<S: Clone> WindowedCuckooFilter<S> {
-    /// A copy of the filter: its generation and buckets at one moment
-    /// (under the advance lock and every stripe lock: writers and `advance`
-    /// wait for it, lookups do not), the same window and a clone of the
-    /// hasher; the copy's `stats` counters start at zero.
+    /// A copy of the filter: its generation and buckets at one moment,
+    /// copied beside writers as [`to_bytes`](Self::to_bytes) copies them
+    /// (a writer waits for one group of lock stripes' copy at most;
+    /// `advance` waits for the copy; lookups never), the same window and a
+    /// clone of the hasher; the copy's `stats` counters start at zero.
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;

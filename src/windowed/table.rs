@@ -772,7 +772,7 @@ impl WindowTable {
         // Stored only under `advancing` (and a jump holds it too): fixed.
         let cur = self.generation();
         let (buckets, layout) = (&self.buckets[..], self.layout);
-        crate::snapshot::copy_buckets_with(&self.stripes, buckets.len(), 8, body, |i, out| {
+        crate::snapshot::copy_into_body(&self.stripes, buckets.len(), 8, body, |i, out| {
             let word = layout.without_expired(buckets[i].load(Ordering::Relaxed), cur);
             out.copy_from_slice(&word.to_le_bytes());
         });
@@ -780,8 +780,9 @@ impl WindowTable {
     }
 
     /// A table of this one's geometry holding its canonical buckets and
-    /// generation at one moment (as [`with_snapshot`](Self::with_snapshot), without
-    /// the intermediate vector). Counters of past operations start at 0.
+    /// generation at one moment, copied beside writers as
+    /// [`snapshot_into`](Self::snapshot_into) copies them (`advance`
+    /// waits for the copy). Counters of past operations start at 0.
     #[cfg(not(concurrent_cuckoo_loom))]
     pub(crate) fn try_clone(&self) -> Result<Self, AllocationError> {
         let copy = Self::new(
@@ -791,7 +792,29 @@ impl WindowTable {
             self.max_path,
             self.stripes.memory(),
         )?;
-        self.with_snapshot(|generation, words| copy.restore(generation, words));
+        let cur = {
+            let _advancing = self.advancing.guard();
+            // Stored only under `advancing` (and a jump holds it too).
+            let cur = self.generation();
+            let (from, layout) = (&self.buckets[..], self.layout);
+            let to = &copy.buckets[..];
+            crate::snapshot::copy_every_bucket(&self.stripes, from.len(), |i| {
+                // Nobody else sees `copy` yet.
+                to[i].store(
+                    layout.without_expired(from[i].load(Ordering::Relaxed), cur),
+                    Ordering::Relaxed,
+                );
+            });
+            cur
+        };
+        // Counted once the copy is whole (several threads made it): each
+        // word stored again as it is, and its lanes counted.
+        let _all = copy.stripes.lock_all();
+        copy.restore_generation(cur);
+        for bucket in 0..copy.buckets.len() {
+            copy.restore_word(bucket, copy.load(bucket));
+        }
+        drop(_all);
         Ok(copy)
     }
 
