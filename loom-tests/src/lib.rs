@@ -139,6 +139,37 @@ impl Keys {
     }
 }
 
+/// What `search` returns, computed once on real filters (which use loom's
+/// atomics, so inside a loom model: one execution of straight-line code,
+/// with the branch limit raised for the thousands of atomic accesses a
+/// search of keys makes). For a model's set-up: keys with chosen
+/// collisions, found by asking a filter.
+pub fn found_once<T: Send + 'static>(search: impl Fn() -> T + Sync + Send + 'static) -> T {
+    let found = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let out = found.clone();
+    let mut builder = loom::model::Builder::new();
+    builder.max_branches = 1_000_000;
+    builder.check(move || {
+        *out.lock().unwrap() = Some(search());
+    });
+    let result = found.lock().unwrap().take().expect("the search ran");
+    result
+}
+
+/// A filter of four buckets in two lock stripes (even and odd buckets),
+/// paths of one move and 16-bit fingerprints: a pair always spans both
+/// stripes.
+pub fn four_buckets_two_stripes() -> CuckooFilter<Identity> {
+    CuckooFilter::builder()
+        .bucket_count(4)
+        .stripe_count(2)
+        .max_path_len(1)
+        .fingerprint_bits(16)
+        .hasher(Identity)
+        .build()
+        .unwrap()
+}
+
 /// Runs `f` under loom (preemption bound 3 unless `LOOM_MAX_PREEMPTIONS`
 /// says otherwise), prints how many interleavings it explored, and fails a
 /// model that explored only one: its threads never interacted.

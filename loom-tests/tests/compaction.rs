@@ -63,14 +63,7 @@ impl TwoGeometries {
     /// Found once, by running the setup on real filters (they use loom's
     /// atomics, so inside a loom model).
     fn find() -> Self {
-        let found = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let out = found.clone();
-        // One execution of straight-line code, but thousands of atomic
-        // accesses (every lookup of the search), past loom's default
-        // branch limit.
-        let mut search = loom::model::Builder::new();
-        search.max_branches = 1_000_000;
-        search.check(move || {
+        loom_tests::found_once(|| {
             let f = three_slots(0.05);
             let mut next = (1u64..).map(candidate);
             let slot0: Vec<u64> = next.by_ref().take(8).collect();
@@ -99,15 +92,13 @@ impl TwoGeometries {
                 slot0.iter().chain(&fillers).all(|key| f.count(key) == 1) && f.count(&k) == 1,
                 "search: k's remove took another key's copy"
             );
-            *out.lock().unwrap() = Some(TwoGeometries {
+            TwoGeometries {
                 slot0,
                 k,
                 fillers,
                 opener,
-            });
-        });
-        let keys = found.lock().unwrap().take().expect("the search ran");
-        keys
+            }
+        })
     }
 
     /// Slot 0 full of `slot0`, slot 1 full of `k` and the fillers (current).

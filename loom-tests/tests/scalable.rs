@@ -244,14 +244,7 @@ impl CollidingInSlot0 {
     /// `j` answers for collides with `j` in slot 0; that it does not in
     /// slot 1 shows in the counts.
     fn find() -> Self {
-        let found = std::sync::Arc::new(std::sync::Mutex::new(None));
-        let out = found.clone();
-        // One execution of straight-line code, but thousands of atomic
-        // accesses (every lookup of the search), past loom's default
-        // branch limit.
-        let mut search = loom::model::Builder::new();
-        search.max_branches = 1_000_000;
-        search.check(move || {
+        loom_tests::found_once(|| {
             let f = two_nested_slots();
             let mut next = (1u64..).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let j = next.next().unwrap();
@@ -275,16 +268,14 @@ impl CollidingInSlot0 {
                 }
                 slot1.push(key);
             };
-            *out.lock().unwrap() = Some(CollidingInSlot0 {
+            CollidingInSlot0 {
                 j,
                 slot0,
                 a,
                 slot1,
                 late,
-            });
-        });
-        let keys = found.lock().unwrap().take().expect("the search ran");
-        keys
+            }
+        })
     }
 
     /// Slot 0 holds `j` and 5 of `slot0` (at most 3/4 full: it takes
@@ -472,9 +463,7 @@ fn the_last_two_removes_of_an_old_level_in_different_stripes_retire_it() {
 /// spans an even and an odd bucket, so with two stripes every pair takes
 /// both.) Runs inside a loom model once (filters use loom's atomics).
 fn keys_in_different_stripes() -> (u64, u64) {
-    let found = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let out = found.clone();
-    loom::model(move || {
+    loom_tests::found_once(|| {
         let level = concurrent_cuckoo::CuckooFilter::builder()
             .capacity(0)
             .bucket_count(4)
@@ -491,10 +480,8 @@ fn keys_in_different_stripes() -> (u64, u64) {
                 })
                 .expect("a key of that bucket pair")
         };
-        *out.lock().unwrap() = Some((in_pair(0), in_pair(2)));
-    });
-    let pick = found.lock().unwrap().expect("the search ran");
-    pick
+        (in_pair(0), in_pair(2))
+    })
 }
 
 /// Slot reuse (issue 31): slot 1 takes inserts and is full, slot 0 holds

@@ -15,21 +15,9 @@
 use concurrent_cuckoo::CuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, Identity, Keys};
+use loom_tests::{four_buckets_two_stripes, model, Identity, Keys};
 
 type Filter = CuckooFilter<Identity>;
-
-/// Four buckets, two stripes, paths of one move, 16-bit fingerprints.
-fn tiny() -> Filter {
-    CuckooFilter::builder()
-        .bucket_count(4)
-        .stripe_count(2)
-        .max_path_len(1)
-        .fingerprint_bits(16)
-        .hasher(Identity)
-        .build()
-        .unwrap()
-}
 
 /// A lookup of `key` on its own thread, which must find it.
 fn reader(f: &Arc<Filter>, key: u64, what: &'static str) -> thread::JoinHandle<()> {
@@ -60,7 +48,7 @@ fn one_move_to_make(f: &Filter) -> (u64, u64, Vec<u64>, Keys) {
 #[test]
 fn two_primary_inserts_race_for_one_free_slot() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let mut keys = Keys::new();
         let mut stored = Vec::new();
         keys.insert_n(&f, 0, 1, 3, &mut stored);
@@ -92,7 +80,7 @@ fn two_primary_inserts_race_for_one_free_slot() {
 #[test]
 fn a_primary_insert_races_a_path_move_into_its_bucket() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let (victim, newcomer, stored, mut keys) = one_move_to_make(&f);
         let rival = keys.with_buckets(&f, 3, 2);
         let other = {
@@ -125,7 +113,7 @@ fn a_primary_insert_races_a_path_move_into_its_bucket() {
 #[test]
 fn a_primary_insert_races_a_path_move_out_of_its_bucket() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let (victim, newcomer, stored, mut keys) = one_move_to_make(&f);
         let rival = keys.with_buckets(&f, 0, 3);
         let other = {
@@ -156,7 +144,7 @@ fn a_primary_insert_races_a_path_move_out_of_its_bucket() {
 #[test]
 fn a_remove_races_a_move_of_its_fingerprint() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let (victim, newcomer, stored, _) = one_move_to_make(&f);
         let look = reader(&f, stored[1], "a key of the bucket the move leaves");
         let remover = {
@@ -189,7 +177,7 @@ fn a_remove_races_a_move_of_its_fingerprint() {
 /// Both succeed, and a lookup beside them always finds the copy that stays.
 fn two_removes_of_a_key_with_three_copies(primary: usize, alternate: usize) {
     model(move || {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let mut keys = Keys::new();
         let mut stored = Vec::new();
         let key = keys.with_buckets(&f, primary, alternate);
@@ -229,7 +217,7 @@ fn two_removes_of_a_key_with_three_copies_relocking_the_pair() {
 #[test]
 fn insert_unique_races_insert_unique_beside_a_reader() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let mut keys = Keys::new();
         let mut stored = Vec::new();
         keys.insert_n(&f, 1, 0, 1, &mut stored);

@@ -15,21 +15,9 @@
 use concurrent_cuckoo::CuckooFilter;
 use loom::sync::Arc;
 use loom::thread;
-use loom_tests::{model, Identity, Keys};
+use loom_tests::{four_buckets_two_stripes, model, Identity, Keys};
 
 type Filter = CuckooFilter<Identity>;
-
-/// Four buckets, two stripes, paths of one move, 16-bit fingerprints.
-fn tiny() -> Filter {
-    CuckooFilter::builder()
-        .bucket_count(4)
-        .stripe_count(2)
-        .max_path_len(1)
-        .fingerprint_bits(16)
-        .hasher(Identity)
-        .build()
-        .unwrap()
-}
 
 /// Copies of `key`'s fingerprint in its two buckets of the snapshot `body`
 /// (four 16-bit little-endian slots a bucket).
@@ -93,7 +81,7 @@ fn move_across_stripes(f: &Filter) -> (Vec<u64>, u64) {
 #[test]
 fn a_snapshot_beside_a_move_across_stripes_loses_nothing() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let (stored, newcomer) = move_across_stripes(&f);
         let writer = {
             let f = f.clone();
@@ -116,7 +104,7 @@ fn a_snapshot_beside_a_move_across_stripes_loses_nothing() {
 #[test]
 fn a_snapshot_beside_a_remove_and_an_insert_is_one_state() {
     model(|| {
-        let f = Arc::new(tiny());
+        let f = Arc::new(four_buckets_two_stripes());
         let mut keys = Keys::new();
         let mut stable = Vec::new();
         keys.insert_n(&f, 0, 1, 2, &mut stable);

@@ -91,8 +91,9 @@ pub(crate) fn on_keyspace_event(ctx: &Context, _: NotifyEvent, event: &str, key:
 /// Visits the keys due until `deadline` or until none is; whether any
 /// key is noted.
 fn sweep(ctx: &Context, deadline: Instant) -> bool {
-    if window_keys::count() == 0 || !crate::configs::window_sweeper() {
-        return window_keys::count() > 0;
+    let noted = window_keys::count();
+    if noted == 0 || !crate::configs::window_sweeper() {
+        return noted > 0;
     }
     let flags = ctx.get_flags();
     let primary = flags.contains(ContextFlags::MASTER)
