@@ -214,6 +214,9 @@ fn a_windowed_filter_snapshots_beside_writers_filling_it() {
     let f = WindowedCuckooFilter::builder()
         .capacity(12_000)
         .generations(4)
+        // 64 stripes (8 groups for the pass): writers take stripes the
+        // pass has not reached (the default, 4, is one group).
+        .stripe_count(64)
         .seed(6)
         .build()
         .unwrap();
@@ -278,6 +281,9 @@ fn clones_beside_writers_are_one_moment_of_the_filter() {
     let w = WindowedCuckooFilter::builder()
         .capacity(12_000)
         .generations(4)
+        // 64 stripes (8 groups for the pass): writers take stripes the
+        // pass has not reached (the default, 4, is one group).
+        .stripe_count(64)
         .seed(9)
         .build()
         .unwrap();
