@@ -166,8 +166,7 @@ impl<S: PersistentHasher> ScalableCuckooFilter<S> {
     /// # Errors
     /// Any I/O error creating, writing, syncing or renaming the file.
     pub fn write_to_path<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
-        let bytes = self.to_bytes();
-        write_atomically(path.as_ref(), |file| file.write_all(&bytes))
+        write_atomically(path.as_ref(), |file| file.write_all(&self.to_bytes()))
     }
 
     /// Decodes a filter from `reader`, as written by

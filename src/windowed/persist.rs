@@ -232,8 +232,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     /// # Errors
     /// Any error of creating, writing, syncing or renaming the file.
     pub fn write_to_path<P: AsRef<std::path::Path>>(&self, path: P) -> io::Result<()> {
-        let bytes = self.to_bytes();
-        crate::persist::write_atomically(path.as_ref(), |file| file.write_all(&bytes))
+        crate::persist::write_atomically(path.as_ref(), |file| file.write_all(&self.to_bytes()))
     }
 
     /// Decodes a filter written by [`to_bytes`](Self::to_bytes), as
