@@ -240,8 +240,8 @@ pub enum BuildError {
     /// A scalable filter may have 1 to 64 levels.
     InvalidMaxLevels(usize),
     /// A windowed filter's window must be 1 to `max` generations, where
-    /// `max` depends on the false-positive rate: a slot is 16 bits of
-    /// fingerprint and age tag together, and the tag needs room for the
+    /// `max` depends on the false-positive rate: a slot is 16 or 32 bits
+    /// of fingerprint and age tag together, and the tag needs room for the
     /// window plus two generations of sweep slack
     /// ([`WindowedBuilder::generations`](crate::WindowedBuilder::generations)).
     InvalidGenerations {
@@ -303,8 +303,8 @@ impl fmt::Display for BuildError {
             Self::InvalidGenerations { generations, max: 0 } => write!(
                 f,
                 "invalid window of {generations} generations: this false-positive rate leaves \
-                 no room for an age tag (a windowed filter's 16-bit slots hold at most a \
-                 14-bit fingerprint: its rate must be at least 4.9e-4)"
+                 no room for an age tag (a windowed filter's 32-bit slots hold at most a \
+                 29-bit fingerprint: its rate must be at least 7.5e-9)"
             ),
             Self::InvalidGenerations { generations, max } => write!(
                 f,

@@ -1374,9 +1374,19 @@ pub(crate) fn table_stats(table: &Table) -> Stats {
 /// Buckets for `capacity` items: `capacity / 0.9` slots plus a little slack
 /// for small tables, rounded up to an even number of buckets.
 pub(crate) fn buckets_for_capacity(capacity: usize) -> Result<usize, BuildError> {
+    buckets_for_load(capacity, SLOTS, TARGET_LOAD)
+}
+
+/// [`buckets_for_capacity`] for buckets of `slots` slots filled to
+/// `target_load` (a windowed table's 32-bit lanes: two a bucket).
+pub(crate) fn buckets_for_load(
+    capacity: usize,
+    slots_per_bucket: usize,
+    target_load: f64,
+) -> Result<usize, BuildError> {
     let n = capacity as f64;
-    let slots = n / TARGET_LOAD + SMALL_TABLE_SLACK * n.sqrt();
-    let buckets = (slots / SLOTS as f64).ceil().max(2.0);
+    let slots = n / target_load + SMALL_TABLE_SLACK * n.sqrt();
+    let buckets = (slots / slots_per_bucket as f64).ceil().max(2.0);
     let buckets = (buckets as u64).next_multiple_of(2);
     if buckets > IndexMap::MAX_BUCKETS
         || buckets

@@ -199,23 +199,23 @@ fn configuration_errors_are_typed() {
     // the steps asked (the window is one more).
     let err = b()
         .time_to_live(Duration::from_secs(60))
-        .generations(40)
+        .generations(400)
         .build()
         .unwrap_err();
     assert_eq!(
         err,
         BuildError::InvalidGenerations {
-            generations: 40,
-            max: 28
+            generations: 400,
+            max: 252
         }
     );
     // A rate that leaves no tag bits says which rates work.
     let err = WindowedCuckooFilter::builder()
         .capacity(100)
-        .false_positive_rate(1e-4)
+        .false_positive_rate(1e-9)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("at least 4.9e-4"), "{err}");
+    assert!(err.to_string().contains("at least 7.5e-9"), "{err}");
 }
 
 #[test]

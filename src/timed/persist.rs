@@ -60,7 +60,7 @@ impl<C, S: PersistentHasher> TimedCuckooFilter<C, S> {
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         // Built with at most `u64::MAX - 1` steps; a window wider than
-        // `u32` cannot be built (29 generations at most).
+        // `u32` cannot be built (253 generations at most).
         let steps = u32::try_from(self.generations()).unwrap_or(u32::MAX);
         out.extend_from_slice(&steps.to_le_bytes());
         out.extend_from_slice(&self.epoch_ms.to_le_bytes());

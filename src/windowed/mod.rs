@@ -611,7 +611,8 @@ impl<S> WindowedCuckooFilter<S> {
         self.len() == 0
     }
 
-    /// Lanes in the table (4 per bucket): at least `capacity / 0.9`.
+    /// Lanes in the table (4 per bucket of 16-bit lanes, 2 of 32-bit):
+    /// at least `capacity / 0.9` (`capacity / 0.8` in 32-bit lanes).
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -621,7 +622,7 @@ impl<S> WindowedCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn slots(&self) -> usize {
-        self.table.buckets.len() * 4
+        self.table.buckets.len() * self.table.layout.slots()
     }
 
     /// Bytes held: buckets, stripe locks and versions, tag counters. Fixed
@@ -639,7 +640,25 @@ impl<S> WindowedCuckooFilter<S> {
         self.table.memory_usage()
     }
 
-    /// Fingerprint bits `f` (the rest of a 16-bit lane is the tag).
+    /// Lane bits: 16 (four lanes a bucket) unless the rate or the window
+    /// needs more than 16-bit lanes hold (`generations`), then 32 (two a
+    /// bucket).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::WindowedCuckooFilter;
+    /// let b = || WindowedCuckooFilter::builder().capacity(100);
+    /// assert_eq!(b().false_positive_rate(1e-3).build()?.lane_bits(), 16);
+    /// let f = b().false_positive_rate(1e-6).build()?;
+    /// assert_eq!((f.lane_bits(), f.fingerprint_bits(), f.tag_bits()), (32, 29, 3));
+    /// assert_eq!(b().generations(100).build()?.lane_bits(), 32);
+    /// # Ok::<(), concurrent_cuckoo::BuildError>(())
+    /// ```
+    #[must_use]
+    pub fn lane_bits(&self) -> u32 {
+        self.table.layout.lane_bits()
+    }
+
+    /// Fingerprint bits `f` (the rest of a lane is the tag).
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -665,8 +684,9 @@ impl<S> WindowedCuckooFilter<S> {
         self.table.layout.tag_bits()
     }
 
-    /// The false-positive bound `8 / 2^f`, at every moment (expired lanes
-    /// never match).
+    /// The false-positive bound `2 b / 2^f` (`b` lanes a bucket: `8 /
+    /// 2^f` in 16-bit lanes, `4 / 2^f` in 32-bit ones), at every moment
+    /// (expired lanes never match).
     ///
     /// ```
     /// use concurrent_cuckoo::WindowedCuckooFilter;
@@ -676,7 +696,7 @@ impl<S> WindowedCuckooFilter<S> {
     /// ```
     #[must_use]
     pub fn false_positive_bound(&self) -> f64 {
-        8.0 / (1u64 << self.fingerprint_bits()) as f64
+        (2 * self.table.layout.slots()) as f64 / (1u64 << self.fingerprint_bits()) as f64
     }
 
     /// A snapshot of size and counters (relaxed reads: exact when no

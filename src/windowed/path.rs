@@ -5,20 +5,56 @@
 //! (`src/path.rs`), whose search is written for its fingerprint types and
 //! is not reused so that its lookups and inserts stay as they are.
 
-use super::lanes::{self, Layout};
+use super::lanes::Layout;
 use crate::index::IndexMap;
 use crate::sync::{AtomicU64, Ordering};
 use core::mem::MaybeUninit;
 
-/// Longest path (the plain table's: 5 moves; 2 under loom, whose models
-/// use one- and two-hop paths).
+/// Longest path in 16-bit lanes (the plain table's: 5 moves; 2 under
+/// loom, whose models use one- and two-hop paths).
 #[cfg(not(concurrent_cuckoo_loom))]
 pub(crate) const MAX_PATH: usize = 5;
 #[cfg(concurrent_cuckoo_loom)]
 pub(crate) const MAX_PATH: usize = 2;
 
-/// Both roots and every node up to `MAX_PATH` moves deep.
-const QUEUE: usize = 2 * ((4usize.pow(MAX_PATH as u32 + 1) - 1) / 3);
+/// Longest path in 32-bit lanes: with two lanes a bucket a search reaches
+/// half as many buckets a move, and 8 moves (1,022 buckets, against 5
+/// moves' 126) take a table from about 82% full to about 88% before an
+/// insert fails (`docs/benchmarks.md`, "Wide lanes").
+#[cfg(not(concurrent_cuckoo_loom))]
+pub(crate) const MAX_PATH_WIDE: usize = 8;
+#[cfg(concurrent_cuckoo_loom)]
+pub(crate) const MAX_PATH_WIDE: usize = 2;
+
+/// The longest path in buckets of `slots` lanes.
+pub(crate) const fn max_path(slots: usize) -> usize {
+    if slots == 2 {
+        MAX_PATH_WIDE
+    } else {
+        MAX_PATH
+    }
+}
+
+/// Nodes of a search `depth` moves deep with `fanout` lanes a bucket.
+const fn nodes(fanout: usize, depth: usize) -> usize {
+    let (mut level, mut all, mut d) = (2, 2, 0);
+    while d < depth {
+        level *= fanout;
+        all += level;
+        d += 1;
+    }
+    all
+}
+
+/// Both roots and every node up to the longest path of either width.
+const QUEUE: usize = {
+    let (narrow, wide) = (nodes(4, MAX_PATH), nodes(2, MAX_PATH_WIDE));
+    if narrow > wide {
+        narrow
+    } else {
+        wide
+    }
+};
 
 /// One move: the lane of `fp` in `from[slot]` goes to a free lane of `to`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -31,7 +67,7 @@ pub(crate) struct Hop {
 
 /// Hops in execution order: the one into the free lane first.
 pub(crate) struct Path {
-    hops: [Hop; MAX_PATH],
+    hops: [Hop; MAX_PATH_WIDE],
     len: usize,
 }
 
@@ -50,7 +86,7 @@ impl Path {
 struct Node {
     bucket: u32,
     /// The fingerprint that would move here from the parent's `slot`.
-    fp: u16,
+    fp: u32,
     parent: u16,
     slot: u8,
     depth: u8,
@@ -96,11 +132,11 @@ impl Search<'_> {
                 return Some(Self::path_to(&queue, len, head));
             }
             if usize::from(node.depth) < self.max_path {
-                for slot in 0..4 {
-                    let fp = l.fp_of_lane(lanes::get(word, slot));
+                for slot in 0..l.slots() {
+                    let fp = l.fp_of_lane(l.get(word, slot));
                     queue[len].write(Node {
                         bucket: self.index.alternate(bucket, fp) as u32,
-                        fp: fp as u16,
+                        fp: fp as u32,
                         parent: head as u16,
                         slot: slot as u8,
                         depth: node.depth + 1,
@@ -117,7 +153,7 @@ impl Search<'_> {
     /// entries are written), in execution order.
     fn path_to(queue: &[MaybeUninit<Node>], len: usize, mut at: usize) -> Path {
         let mut path = Path {
-            hops: [Hop::default(); MAX_PATH],
+            hops: [Hop::default(); MAX_PATH_WIDE],
             len: 0,
         };
         loop {

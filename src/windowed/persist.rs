@@ -22,6 +22,8 @@ const CHUNK: usize = 64 << 10;
 
 /// What a version-4 header records.
 pub(super) struct Header {
+    /// 16 or 32 (four or two lanes a bucket).
+    pub(super) lane_bits: u8,
     pub(super) max_path: u8,
     pub(super) tag_bits: u8,
     pub(super) generations: u8,
@@ -36,8 +38,8 @@ impl Header {
         let mut h = [0u8; HEADER];
         h[..8].copy_from_slice(&MAGIC);
         h[8..10].copy_from_slice(&V4_WINDOWED.to_le_bytes());
-        h[10] = 16; // lane bits
-        h[11] = 4; // slots per bucket
+        h[10] = self.lane_bits;
+        h[11] = 64 / self.lane_bits; // slots per bucket
         h[12] = self.max_path;
         h[13] = self.tag_bits;
         h[14] = self.generations;
@@ -75,6 +77,7 @@ impl Header {
             v => return Err(DecodeError::UnsupportedVersion(v)),
         }
         let h = Self {
+            lane_bits: b[10],
             max_path: b[12],
             tag_bits: b[13],
             generations: b[14],
@@ -84,21 +87,26 @@ impl Header {
             seed: u64_at(40),
         };
         let invalid = DecodeError::InvalidHeader;
-        if b[10] != 16 || b[11] != 4 {
-            return Err(invalid("lane bits must be 16 and slots per bucket 4"));
+        if !matches!((b[10], b[11]), (16, 4) | (32, 2)) {
+            return Err(invalid(
+                "lane bits and slots per bucket must be 16 and 4, or 32 and 2",
+            ));
         }
         if b[15] != 0 || b[36..40] != [0; 4] || b[48..64] != [0; 16] {
             return Err(invalid("reserved bytes must be zero"));
         }
-        if !(1..=5).contains(&h.max_path) {
-            return Err(invalid("maximum path length must be 1 to 5"));
+        if !(1..=if h.lane_bits == 32 { 8 } else { 5 }).contains(&h.max_path) {
+            return Err(invalid(
+                "maximum path length must be 1 to 5 (16-bit lanes) or 1 to 8 (32-bit lanes)",
+            ));
         }
-        if !(2..=5).contains(&h.tag_bits)
+        let most_tag_bits = super::lanes::max_tag_bits(u32::from(h.lane_bits));
+        if !(2..=most_tag_bits).contains(&u32::from(h.tag_bits))
             || h.generations == 0
             || u32::from(h.generations) + 3 > 1 << h.tag_bits
         {
             return Err(invalid(
-                "tag bits must be 2 to 5 and the window 1 to 2^tag_bits - 3",
+                "tag bits must be 2 to 5 (16-bit lanes) or 2 to 8 (32-bit lanes) and the window 1 to 2^tag_bits - 3",
             ));
         }
         if h.buckets < 2 || !h.buckets.is_multiple_of(2) || h.buckets > 1 << 32 {
@@ -200,6 +208,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
     pub(super) fn header_at(&self, generation: u64) -> Header {
         let t = &self.table;
         Header {
+            lane_bits: t.layout.lane_bits() as u8,
             max_path: t.max_path as u8,
             tag_bits: t.layout.tag_bits() as u8,
             generations: t.layout.generations() as u8,
@@ -372,6 +381,7 @@ impl<S: PersistentHasher> WindowedCuckooFilter<S> {
         WindowedBuilder::new()
             .hasher(S::from_seed(header.seed))
             .bucket_count(header.buckets as usize)
+            .lane_bits(u32::from(header.lane_bits))
             .tag_bits(u32::from(header.tag_bits))
             .generations(u64::from(header.generations))
             .max_path_len(usize::from(header.max_path))
@@ -468,15 +478,15 @@ fn restore(
 /// Refuses a saved bucket word with a lane without fingerprint or tagged
 /// after `generation` (no snapshot holds one).
 pub(super) fn check_word(l: Layout, word: u64, generation: u64) -> Result<(), DecodeError> {
-    for slot in 0..4 {
-        let lane = super::lanes::get(word, slot);
+    for slot in 0..l.slots() {
+        let lane = l.get(word, slot);
         if lane != 0 && l.fp_of_lane(lane) == 0 {
             return Err(DecodeError::InvalidHeader(
                 "body: a lane without fingerprint",
             ));
         }
     }
-    if l.tagged(word, generation + 1) & Layout::occupied(word) != 0 {
+    if l.tagged(word, generation + 1) & l.occupied(word) != 0 {
         return Err(DecodeError::InvalidHeader(
             "body: a lane tagged after the saved generation",
         ));

@@ -86,7 +86,7 @@
 //! left. Lookups never wait for the sweep; a writer waits at most for the
 //! one bucket it holds, or, helping, for its own chunk.
 
-use super::lanes::{self, Layout, FLAGS};
+use super::lanes::Layout;
 use super::path::{Hop, Path, Search};
 use crate::error::InsertError;
 use crate::index::{FinalizedHashes, HashScheme, IndexMap};
@@ -364,8 +364,15 @@ impl WindowTable {
         // both buckets (tags masked off): a miss, the common case, rarely
         // has a lane of its fingerprint, and then needs no age at all.
         let fp_mask = l.fp_mask();
-        if crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16) {
-            let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
+        let candidate = if l.is_wide() {
+            // Two lanes a word: the SWAR compare is as short.
+            let fps = l.spread(loc.fp);
+            l.holds_fp(w1, fps) | l.holds_fp(w2, fps) != 0
+        } else {
+            crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16)
+        };
+        if candidate {
+            let (fps, clock) = (l.spread(loc.fp), l.clock(r));
             let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
             if self.live(m1, w1, clock, r, over) | self.live(m2, w2, clock, r, over) != 0 {
                 return Some(true);
@@ -410,7 +417,7 @@ impl WindowTable {
         let Some(over) = l.over_at(at, r) else {
             return false;
         };
-        let (fps, clock) = (Layout::spread(loc.fp), l.clock(r));
+        let (fps, clock) = (l.spread(loc.fp), l.clock(r));
         let (w1, w2) = (self.load(loc.i1), self.load(loc.i2));
         let hits = |w: u64| l.holds_fp(w, fps) & !l.aged_out_over(w, clock, over);
         hits(w1) | hits(w2) != 0
@@ -503,10 +510,10 @@ impl WindowTable {
         let lane = l.lane(loc.fp, cur);
         let words = [(loc.i1, self.load(loc.i1)), (loc.i2, self.load(loc.i2))];
         for (bucket, word) in words {
-            if let Some(slot) = lanes::first(l.live_matches(word, loc.fp, cur)) {
-                let old = lanes::get(word, slot);
+            if let Some(slot) = l.first(l.live_matches(word, loc.fp, cur)) {
+                let old = l.get(word, slot);
                 if old != lane {
-                    self.store(bucket, lanes::set(word, slot, lane));
+                    self.store(bucket, l.set(word, slot, lane));
                     self.count(bucket, l.tag_of_lane(old), -1);
                     self.count(bucket, l.tag_of(cur), 1);
                 }
@@ -517,12 +524,12 @@ impl WindowTable {
             }
         }
         for (bucket, word) in words {
-            if let Some(slot) = lanes::first(l.free(word, cur)) {
-                let old = lanes::get(word, slot);
+            if let Some(slot) = l.first(l.free(word, cur)) {
+                let old = l.get(word, slot);
                 if old != 0 {
                     self.count(bucket, l.tag_of_lane(old), -1);
                 }
-                self.store(bucket, lanes::set(word, slot, lane));
+                self.store(bucket, l.set(word, slot, lane));
                 self.count(bucket, l.tag_of(cur), 1);
                 guard.record_insert(loc.i1, path_len);
                 return true;
@@ -553,11 +560,11 @@ impl WindowTable {
         let cur = self.generation();
         let (from, to) = (hop.from, hop.to);
         let (wf, wt) = (self.load(from), self.load(to));
-        let lane = lanes::get(wf, hop.slot);
+        let lane = l.get(wf, hop.slot);
         if lane == 0 || l.fp_of_lane(lane) != hop.fp {
             return false;
         }
-        let flag = 1u64 << (16 * hop.slot + 15);
+        let flag = l.flag(hop.slot);
         // The planted bug: an expired lane is moved like a live one.
         #[cfg(concurrent_cuckoo_canary = "windowed_move_expired")]
         let flag = {
@@ -565,21 +572,21 @@ impl WindowTable {
             0
         };
         if l.expired(wf, cur) & flag != 0 {
-            self.store(from, lanes::set(wf, hop.slot, 0));
+            self.store(from, l.set(wf, hop.slot, 0));
             self.count(from, l.tag_of_lane(lane), -1);
             return true;
         }
-        let Some(slot) = lanes::first(l.free(wt, cur)) else {
+        let Some(slot) = l.first(l.free(wt, cur)) else {
             return false;
         };
         if l.live_matches(wt, hop.fp, cur) != 0 {
             return false; // never two live lanes of one fingerprint in a pair
         }
-        let old = lanes::get(wt, slot);
+        let old = l.get(wt, slot);
         if old != 0 {
             self.count(to, l.tag_of_lane(old), -1);
         }
-        self.store(to, lanes::set(wt, slot, lane));
+        self.store(to, l.set(wt, slot, lane));
         self.count(to, l.tag_of_lane(lane), 1);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_hop_into_occupied_unbumped"))]
         guard.bump_version(from, to);
@@ -589,7 +596,7 @@ impl WindowTable {
         if wt == 0 {
             guard.bump_version(from, to);
         }
-        self.store(from, lanes::set(wf, hop.slot, 0));
+        self.store(from, l.set(wf, hop.slot, 0));
         self.count(from, l.tag_of_lane(lane), -1);
         guard.record_move(from);
         true
@@ -699,12 +706,13 @@ impl WindowTable {
         #[cfg(concurrent_cuckoo_canary = "windowed_sweep_counts_unlocked")]
         let n = {
             let expired = self.layout.expired(word, cur);
-            self.store(bucket, word & !((expired >> 15) * 0xFFFF));
+            let l = self.layout;
+            self.store(bucket, word & !l.spread_flags(expired));
             drop(_guard);
             let mut n = 0;
-            for slot in 0..4 {
-                if expired & (1 << (16 * slot + 15)) != 0 {
-                    let tag = self.layout.tag_of_lane(lanes::get(word, slot));
+            for slot in 0..l.slots() {
+                if expired & l.flag(slot) != 0 {
+                    let tag = l.tag_of_lane(l.get(word, slot));
                     let counter =
                         &self.counts[self.stripes.stripe_of(bucket) * self.row + tag as usize];
                     let value = counter.load(Ordering::Relaxed);
@@ -727,12 +735,13 @@ impl WindowTable {
         if expired == 0 {
             return 0;
         }
+        let l = self.layout;
         let mut cleared = word;
         let mut n = 0;
-        while let Some(slot) = lanes::first(expired) {
-            self.count(bucket, self.layout.tag_of_lane(lanes::get(word, slot)), -1);
-            cleared = lanes::set(cleared, slot, 0);
-            expired &= !(FLAGS & (0xFFFF << (16 * slot)));
+        while let Some(slot) = l.first(expired) {
+            self.count(bucket, l.tag_of_lane(l.get(word, slot)), -1);
+            cleared = l.set(cleared, slot, 0);
+            expired &= !l.flag(slot);
             n += 1;
         }
         self.store(bucket, cleared);
@@ -842,8 +851,9 @@ impl WindowTable {
     #[cfg(not(concurrent_cuckoo_loom))]
     pub(crate) fn restore_word(&self, bucket: usize, word: u64) {
         self.store(bucket, word);
-        for slot in 0..4 {
-            let lane = lanes::get(word, slot);
+        let l = self.layout;
+        for slot in 0..l.slots() {
+            let lane = l.get(word, slot);
             if lane != 0 {
                 self.count(bucket, self.layout.tag_of_lane(lane), 1);
             }
@@ -919,7 +929,7 @@ impl WindowTable {
             let w = b.load(Ordering::Relaxed);
             let ones = |m: u64| m.count_ones() as usize;
             (
-                o + ones(Layout::occupied(w)),
+                o + ones(self.layout.occupied(w)),
                 l + ones(self.layout.live(w, cur)),
             )
         })
