@@ -8,6 +8,8 @@
 #   scripts/lookup-instructions.sh 818fd9c 0f7cdd8 .
 #
 # Environment: BITS (16), MIB (1: in cache), N (100000), KINDS (all; also
+# windowed_contains_hash_miss, windowed_contains_hash_hit, windowed_refresh
+# and their wide_ forms: a windowed filter in 16- or 32-bit lanes;
 # scalable_insert_remove, scalable2_insert_remove: growing filters of one
 # and two levels; insert_remove_half: insert_remove at 45% load).
 # Prints one markdown row per kind: instructions per operation for each REV,

@@ -15,8 +15,15 @@
 //! scalable_insert_remove (the same on a growing filter of one level, the
 //! Redis module's type: issue 40's remove validation),
 //! scalable2_insert_remove (the same on a growing filter of two levels of
-//! one geometry, growth 1: the remove scans both).
-use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter};
+//! one geometry, growth 1: the remove scans both),
+//! windowed_contains_hash_miss, windowed_contains_hash_hit,
+//! windowed_refresh (a `WindowedCuckooFilter` of MIB MiB, 4 generations,
+//! 90% full (32-bit lanes: 80%) of keys inserted in one generation; a refresh is an
+//! `insert_hash` of a present key), and the same three as `wide_*`: the
+//! filter built for a rate of 1e-6, in 32-bit lanes (revisions before
+//! them refuse to build it). The windowed kinds need a revision with
+//! `WindowedCuckooFilter::insert_hash`.
+use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
 use std::hint::black_box;
 
 fn key(i: u64) -> u64 {
@@ -100,6 +107,54 @@ pub fn op_scalable2_insert_remove(f: &ScalableCuckooFilter, keys: &[u64]) -> usi
     op_scalable_insert_remove(f, keys)
 }
 
+#[inline(never)]
+#[no_mangle]
+pub fn op_windowed_contains_hash(f: &WindowedCuckooFilter, keys: &[u64]) -> usize {
+    keys.iter().filter(|&&h| f.contains_hash(h)).count()
+}
+
+#[inline(never)]
+#[no_mangle]
+pub fn op_windowed_refresh(f: &WindowedCuckooFilter, keys: &[u64]) -> usize {
+    keys.iter().filter(|&&h| f.insert_hash(h).is_ok()).count()
+}
+
+/// [`op_windowed_contains_hash`] under its own name, for the wide kinds.
+#[inline(never)]
+#[no_mangle]
+pub fn op_wide_contains_hash(f: &WindowedCuckooFilter, keys: &[u64]) -> usize {
+    op_windowed_contains_hash(f, keys)
+}
+
+/// [`op_windowed_refresh`] under its own name, for the wide kind.
+#[inline(never)]
+#[no_mangle]
+pub fn op_wide_refresh(f: &WindowedCuckooFilter, keys: &[u64]) -> usize {
+    op_windowed_refresh(f, keys)
+}
+
+/// A windowed filter of `mib` MiB of buckets (16-bit lanes, or 32-bit for
+/// `wide`) 90% full of the keys `0..` (80% in 32-bit lanes: the load
+/// `capacity` sizes them for; they fill to about 88%), and their count.
+fn windowed(mib: u64, wide: bool) -> (WindowedCuckooFilter, u64) {
+    let buckets = mib * 1024 * 1024 / 8;
+    let slots = if wide { buckets * 2 } else { buckets * 4 };
+    let mut b = WindowedCuckooFilter::builder()
+        .capacity(0)
+        .bucket_count(buckets as usize)
+        .generations(4)
+        .seed(3);
+    if wide {
+        b = b.false_positive_rate(1e-6);
+    }
+    let f = b.build().unwrap();
+    let n = if wide { slots * 8 / 10 } else { slots * 9 / 10 };
+    for i in 0..n {
+        f.insert_hash(key(i)).unwrap();
+    }
+    (f, n)
+}
+
 /// A growing filter holding `n` keys in `levels` levels of one geometry.
 fn scalable(n: u64, levels: u64) -> ScalableCuckooFilter {
     let f = ScalableCuckooFilter::builder()
@@ -120,6 +175,26 @@ fn main() {
     let mib: u64 = args[2].parse().unwrap();
     let kind = args[3].as_str();
     let ops: u64 = args[4].parse().unwrap();
+    if let Some(rest) = kind
+        .strip_prefix("windowed_")
+        .or_else(|| kind.strip_prefix("wide_"))
+    {
+        let (w, n) = windowed(mib, kind.starts_with("wide_"));
+        let absent: Vec<u64> = (0..ops).map(|i| key(n + 1 + i * 7)).collect();
+        let present: Vec<u64> = (0..ops).map(|i| key((i * 7919) % n)).collect();
+        let wide = kind.starts_with("wide_");
+        let r = match (rest, wide) {
+            ("contains_hash_miss", false) => op_windowed_contains_hash(&w, &absent),
+            ("contains_hash_hit", false) => op_windowed_contains_hash(&w, &present),
+            ("refresh", false) => op_windowed_refresh(&w, &present),
+            ("contains_hash_miss", true) => op_wide_contains_hash(&w, &absent),
+            ("contains_hash_hit", true) => op_wide_contains_hash(&w, &present),
+            ("refresh", true) => op_wide_refresh(&w, &present),
+            _ => panic!("unknown kind {kind}"),
+        };
+        println!("{kind}: {}", black_box(r));
+        return;
+    }
     let slots = mib * 1024 * 1024 * 8 / bits as u64;
     // `insert_remove_half` writes at 45% load, where most inserts find a
     // free slot in their primary bucket; every other kind at 90%.

@@ -72,6 +72,8 @@ pub(crate) struct Layout {
     tag_mask: u64,
     /// `2^f - 1` in every lane.
     fp_mask: u64,
+    /// `2^f - 1`: lane 0 of `fp_mask`.
+    fp_low: u64,
     /// `2^(w-1) - (G + 1)` in every lane: adding it sets a lane's top bit
     /// exactly when the lane is at least `G + 1`.
     over_g: u64,
@@ -102,7 +104,31 @@ impl Layout {
             lane_mask,
             tag_mask: ((1 << tag_bits) - 1) * ones,
             fp_mask: ((1 << fp_bits) - 1) * ones,
+            fp_low: (1 << fp_bits) - 1,
             over_g: ((1 << (lane_bits - 1)) - (generations + 1)) * ones,
+        }
+    }
+
+    /// This layout with its lane width's constants written as constants:
+    /// `W` must be its width. A hot path that branches on the width once
+    /// and runs on `fixed::<NARROW>()` or `fixed::<WIDE>()` has every lane
+    /// constant folded into its instructions (the methods are inlined and
+    /// the copy split into scalars), as before lanes had two widths;
+    /// read from the layout, they cost registers and instructions on
+    /// every lookup.
+    #[inline(always)]
+    pub(crate) fn fixed<const W: u32>(self) -> Self {
+        debug_assert_eq!(self.lane_bits, W);
+        let lane_mask = (1u64 << W) - 1;
+        let ones = u64::MAX / lane_mask;
+        Self {
+            lane_bits: W,
+            lane_shift: W.trailing_zeros(),
+            ones,
+            flags: ones << (W - 1),
+            low: (ones << (W - 1)) - ones,
+            lane_mask,
+            ..self
         }
     }
 
@@ -157,8 +183,7 @@ impl Layout {
     /// The fingerprint of a (prepared) hash: its low `f` bits, 0 mapped to 1.
     #[inline(always)]
     pub(crate) fn fingerprint(self, hash: u64) -> u64 {
-        // Lane 0 of the mask is `2^f - 1`.
-        let fp = hash & self.fp_mask & self.lane_mask;
+        let fp = hash & self.fp_low;
         fp + u64::from(fp == 0)
     }
 

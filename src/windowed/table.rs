@@ -86,7 +86,7 @@
 //! left. Lookups never wait for the sweep; a writer waits at most for the
 //! one bucket it holds, or, helping, for its own chunk.
 
-use super::lanes::Layout;
+use super::lanes::{Layout, NARROW, WIDE};
 use super::path::{Hop, Path, Search};
 use crate::error::InsertError;
 use crate::index::{FinalizedHashes, HashScheme, IndexMap};
@@ -345,7 +345,18 @@ impl WindowTable {
     /// hidden the key from it.
     #[inline(always)]
     fn contains_optimistic(&self, loc: &Loc, at: u64) -> Option<bool> {
-        let l = self.layout;
+        // One branch on the width, each side with its constants folded.
+        if self.layout.is_wide() {
+            self.contains_optimistic_in(self.layout.fixed::<WIDE>(), loc, at)
+        } else {
+            self.contains_optimistic_in(self.layout.fixed::<NARROW>(), loc, at)
+        }
+    }
+
+    /// [`contains_optimistic`](Self::contains_optimistic) with the layout
+    /// `l` (this table's, its width's constants fixed).
+    #[inline(always)]
+    fn contains_optimistic_in(&self, l: Layout, loc: &Loc, at: u64) -> Option<bool> {
         // Flagged while a jump clears lanes (`jump.rs`): the lanes are read
         // at the generation it jumps from, and a miss does not stand.
         let raw = self.generation.load(Ordering::Acquire);
@@ -374,7 +385,7 @@ impl WindowTable {
         if candidate {
             let (fps, clock) = (l.spread(loc.fp), l.clock(r));
             let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
-            if self.live(m1, w1, clock, r, over) | self.live(m2, w2, clock, r, over) != 0 {
+            if self.live(l, m1, w1, clock, r, over) | self.live(l, m2, w2, clock, r, over) != 0 {
                 return Some(true);
             }
         }
@@ -395,13 +406,13 @@ impl WindowTable {
     /// live at generation `r`, whose [`clock`](Layout::clock) is `clock`,
     /// or later as `over` says ([`Layout::over_at`]).
     #[inline(always)]
-    fn live(&self, matches: u64, word: u64, clock: u64, r: u64, over: u64) -> u64 {
-        let hits = matches & !self.layout.aged_out_over(word, clock, over);
+    fn live(&self, l: Layout, matches: u64, word: u64, clock: u64, r: u64, over: u64) -> u64 {
+        let hits = matches & !l.aged_out_over(word, clock, over);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_no_future"))]
         let _ = r;
         // The planted bug: a lane tagged `r + 1` reads as expired.
         #[cfg(concurrent_cuckoo_canary = "windowed_no_future")]
-        let hits = hits & !self.layout.tagged(word, r + 1);
+        let hits = hits & !l.tagged(word, r + 1);
         hits
     }
 
@@ -505,8 +516,27 @@ impl WindowTable {
 
     /// [`place`](Self::place) with the generation `cur` read under the
     /// locks (the canary `windowed_cur_before_lock` reads it before).
+    #[inline]
     fn place_at(&self, loc: &Loc, guard: &StripeGuard<'_>, path_len: usize, cur: u64) -> bool {
-        let l = self.layout;
+        // One branch on the width, each side with its constants folded.
+        if self.layout.is_wide() {
+            self.place_in(self.layout.fixed::<WIDE>(), loc, guard, path_len, cur)
+        } else {
+            self.place_in(self.layout.fixed::<NARROW>(), loc, guard, path_len, cur)
+        }
+    }
+
+    /// [`place_at`](Self::place_at) with the layout `l` (this table's, its
+    /// width's constants fixed).
+    #[inline(always)]
+    fn place_in(
+        &self,
+        l: Layout,
+        loc: &Loc,
+        guard: &StripeGuard<'_>,
+        path_len: usize,
+        cur: u64,
+    ) -> bool {
         let lane = l.lane(loc.fp, cur);
         let words = [(loc.i1, self.load(loc.i1)), (loc.i2, self.load(loc.i2))];
         for (bucket, word) in words {
