@@ -60,7 +60,11 @@ fn build_errors_are_typed() {
     // window 16-bit lanes hold at a rate only 32-bit ones reach.
     assert_eq!(b().generations(29).build().unwrap().lane_bits(), 16);
     assert_eq!(b().generations(30).build().unwrap().lane_bits(), 32);
-    let wide = b().generations(6).false_positive_rate(1e-3).build().unwrap();
+    let wide = b()
+        .generations(6)
+        .false_positive_rate(1e-3)
+        .build()
+        .unwrap();
     assert_eq!((wide.lane_bits(), wide.tag_bits()), (32, 4));
     // At the limits: the most generations a rate allows, and rates that
     // leave no room for a tag at all.
@@ -77,7 +81,11 @@ fn build_errors_are_typed() {
             "rate {rate}"
         );
         if max > 0 {
-            let f = b().generations(max).false_positive_rate(rate).build().unwrap();
+            let f = b()
+                .generations(max)
+                .false_positive_rate(rate)
+                .build()
+                .unwrap();
             assert!(f.false_positive_bound() <= rate, "rate {rate}");
         }
     }
@@ -236,9 +244,15 @@ fn at_the_generation_cap_keys_still_expire_and_the_filter_reloads() {
 #[test]
 fn advance_to_answers_as_single_advances_for_every_distance() {
     // 16-bit lanes, then 32-bit ones (more than 5 tag bits, or asked).
-    let layouts = [(16, 2u32, 1usize), (16, 3, 2), (16, 3, 4), (16, 3, 5), (16, 4, 9)]
-        .into_iter()
-        .chain([(16, 5, 29), (32, 3, 4), (32, 6, 40), (32, 8, 253)]);
+    let layouts = [
+        (16, 2u32, 1usize),
+        (16, 3, 2),
+        (16, 3, 4),
+        (16, 3, 5),
+        (16, 4, 9),
+    ]
+    .into_iter()
+    .chain([(16, 5, 29), (32, 3, 4), (32, 6, 40), (32, 8, 253)]);
     for (lane_bits, tag_bits, g) in layouts {
         let m = 1u64 << tag_bits;
         // Every distance up to 3 M + 2 for the narrow tags; around the
@@ -248,7 +262,9 @@ fn advance_to_answers_as_single_advances_for_every_distance() {
             .filter(|&j| {
                 m <= 32
                     || j % 31 == 0
-                    || [slack, g as u64, m, 2 * m, 3 * m].iter().any(|&x| j.abs_diff(x) <= 2)
+                    || [slack, g as u64, m, 2 * m, 3 * m]
+                        .iter()
+                        .any(|&x| j.abs_diff(x) <= 2)
             })
             .collect();
         for jump in jumps {
@@ -584,7 +600,11 @@ fn soak_at_capacity(capacity: usize, g: usize, rate: f64, generations: u64, lane
     let found = (0..queries)
         .filter(|&x| {
             let gen = x / per_gen;
-            let gen = if gen + g as u64 >= generations { gen + generations } else { gen };
+            let gen = if gen + g as u64 >= generations {
+                gen + generations
+            } else {
+                gen
+            };
             f.contains(&key(gen, x % per_gen))
         })
         .count();

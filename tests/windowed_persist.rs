@@ -7,11 +7,17 @@ use concurrent_cuckoo::{
 };
 use xxhash_rust::xxh3::xxh3_64;
 
+/// Six generations of 600 keys in a window of 3, in 16-bit lanes.
 fn filled() -> WindowedCuckooFilter {
+    filled_at(1e-3)
+}
+
+/// [`filled`] at `rate`: in 32-bit lanes below 9.8e-4.
+fn filled_at(rate: f64) -> WindowedCuckooFilter {
     let f = WindowedCuckooFilter::builder()
         .capacity(2000)
         .generations(3)
-        .false_positive_rate(1e-3)
+        .false_positive_rate(rate)
         .seed(5)
         .build()
         .unwrap();
@@ -34,7 +40,12 @@ fn resum(bytes: &mut [u8]) {
 
 #[test]
 fn a_copy_answers_as_the_original_now_and_after_each_advance() {
-    let f = filled();
+    for rate in [1e-3, 1e-6] {
+        a_copy_answers_as_the_original(filled_at(rate));
+    }
+}
+
+fn a_copy_answers_as_the_original(f: WindowedCuckooFilter) {
     let bytes = f.to_bytes();
     let mut streamed = Vec::new();
     f.write_to(&mut streamed).unwrap();
@@ -47,6 +58,10 @@ fn a_copy_answers_as_the_original_now_and_after_each_advance() {
         assert_eq!(
             (copy.generation(), copy.len(), copy.memory_usage()),
             (f.generation(), f.len(), f.memory_usage())
+        );
+        assert_eq!(
+            (copy.lane_bits(), copy.tag_bits(), copy.fingerprint_bits()),
+            (f.lane_bits(), f.tag_bits(), f.fingerprint_bits())
         );
         assert_eq!(copy.to_bytes().len(), bytes.len());
     }
@@ -173,14 +188,78 @@ fn damaged_input_is_refused() {
 
 #[test]
 fn expired_lanes_are_not_saved_back() {
-    let f = filled();
-    let (occupied, live) = f.scan_lanes();
-    assert!(
-        occupied > live,
-        "the model needs expired lanes: {occupied} {live}"
-    );
-    let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
-    assert_eq!(copy.scan_lanes(), (live, live));
+    for rate in [1e-3, 1e-6] {
+        let f = filled_at(rate);
+        let (occupied, live) = f.scan_lanes();
+        assert!(
+            occupied > live,
+            "the model needs expired lanes: {occupied} {live}"
+        );
+        let copy = WindowedCuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(copy.scan_lanes(), (live, live));
+    }
+}
+
+/// 32-bit lanes' header fields and lanes: what 16-bit lanes allow and
+/// they do not (and the reverse) is refused, as are their lanes without a
+/// fingerprint or tagged after the saved generation.
+#[test]
+fn damaged_wide_input_is_refused() {
+    let f = filled_at(1e-6);
+    assert_eq!((f.lane_bits(), f.tag_bits()), (32, 3));
+    let bytes = f.to_bytes();
+    assert_eq!((bytes[10], bytes[11], bytes[12]), (32, 2, 8));
+    for i in (0..bytes.len()).filter(|&i| i < 64 || i % 5 == 0) {
+        for bit in 0..8 {
+            let mut bad = bytes.clone();
+            bad[i] ^= 1 << bit;
+            assert!(
+                WindowedCuckooFilter::from_bytes(&bad).is_err(),
+                "byte {i} bit {bit}"
+            );
+        }
+    }
+    let edit = |edits: &[(usize, u8)]| {
+        let mut bad = bytes.clone();
+        for &(at, value) in edits {
+            bad[at] = value;
+        }
+        resum(&mut bad);
+        WindowedCuckooFilter::from_bytes(&bad)
+    };
+    let refused = |r: Result<WindowedCuckooFilter, DecodeError>| {
+        matches!(r, Err(DecodeError::InvalidHeader(_)))
+    };
+    assert!(refused(edit(&[(11, 4)]))); // 32-bit lanes, four a bucket
+    assert!(refused(edit(&[(10, 16), (11, 2)]))); // 16-bit lanes, two
+    assert!(refused(edit(&[(10, 64), (11, 1)])));
+    assert!(refused(edit(&[(13, 9)]))); // tag bits past 8
+    assert!(refused(edit(&[(12, 9)]))); // a path past 8 moves
+    assert!(refused(edit(&[(12, 0)])));
+    assert!(edit(&[(13, 8), (14, 253)]).is_ok()); // the longest window
+    assert!(refused(edit(&[(13, 8), (14, 254)])));
+    // 16-bit lanes hold at most 5 tag bits and paths of 5 moves.
+    let narrow = filled().to_bytes();
+    let edit_narrow = |at: usize, value: u8| {
+        let mut bad = narrow.clone();
+        bad[at] = value;
+        resum(&mut bad);
+        WindowedCuckooFilter::from_bytes(&bad)
+    };
+    assert!(refused(edit_narrow(12, 6)));
+    assert!(refused(edit_narrow(13, 6)));
+    // Bucket 0's lanes: one without fingerprint (its tag alone), one
+    // tagged with the generation after the saved one.
+    let generation = f.generation();
+    for lane in [1u32 << 29, (((generation + 1) % 8) << 29 | 77) as u32] {
+        let mut bad = bytes.clone();
+        bad[68..72].copy_from_slice(&lane.to_le_bytes());
+        resum(&mut bad);
+        assert!(
+            refused(WindowedCuckooFilter::from_bytes(&bad)),
+            "lane {lane:#x}"
+        );
+    }
 }
 
 #[cfg(feature = "serde")]

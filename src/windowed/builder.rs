@@ -299,7 +299,9 @@ impl<S> WindowedBuilder<S> {
         let g = self.generations;
         let fits = |tag_bits: u32| g >= 1 && g + 3 <= 1u64 << tag_bits;
         if let Some(bits) = self.tag_bits {
-            let lane_bits = self.lane_bits.unwrap_or(if bits > 5 { WIDE } else { NARROW });
+            let lane_bits = self
+                .lane_bits
+                .unwrap_or(if bits > 5 { WIDE } else { NARROW });
             let valid = (lane_bits == NARROW || lane_bits == WIDE)
                 && (2..=max_tag_bits(lane_bits)).contains(&bits)
                 && fits(bits);
@@ -327,7 +329,10 @@ impl<S> WindowedBuilder<S> {
                 return Ok(Layout::new(lane_bits, bits, g));
             }
         }
-        Err(BuildError::InvalidGenerations { generations: g, max })
+        Err(BuildError::InvalidGenerations {
+            generations: g,
+            max,
+        })
     }
 
     /// The most tag bits lanes of `lane_bits` bits may have at the rate:

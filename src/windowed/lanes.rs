@@ -461,9 +461,15 @@ mod tests {
     #[test]
     fn wide_lanes_hold_two_slots_of_32_bits() {
         let l = Layout::new(WIDE, 8, 253);
-        assert_eq!((l.slots(), l.fp_bits(), l.tags(), l.slack()), (2, 24, 256, 2));
+        assert_eq!(
+            (l.slots(), l.fp_bits(), l.tags(), l.slack()),
+            (2, 24, 256, 2)
+        );
         let word = l.set(l.set(0, 0, l.lane(7, 300)), 1, l.lane(0xFF_FFFF, 301));
-        assert_eq!(word, (301 % 256) << 56 | 0xFF_FFFF << 32 | (300 % 256) << 24 | 7);
+        assert_eq!(
+            word,
+            (301 % 256) << 56 | 0xFF_FFFF << 32 | (300 % 256) << 24 | 7
+        );
         assert_eq!(l.live_matches(word, 0xFF_FFFF, 300), l.flag(1));
         assert_eq!(l.live_matches(word, 7, 300 + 252), l.flag(0));
         assert_eq!(l.live_matches(word, 7, 300 + 253), 0);
