@@ -16,7 +16,7 @@
 # corpus is seeded with the golden files of tests/data/ and
 # tests/data-windowed/, the window corpus (the Redis module's decoders of
 # window filters; its build needs libclang-dev, as the module's does)
-# with redis/tests/data/window-filter.bin.
+# with redis/tests/data/window-filter.bin and window-filter-wide.bin.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +35,7 @@ fi
 
 mkdir -p fuzz/corpus/decode fuzz/corpus/window
 cp tests/data/*.bin tests/data-windowed/*.bin fuzz/corpus/decode/
-cp redis/tests/data/window-filter.bin fuzz/corpus/window/
+cp redis/tests/data/window-filter*.bin fuzz/corpus/window/
 
 # Build every target first, so the time limit is spent fuzzing, not
 # compiling; then fuzz FUZZ_JOBS targets at a time (default: one per

@@ -56,6 +56,9 @@ echo "test-dpdk: the canary run exited 3 as it must"
 step "dataplane, 3 s, --window 400: flows aged by ccf_timed on the host clock (no false negative)"
 timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000
 
+step "dataplane, 3 s, --window 400 --generations 60 --rate 1e-6: the aging filter in 32-bit slots (no false negative)"
+timeout 60 "$bin/dataplane" --seconds 3 --window 400 --generations 60 --rate 1e-6 --flows 200000
+
 step "dataplane, 3 s, --window 400 --canary: the time to live's false-negative check must fire (exit 3)"
 set +e
 timeout 60 "$bin/dataplane" --seconds 3 --window 400 --flows 200000 --canary

@@ -487,7 +487,8 @@ typedef struct ccf_windowed_filter_stats {
    */
   uint64_t generations;
   /**
-   * Buckets in the table (4 lanes each).
+   * Buckets in the table (4 lanes of 16 bits each, or 2 of 32:
+   * `slots / bucket_count`).
    */
   uint64_t bucket_count;
   /**
@@ -1936,7 +1937,10 @@ void ccf_prefetch_hash(const struct ccf_filter *f, uint64_t hash);
  * `CCF_INVALID_ARGUMENT` for a NULL `out`, a capacity too large to
  * address, a window the slots' age tags cannot count, or a rate outside
  * [0, 1) or NaN; `CCF_ALLOCATION_FAILED` if the table's memory cannot be
- * had.
+ * had. Slots are 16 bits, four a bucket, where they hold the window (up
+ * to 29 generations) and reach the rate (down to 9.8e-4); else 32 bits,
+ * two a bucket, about 2.2 times the memory a key (up to 253 generations;
+ * rates down to 7.5e-9 with windows of up to 5, 2.4e-7 with 253).
  *
  * # Safety
  * `out` is NULL or valid for writing one pointer; `seed` is NULL or

@@ -67,7 +67,10 @@ impl Handle for ccf_windowed {
 /// `CCF_INVALID_ARGUMENT` for a NULL `out`, a capacity too large to
 /// address, a window the slots' age tags cannot count, or a rate outside
 /// [0, 1) or NaN; `CCF_ALLOCATION_FAILED` if the table's memory cannot be
-/// had.
+/// had. Slots are 16 bits, four a bucket, where they hold the window (up
+/// to 29 generations) and reach the rate (down to 9.8e-4); else 32 bits,
+/// two a bucket, about 2.2 times the memory a key (up to 253 generations;
+/// rates down to 7.5e-9 with windows of up to 5, 2.4e-7 with 253).
 ///
 /// # Safety
 /// `out` is NULL or valid for writing one pointer; `seed` is NULL or

@@ -30,7 +30,8 @@ pub struct ccf_windowed_filter_stats {
     pub generation: u64,
     /// The window in generations, as `ccf_windowed_generations`.
     pub generations: u64,
-    /// Buckets in the table (4 lanes each).
+    /// Buckets in the table (4 lanes of 16 bits each, or 2 of 32:
+    /// `slots / bucket_count`).
     pub bucket_count: u64,
     /// Stripe locks.
     pub stripes: u64,

@@ -278,6 +278,48 @@ static void test_save_load(void) {
     ccf_windowed_free(f);
 }
 
+/* A rate or a window 16-bit lanes do not hold takes 32-bit lanes (two a
+ * bucket): the bound is met, capacity keys churn through many
+ * generations without a refusal, and a save loads back the same. Past
+ * their limits (253 generations; rates below 7.5e-9 with a short window)
+ * the error is CCF_INVALID_ARGUMENT. */
+static void test_wide_lanes(void) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/windowed-wide.ccf", tmp_dir);
+    const size_t cap = 20000, G = 100, per = cap / G;
+    ccf_windowed *f = NULL;
+    CHECK_STATUS(ccf_windowed_new(cap, G, 1e-6, &SEED, &f), CCF_OK);
+    CHECK(ccf_windowed_false_positive_bound(f) <= 1e-6);
+    ccf_windowed_filter_stats st;
+    CHECK_STATUS(ccf_windowed_stats(f, &st, sizeof st), CCF_OK);
+    CHECK(st.slots == 2 * st.bucket_count && st.fingerprint_bits + st.tag_bits == 32);
+    CHECK(st.slots >= cap);
+    for (uint64_t g = 0; g < 3 * G; g++) {
+        for (size_t i = 0; i < per; i++)
+            CHECK_STATUS(ccf_windowed_insert_hash(f, fmix64(g * per + i + 1)), CCF_OK);
+        /* The oldest live generation's keys are all found. */
+        uint64_t oldest = g + 1 >= G ? g + 1 - G : 0;
+        for (size_t i = 0; i < per; i += 7) CHECK(ccf_windowed_contains_hash(f, fmix64(oldest * per + i + 1)));
+        ccf_windowed_advance(f);
+    }
+    CHECK_STATUS(ccf_windowed_stats(f, &st, sizeof st), CCF_OK);
+    CHECK(st.failed_inserts == 0 && st.len <= cap);
+    CHECK_STATUS(ccf_windowed_save(f, path), CCF_OK);
+    ccf_windowed *g = NULL;
+    CHECK_STATUS(ccf_windowed_load(path, &g), CCF_OK);
+    CHECK(ccf_windowed_len(g) == ccf_windowed_len(f) && ccf_windowed_generations(g) == G);
+    for (uint64_t i = 0; i < 3 * G * per; i += 13)
+        CHECK(ccf_windowed_contains_hash(g, fmix64(i + 1)) == ccf_windowed_contains_hash(f, fmix64(i + 1)));
+    ccf_windowed_free(g);
+    ccf_windowed_free(f);
+    ccf_windowed *bad = SENTINEL;
+    CHECK_STATUS(ccf_windowed_new(100, 253, 0.0, NULL, &f), CCF_OK);
+    ccf_windowed_free(f);
+    CHECK_STATUS(ccf_windowed_new(100, 254, 0.0, NULL, &bad), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_windowed_new(100, 4, 1e-9, NULL, &bad), CCF_INVALID_ARGUMENT);
+    CHECK(bad == SENTINEL);
+}
+
 /* Threads: writers insert and re-check their keys while a timer thread
  * advances. A key whose insert returned when the generation was at least
  * t must be found by a lookup after which the generation is at most
@@ -351,6 +393,7 @@ int main(int argc, char **argv) {
         {"bursts", test_bursts},
         {"bad_arguments", test_bad_arguments},
         {"save_load", test_save_load},
+        {"wide_lanes", test_wide_lanes},
         {"threads", test_threads},
     };
     size_t n = sizeof tests / sizeof tests[0];

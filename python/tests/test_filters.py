@@ -153,6 +153,28 @@ def test_windowed_filter_expires_by_generation():
     assert s["inserts"] == 4
 
 
+def test_windowed_filters_past_16_bit_lanes():
+    # A rate below 9.8e-4 or a window over 29 generations takes 32-bit
+    # slots (fingerprint and age tag together): the bound is met and the
+    # bytes round-trip; past 253 generations the error names the limit.
+    f = WindowedCuckooFilter(5000, generations=100, false_positive_rate=1e-6, seed=3)
+    s = f.stats()
+    assert s["fingerprint_bits"] + s["tag_bits"] == 32
+    assert f.false_positive_bound() <= 1e-6
+    for g in range(150):
+        f.add_many([f"{g}-{i}" for i in range(40)])
+        f.advance()
+    # At generation 150 the keys of generations 51 to 149 are live.
+    assert all(f"{g}-{i}" in f for g in range(51, 150) for i in range(40))
+    assert len(f) == 99 * 40
+    copy = WindowedCuckooFilter.from_bytes(f.to_bytes())
+    assert copy.to_bytes() == f.to_bytes() and len(copy) == 99 * 40
+    with pytest.raises(ValueError, match=r"generations must lie in \[1, 253\]"):
+        WindowedCuckooFilter(100, 254)
+    with pytest.raises(ValueError, match=r"generations must lie in \[1, 5\]"):
+        WindowedCuckooFilter(100, 6, false_positive_rate=1e-8)
+
+
 def test_timed_filter_expires_by_time_and_keeps_its_schedule(tmp_path):
     import pickle
     import time

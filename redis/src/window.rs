@@ -95,7 +95,7 @@ fn reserve_window(ctx: &Context, args: &[RedisString]) -> RedisResult {
         } else if args::is(keyword, "GENERATIONS") {
             generations = number(
                 1..=MAX_GENERATIONS as i64,
-                "ERR GENERATIONS must be an integer from 1 to 28",
+                "ERR GENERATIONS must be an integer from 1 to 252",
             )? as u64;
         } else if args::is(keyword, "ORIGIN") {
             origin = Some(number(
@@ -177,7 +177,7 @@ fn build_error(e: BuildError, rate: f64) -> RedisError {
             max - 1
         )),
         BuildError::InvalidGenerations { .. } => RedisError::String(format!(
-            "ERR ERROR {rate} is too small for a WINDOW filter: at least 0.000977 (8/2^13)"
+            "ERR ERROR {rate} is too small for a WINDOW filter: at least 7.46e-9 (4/2^29)"
         )),
         _ => RedisError::Str(CREATE_REFUSED),
     }
@@ -470,7 +470,7 @@ pub(crate) fn info(ctx: &Context, value: &CfValue, w: &Window) -> RedisResult {
             (c"Size", Field::Int(to_i64(w.filter.memory_usage()))),
             (
                 c"Number of buckets",
-                Field::Int(to_i64(w.filter.slots() / 4)),
+                Field::Int(to_i64(wv::buckets(&w.filter) as usize)),
             ),
             (c"Number of filters", Field::Int(1)),
             (

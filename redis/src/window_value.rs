@@ -50,8 +50,8 @@ const LIB_HEADER: usize = 64;
 /// The first `CF.SCANDUMP` chunk: the window block and the library header.
 pub(crate) const HEADER_CHUNK: usize = BLOCK + LIB_HEADER;
 /// The most generations a window may have (the library allows at most
-/// `G = 29` with 5 tag bits).
-pub(crate) const MAX_GENERATIONS: u64 = 28;
+/// `G = 253`, with 8 tag bits in 32-bit lanes; `G = 29` in 16-bit lanes).
+pub(crate) const MAX_GENERATIONS: u64 = 252;
 
 /// A window's clock and the settings its block keeps.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -112,7 +112,7 @@ impl Clock {
 
     /// Parses and checks a window block (`None` for anything else). Each
     /// field is checked before it is used (the checksum proves nothing
-    /// against a forger, who recomputes it): `g` in 1-28 before the window
+    /// against a forger, who recomputes it): `g` in 1-252 before the window
     /// is divided by it, the window in `g..=2^53` ms, the origin at most
     /// 2^53 ms, `L` the one the window implies, the capacity and the rate
     /// in `CF.RESERVE`'s ranges.
@@ -186,7 +186,7 @@ impl Window {
     /// Bytes of [`write_encoding`](Self::write_encoding): the block, the
     /// library's header, 8 bytes per bucket, its checksum.
     pub(crate) fn encoded_len(&self) -> u64 {
-        (BLOCK + LIB_HEADER + 8) as u64 + self.filter.slots() as u64 * 2
+        BLOCK as u64 + self.filter.encoded_len() as u64
     }
 
     /// Writes the encoding (module docs): the block, then the library's
@@ -302,11 +302,12 @@ const SWEEP_NS_PER_BUCKET: u64 = 100;
 /// steady use no write sweeps at all. (`None` for a filter whose catch-up
 /// takes under 2 ms.)
 pub(crate) fn least_generation_ms(filter: &WindowedCuckooFilter) -> Option<u64> {
-    least_generation_ms_of(
-        filter.slots() as u64 / 4,
-        filter.tag_bits(),
-        filter.generations(),
-    )
+    least_generation_ms_of(buckets(filter), filter.tag_bits(), filter.generations())
+}
+
+/// A window filter's buckets: four lanes each, or two of 32 bits.
+pub(crate) fn buckets(filter: &WindowedCuckooFilter) -> u64 {
+    filter.slots() as u64 * u64::from(filter.lane_bits()) / 64
 }
 
 /// The inverse of the main thread's share the sweeper needs at the shortest
@@ -491,7 +492,8 @@ impl std::io::Write for Refeed {
 /// library's header) announces: `None` unless it is a window's. Every
 /// field of the library's header is checked here too, before any is used
 /// (the library checks them again when it decodes): the version, lane
-/// and slot sizes, path length, tag bits and generations (`G = g + 1`,
+/// and slot sizes (16 bits and 4, or 32 and 2), path length and tag bits
+/// (at most 5 and 5, or 8 and 8), generations (`G = g + 1`,
 /// the block's), magic, reserved bytes, the bucket count (even, 2 to 2^32: what
 /// sizes the restore's buffer) and the generation (at most the clock's
 /// last, [`Clock::max_generation`], and, from a client, at most
@@ -505,11 +507,17 @@ pub(crate) fn parse_header(first: &[u8]) -> Option<(Clock, u64)> {
     let u64_at = |i: usize| u64::from_le_bytes(lib[i..i + 8].try_into().expect("8 bytes"));
     let (max_path, tag_bits, generations) = (lib[12], lib[13], u64::from(lib[14]));
     let (buckets, generation) = (u64_at(16), u64_at(24));
+    // 16-bit lanes, four a bucket, or 32-bit ones, two a bucket: the
+    // longest path and the most tag bits each allows.
+    let most = match (lib[10], lib[11]) {
+        (16, 4) => Some(5),
+        (32, 2) => Some(8),
+        _ => None,
+    };
     let valid = lib[..8] == *b"\x89CUCKOO\n"
         && u16::from_le_bytes([lib[8], lib[9]]) == 4
-        && (lib[10], lib[11]) == (16, 4)
-        && (1..=5).contains(&max_path)
-        && (2..=5).contains(&tag_bits)
+        && most
+            .is_some_and(|most| (1..=most).contains(&max_path) && (2..=most).contains(&tag_bits))
         && generations == clock.generations + 1
         && generations + 3 <= 1 << tag_bits
         && lib[15] == 0
@@ -590,11 +598,17 @@ mod tests {
     /// The first chunk of a real window filter: its block and the
     /// library's header.
     fn header_chunk(generations: u64) -> Vec<u8> {
-        let clock = Clock::new(1_700_000_000_000, 1000, generations, 5000, 0.01);
+        header_chunk_at(generations, 0.01)
+    }
+
+    /// [`header_chunk`] of a filter for `rate` (below 9.8e-4, or with more
+    /// than 28 generations, in 32-bit lanes).
+    fn header_chunk_at(generations: u64, rate: f64) -> Vec<u8> {
+        let clock = Clock::new(1_700_000_000_000, 1000, generations, 5000, rate);
         let f = WindowedCuckooFilter::builder()
             .capacity(5000)
             .generations(generations + 1)
-            .false_positive_rate(0.01)
+            .false_positive_rate(rate)
             .build()
             .unwrap();
         let mut chunk = clock.encode().to_vec();
@@ -656,10 +670,21 @@ mod tests {
     /// range.
     #[test]
     fn every_forged_field_is_checked_before_use() {
-        let good = header_chunk(3);
+        // 16-bit lanes; 32-bit ones with 3 and with 8 tag bits.
+        for good in [
+            header_chunk(3),
+            header_chunk_at(3, 1e-6),
+            header_chunk_at(200, 0.01),
+        ] {
+            every_forged_field_of(&good);
+        }
+    }
+
+    fn every_forged_field_of(good: &[u8]) {
+        assert!(parse_header(good).is_some());
         for at in (0..HEADER_CHUNK).filter(|i| !(56..64).contains(i)) {
             for value in [0u8, 1, 2, 3, 0x7f, 0x80, 0xfe, 0xff] {
-                let mut chunk = good.clone();
+                let mut chunk = good.to_vec();
                 chunk[at] = value;
                 reseal(&mut chunk);
                 if let Some((clock, total)) = parse_header(&chunk) {
@@ -717,6 +742,97 @@ mod tests {
         // G = 2: 5 slices of 2^27 / 5; one to catch up, four for the
         // sweeper's share.
         assert_eq!(least_generation_ms_of(1 << 27, 3, 2), Some(10_738));
+    }
+
+    /// Lane widths and slot counts other than 16 and 4 or 32 and 2, and
+    /// paths or tags past what the width allows, are refused.
+    #[test]
+    fn lane_widths_and_their_limits_are_checked() {
+        let (narrow, wide) = (header_chunk(3), header_chunk_at(3, 1e-6));
+        assert_eq!(
+            (narrow[BLOCK + 10], wide[BLOCK + 10], wide[BLOCK + 12]),
+            (16, 32, 8)
+        );
+        for (chunk, at, value, accepted) in [
+            (&narrow, 10, 32, false),
+            (&narrow, 11, 2, false),
+            (&narrow, 12, 6, false),
+            (&narrow, 13, 6, false),
+            (&wide, 11, 4, false),
+            (&wide, 10, 16, false),
+            (&wide, 12, 9, false),
+            (&wide, 13, 9, false),
+            (&wide, 13, 8, true),
+        ] {
+            let mut forged = chunk.clone();
+            forged[BLOCK + at] = value;
+            assert_eq!(
+                parse_header(&forged).is_some(),
+                accepted,
+                "byte {at} = {value}"
+            );
+        }
+    }
+
+    /// A window of 32-bit lanes encodes, restores in pieces and decodes
+    /// back to the same bytes, as the seed of 16-bit lanes does.
+    #[test]
+    fn a_wide_window_restores_in_pieces() {
+        let bytes = wide_window_encoding();
+        for size in [1, 100, bytes.len()] {
+            let first = bytes.len().min(HEADER_CHUNK.max(size));
+            let mut load = WindowLoad::begin(&bytes[..first]).unwrap();
+            for piece in bytes[first..].chunks(size) {
+                load.feed(piece).unwrap();
+            }
+            let mut again = Vec::new();
+            load.finish().unwrap().write_encoding(&mut again).unwrap();
+            assert!(again == bytes, "size {size}");
+        }
+        let window = decode(&bytes).unwrap();
+        // What the RDB's settings block announces (it once counted 16-bit
+        // lanes: a wide window's save was refused on loading).
+        assert_eq!(window.encoded_len(), bytes.len() as u64);
+        assert_eq!(buckets(&window.filter), 1318);
+        assert_eq!(window.filter.len(), 1500);
+        assert!((0..1500u64).all(|i| window.filter.contains(&i)));
+        // The window fuzz target's second seed is this encoding.
+        let seed = include_bytes!("../tests/data/window-filter-wide.bin");
+        assert!(
+            seed[..] == bytes[..],
+            "tests/data/window-filter-wide.bin differs"
+        );
+    }
+
+    /// Writes `tests/data/window-filter-wide.bin`, the window fuzz target's
+    /// seed of 32-bit lanes: run on purpose only.
+    #[test]
+    #[ignore = "writes redis/tests/data/window-filter-wide.bin"]
+    fn write_the_wide_fuzz_seed() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/window-filter-wide.bin"
+        );
+        std::fs::write(path, wide_window_encoding()).unwrap();
+    }
+
+    /// A window of 40 generations in 32-bit lanes holding 1,500 items.
+    fn wide_window_encoding() -> Vec<u8> {
+        let clock = Clock::new(1_700_000_000_000, 60_000, 40, 2000, 1e-6);
+        let f = WindowedCuckooFilter::builder()
+            .capacity(2000)
+            .generations(41)
+            .false_positive_rate(1e-6)
+            .seed(7)
+            .build()
+            .unwrap();
+        assert_eq!(f.lane_bits(), 32);
+        for i in 0..1500u64 {
+            f.insert(&i).unwrap();
+        }
+        let mut bytes = Vec::new();
+        Window::new(f, clock).write_encoding(&mut bytes).unwrap();
+        bytes
     }
 
     /// The fuzz target's seed (`scripts/fuzz.sh`), a window filter's

@@ -41,7 +41,9 @@
  * proves it can fail.
  *
  * --window MS ages flows instead: the filter is a ccf_timed whose time to
- * live is MS milliseconds (in 4 generations), on a host clock: the main
+ * live is MS milliseconds (in 4 generations, or --generations N of them,
+ * at a false-positive rate of 0.001 or --rate R: past 28 generations or
+ * below 9.8e-4 its slots are 32 bits, two a bucket), on a host clock: the main
  * lcore sets its time from the timer cycle counter (ccf_timed_set_time),
  * and every call expires what ran out by then. Workers look each burst up,
  * and every packet refreshes its flow (one ccf_timed_insert_hash_batch a
@@ -68,6 +70,7 @@
  *
  * Usage: dataplane [EAL options --] [--seconds N] [--workers N] [--flows N]
  *                  [--churn N] [--keyed] [--canary] [--window MS]
+ *                  [--generations N] [--rate R]
  * Without EAL options the defaults are --no-huge --no-pci --no-shconf -m 128
  * and lcores 0..workers+1 (main/control, generator, workers): each on its
  * own CPU when the process may use that many, otherwise all floating over
@@ -193,11 +196,10 @@ struct config {
     uint32_t flows;  /* flow slots */
     uint64_t churn;  /* flows admitted (and as many expired) per second */
     uint64_t window_ms; /* --window: flows' time to live, ms (0: off) */
+    uint32_t generations; /* --generations: steps the time to live is split into */
+    double rate;          /* --rate: the aging filter's false-positive bound (0: 0.001) */
     bool keyed, canary;
 };
-
-/* --window: generations the time to live is split into. */
-enum { WINDOW_GENERATIONS = 4 };
 /* A slot whose flow was never refreshed. */
 #define NEVER UINT64_MAX
 
@@ -627,7 +629,7 @@ static uint64_t parse_number(const char *flag, const char *value, uint64_t max) 
 static void usage_exit(const char *prog) {
     fprintf(stderr,
             "usage: %s [EAL options --] [--seconds N] [--workers N] [--flows N] [--churn N] "
-            "[--keyed] [--canary] [--window MS]\n",
+            "[--keyed] [--canary] [--window MS] [--generations N] [--rate R]\n",
             prog);
     exit(2);
 }
@@ -647,6 +649,18 @@ static void parse_app_args(int argc, char **argv, struct config *cfg, bool *work
             cfg->churn = parse_number(argv[i], value, 100000000), i++;
         } else if (!strcmp(argv[i], "--window")) {
             cfg->window_ms = parse_number(argv[i], value, 86400000), i++;
+        } else if (!strcmp(argv[i], "--generations")) {
+            /* The library's longest window is 253 generations, one more
+             * than the time to live's steps. */
+            cfg->generations = (uint32_t)parse_number(argv[i], value, 252), i++;
+        } else if (!strcmp(argv[i], "--rate")) {
+            char *end = NULL;
+            cfg->rate = value ? strtod(value, &end) : 0.0;
+            if (!value || *end != '\0' || !(cfg->rate > 0.0 && cfg->rate < 1.0)) {
+                fprintf(stderr, "--rate needs a number strictly between 0 and 1\n");
+                exit(2);
+            }
+            i++;
         } else if (!strcmp(argv[i], "--keyed")) {
             cfg->keyed = true;
         } else if (!strcmp(argv[i], "--canary")) {
@@ -813,7 +827,8 @@ int main(int argc, char **argv) {
             break;
         }
     int app_first = sep < 0 ? 1 : sep + 1, eal_count = sep < 0 ? 0 : sep - 1;
-    struct config cfg = {.seconds = 5, .workers = 2, .flows = 1u << 20, .churn = 100000};
+    struct config cfg = {
+        .seconds = 5, .workers = 2, .flows = 1u << 20, .churn = 100000, .generations = 4};
     bool workers_given = false;
     parse_app_args(argc - app_first, argv + app_first, &cfg, &workers_given);
 
@@ -872,7 +887,7 @@ int main(int argc, char **argv) {
         if (cfg.keyed)
             rte_exit(EXIT_FAILURE, "--window looks flows up by their hashes: no --keyed\n");
         /* Every slot may be live at once; the host clock starts at 0. */
-        ccf_status s = ccf_timed_new(cfg.flows, cfg.window_ms, WINDOW_GENERATIONS, 0.0,
+        ccf_status s = ccf_timed_new(cfg.flows, cfg.window_ms, cfg.generations, cfg.rate,
                                      CCF_TIMED_HOST_CLOCK, 0, NULL, &g.timed);
         check_status("ccf_timed_new", s);
         g.refreshed = malloc(cfg.flows * sizeof *g.refreshed);
@@ -882,10 +897,12 @@ int main(int argc, char **argv) {
             atomic_init(&g.refreshed[i], NEVER);
         printf("dataplane (%s, concurrent-cuckoo %s, probe %s): %u flow slots, a quarter active at "
                "a time (each for two times to live), flows aged by ccf_timed on the timer cycle "
-               "counter: time to live %llu ms (%llu kept), in %d generations\n",
+               "counter: time to live %llu ms (%llu kept), in %u generations, false-positive "
+               "rate %g\n",
                rte_version(), ccf_version(), ccf_probe_backend(), cfg.flows,
                (unsigned long long)cfg.window_ms,
-               (unsigned long long)ccf_timed_time_to_live_ms(g.timed), WINDOW_GENERATIONS);
+               (unsigned long long)ccf_timed_time_to_live_ms(g.timed), cfg.generations,
+               cfg.rate ? cfg.rate : 0.001);
     } else {
         /* Room for the admitted window plus a batch in flight. */
         ccf_status s = ccf_new(ctl.window + CONTROL_BATCH, 0.0, &g.filter);
