@@ -154,7 +154,15 @@ static void bad_arguments(void) {
     CHECK_STATUS(ccf_timed_new(100, 1000, 4, 0.0, 7, 0, NULL, &f), CCF_INVALID_ARGUMENT);
     CHECK_STATUS(ccf_timed_new(100, 0, 4, 0.0, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
     CHECK_STATUS(ccf_timed_new(100, 3, 4, 0.0, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
-    CHECK_STATUS(ccf_timed_new(100, 60000, 40, 0.0, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
+    /* 252 steps (a window of 253) is the longest; 40 at a rate of 1e-8 is
+     * more than its tags count (4 at most). */
+    CHECK_STATUS(ccf_timed_new(100, 60000, 253, 0.0, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
+    CHECK_STATUS(ccf_timed_new(100, 60000, 40, 1e-8, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
+    ccf_timed *wide = NULL; /* the longest window, in 32-bit slots */
+    CHECK_STATUS(ccf_timed_new(1000, 60000, 252, 1e-6, 0, 0, NULL, &wide), CCF_OK);
+    CHECK_STATUS(ccf_timed_insert(wide, "k", 1), CCF_OK);
+    CHECK(ccf_timed_contains(wide, "k", 1) && ccf_timed_time_to_live_ms(wide) >= 60000);
+    ccf_timed_free(wide);
     CHECK_STATUS(ccf_timed_new(100, 60000, 4, 1.5, 0, 0, NULL, &f), CCF_INVALID_ARGUMENT);
     CHECK(f == SENTINEL);
     CHECK_STATUS(ccf_timed_insert(NULL, "k", 1), CCF_INVALID_ARGUMENT);

@@ -4,7 +4,11 @@
 //! displacement under a reader while the writer then
 //! advances; `advance_to` jumps (a reset, a pass) beside a reader; the
 //! wraparound beside a reader; an insert beside three advances; a hop
-//! whose lane expired after its search. Run with `scripts/loom.sh` (or `RUSTFLAGS="--cfg
+//! whose lane expired after its search. Four of them (a refresh after an
+//! advance, a lookup across two advances, a reader beside a displacement,
+//! a hop that finds its lane expired) run in 32-bit lanes too (two a
+//! bucket), as the builder makes them for small rates and long windows.
+//! Run with `scripts/loom.sh` (or `RUSTFLAGS="--cfg
 //! concurrent_cuckoo_loom" cargo test --release -p loom-tests --test
 //! windowed`).
 //!
@@ -26,9 +30,18 @@ fn tiny(buckets: usize, g: usize) -> Filter {
 
 /// [`tiny`] with `tag_bits` tag bits (`M = 2^tag_bits`).
 fn tiny_m(buckets: usize, tag_bits: u32, g: usize) -> Filter {
+    tiny_in(16, buckets, tag_bits, g)
+}
+
+/// [`tiny_m`] in lanes of `lane_bits` bits (16: four a bucket; 32: two).
+/// The models marked "both widths" run in each: the protocol does not
+/// depend on the width (a bucket is one word either way), and these
+/// check that it holds in both lane encodings.
+fn tiny_in(lane_bits: u32, buckets: usize, tag_bits: u32, g: usize) -> Filter {
     WindowedCuckooFilter::builder()
         .bucket_count(buckets)
         .stripe_count(2)
+        .lane_bits(lane_bits)
         .tag_bits(tag_bits)
         .generations(g as u64)
         .max_path_len(1)
@@ -39,11 +52,20 @@ fn tiny_m(buckets: usize, tag_bits: u32, g: usize) -> Filter {
 
 /// A key refreshed right after an advance stays visible to a reader that
 /// read the old generation: its new tag is `r + 1`, which must read live
-/// (canary `windowed_no_future`).
+/// (canary `windowed_no_future`). Both widths.
 #[test]
 fn a_refresh_after_an_advance_stays_visible() {
-    model(|| {
-        let f = Arc::new(tiny(4, 2));
+    refresh_after_an_advance(16);
+}
+
+#[test]
+fn a_refresh_after_an_advance_stays_visible_in_32_bit_lanes() {
+    refresh_after_an_advance(32);
+}
+
+fn refresh_after_an_advance(lane_bits: u32) {
+    model(move || {
+        let f = Arc::new(tiny_in(lane_bits, 4, 3, 2));
         let k = Keys::new().with_buckets(&f, 0, 1);
         f.insert(&k).unwrap();
         let reader = {
@@ -62,11 +84,20 @@ fn a_refresh_after_an_advance_stays_visible() {
 /// The same key refreshed across two advances while a lookup runs: a
 /// lookup that read generation `r` and then sees tag `r + 2` (age `M - 2`:
 /// "expired") must not answer from that (canary
-/// `windowed_unvalidated_generation`).
+/// `windowed_unvalidated_generation`). Both widths.
 #[test]
 fn a_lookup_across_two_advances_retries() {
-    model(|| {
-        let f = Arc::new(tiny(4, 2));
+    lookup_across_two_advances(16);
+}
+
+#[test]
+fn a_lookup_across_two_advances_retries_in_32_bit_lanes() {
+    lookup_across_two_advances(32);
+}
+
+fn lookup_across_two_advances(lane_bits: u32) {
+    model(move || {
+        let f = Arc::new(tiny_in(lane_bits, 4, 3, 2));
         let k = Keys::new().with_buckets(&f, 0, 1);
         f.insert(&k).unwrap();
         let reader = {
@@ -204,20 +235,31 @@ fn the_sweep_run_ahead_and_a_refresh_of_the_same_lane() {
 }
 
 /// A displacement moves a tagged lane while a reader looks for it; the
-/// mover then advances (the sweep passes the lane's new bucket).
+/// mover then advances (the sweep passes the lane's new bucket). Both
+/// widths.
 #[test]
 fn a_reader_finds_a_tagged_lane_while_it_is_displaced() {
-    model(|| {
+    reader_beside_a_displacement(16);
+}
+
+#[test]
+fn a_reader_finds_a_tagged_lane_while_it_is_displaced_in_32_bit_lanes() {
+    reader_beside_a_displacement(32);
+}
+
+fn reader_beside_a_displacement(lane_bits: u32) {
+    let slots = 64 / lane_bits as usize;
+    model(move || {
         // A window of 3: the victim (tag 0) lives through generation 2.
-        let f = Arc::new(tiny(4, 3));
+        let f = Arc::new(tiny_in(lane_bits, 4, 3, 3));
         let mut keys = Keys::new();
         let victim = keys.with_buckets(&f, 0, 3);
         f.insert(&victim).unwrap();
         f.advance(); // the victim's tag differs from the others'
-        for _ in 0..3 {
+        for _ in 1..slots {
             f.insert(&keys.with_buckets(&f, 0, 1)).unwrap();
         }
-        for _ in 0..4 {
+        for _ in 0..slots {
             f.insert(&keys.with_buckets(&f, 1, 0)).unwrap();
         }
         let newcomer = keys.with_buckets(&f, 0, 1);
@@ -237,7 +279,7 @@ fn a_reader_finds_a_tagged_lane_while_it_is_displaced() {
         assert!(f.contains(&newcomer), "LOST FINGERPRINT: newcomer");
         f.advance(); // generation 3: the victim (tag 0) expires
         assert!(!f.contains(&victim), "EXPIRED KEY FOUND: the moved lane");
-        assert_eq!(f.len(), 8);
+        assert_eq!(f.len(), 2 * slots);
     });
 }
 
@@ -392,22 +434,33 @@ fn an_insert_racing_advances_is_tagged_under_its_locks() {
 /// expired at 5 and 6; the newcomer's search at 4 moves it, the main
 /// thread advances to 6 meanwhile (sweeping bucket 3 at 5), and the hop
 /// then finds it expired.
+/// Both widths.
 #[test]
 fn a_hop_that_finds_its_lane_expired_clears_it() {
-    model(|| {
-        let f = Arc::new(tiny(4, 5));
+    hop_finds_its_lane_expired(16);
+}
+
+#[test]
+fn a_hop_that_finds_its_lane_expired_clears_it_in_32_bit_lanes() {
+    hop_finds_its_lane_expired(32);
+}
+
+fn hop_finds_its_lane_expired(lane_bits: u32) {
+    let slots = 64 / lane_bits as usize;
+    model(move || {
+        let f = Arc::new(tiny_in(lane_bits, 4, 3, 5));
         let mut keys = Keys::new();
         let victim = keys.with_buckets(&f, 0, 3);
         f.insert(&victim).unwrap();
         for _ in 0..4 {
             f.advance();
         }
-        // Bucket 0 full (the victim and three keys whose alternate is the
-        // full bucket 1), bucket 1 full: only the victim can move.
-        for _ in 0..3 {
+        // Bucket 0 full (the victim and keys whose alternate is the full
+        // bucket 1), bucket 1 full: only the victim can move.
+        for _ in 1..slots {
             f.insert(&keys.with_buckets(&f, 0, 1)).unwrap();
         }
-        for _ in 0..4 {
+        for _ in 0..slots {
             f.insert(&keys.with_buckets(&f, 1, 0)).unwrap();
         }
         let newcomer = keys.with_buckets(&f, 0, 1);
@@ -424,7 +477,7 @@ fn a_hop_that_finds_its_lane_expired_clears_it() {
             !f.contains(&victim),
             "EXPIRED KEY FOUND: an expired lane carried by a hop"
         );
-        assert_eq!(f.len(), 8);
+        assert_eq!(f.len(), 2 * slots);
     });
 }
 
