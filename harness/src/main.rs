@@ -23,6 +23,7 @@ mod expiry;
 mod filters;
 mod frozen;
 mod keys;
+mod lanes;
 mod levels;
 mod memlimit;
 mod paper;
@@ -83,6 +84,7 @@ fn usage() -> ! {
          \n  window     churn (insert + remove) in a steady sliding window: growing filters against one sized for it\
          \n  frozen     a saved 1 GiB filter: FrozenFilter::open against from_bytes, frozen against live lookups\
          \n             (--dir: where to save the file, e.g. a tmpfs mounted with huge=always)\
+         \n  lanes      a windowed filter's 16- and 32-bit lanes: fill to the first refusal, bytes a key, ns per lookup and refresh\
          \n  snapshot   a writer's latency while another thread snapshots: write_to (all locks) against to_bytes (beside writers)\
          \n  scaling    throughput against threads (1, 2, 4, ... CPUs, 2 x CPUs, pinned) for reads, mixes,\
          \n             bulk fills and readers beside writers, with the peers; --seconds per run, --reps runs per point (best kept),\
@@ -160,7 +162,7 @@ fn main() {
                 }
             }
             "paper" | "compare" | "retries" | "writes" | "bands" | "levels" | "frozen"
-            | "scaling" | "window" | "expiry" | "snapshot" => mode = arg,
+            | "scaling" | "window" | "expiry" | "snapshot" | "lanes" => mode = arg,
             "-h" | "--help" => usage(),
             _ => usage(),
         }
@@ -176,6 +178,7 @@ fn main() {
         "frozen" => frozen::run(&opts),
         "scaling" => scaling::run(&opts),
         "snapshot" => snapshot::run(&opts),
+        "lanes" => lanes::run(&opts),
         _ => compare::run(&opts),
     };
     println!("{text}");
