@@ -160,7 +160,7 @@ def test_windowed_filters_past_16_bit_lanes():
     f = WindowedCuckooFilter(5000, generations=100, false_positive_rate=1e-6, seed=3)
     s = f.stats()
     assert s["fingerprint_bits"] + s["tag_bits"] == 32
-    assert f.false_positive_bound() <= 1e-6
+    assert f.false_positive_bound <= 1e-6
     for g in range(150):
         f.add_many([f"{g}-{i}" for i in range(40)])
         f.advance()
@@ -208,8 +208,10 @@ def test_timed_filter_expires_by_time_and_keeps_its_schedule(tmp_path):
             TimedCuckooFilter(1000, bad)
     with pytest.raises(ValueError):
         TimedCuckooFilter(1000, 60.0, generations=0)
+    with pytest.raises(ValueError, match=r"generations must lie in \[1, 252\]"):
+        TimedCuckooFilter(1000, 60.0, generations=253)  # more steps than any slot's tags count
     with pytest.raises(ValueError, match=r"generations must lie in \[1, 4\]"):
-        TimedCuckooFilter(1000, 60.0, generations=6)  # more steps than 0.001 leaves tag bits
+        TimedCuckooFilter(1000, 60.0, generations=6, false_positive_rate=1e-8)
     with pytest.raises(ValueError):
         TimedCuckooFilter(1000, 0.002, generations=4)  # under 1 ms a step
     with pytest.raises(ValueError, match="at least 1 ms a generation"):
