@@ -136,7 +136,12 @@ pub fn run(opts: &Options) -> String {
                     black_box(absent.iter().filter(|&&h| f.contains_hash(h)).count())
                 });
                 let (refresh, _) = time_ns(ops, || {
-                    black_box(present.iter().filter(|&&h| f.insert_hash(h).is_ok()).count())
+                    black_box(
+                        present
+                            .iter()
+                            .filter(|&&h| f.insert_hash(h).is_ok())
+                            .count(),
+                    )
                 });
                 times[w][0].push(hit);
                 times[w][1].push(miss);
