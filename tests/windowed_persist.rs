@@ -38,6 +38,21 @@ fn resum(bytes: &mut [u8]) {
     bytes[n..].copy_from_slice(&sum.to_le_bytes());
 }
 
+/// Each bit of the header flipped, and each of every `step`-th byte of
+/// the rest: refused.
+fn every_flipped_bit_is_refused(bytes: &[u8], step: usize) {
+    for i in (0..bytes.len()).filter(|&i| i < 64 || i % step == 0) {
+        for bit in 0..8 {
+            let mut bad = bytes.to_vec();
+            bad[i] ^= 1 << bit;
+            assert!(
+                WindowedCuckooFilter::from_bytes(&bad).is_err(),
+                "byte {i} bit {bit}"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_copy_answers_as_the_original_now_and_after_each_advance() {
     for rate in [1e-3, 1e-6] {
@@ -104,16 +119,7 @@ fn damaged_input_is_refused() {
         Err(DecodeError::TrailingBytes)
     ));
     // Every single flipped bit of the header, and a sample of the body's.
-    for i in (0..bytes.len()).filter(|&i| i < 64 || i % 7 == 0) {
-        for bit in 0..8 {
-            let mut bad = bytes.clone();
-            bad[i] ^= 1 << bit;
-            assert!(
-                WindowedCuckooFilter::from_bytes(&bad).is_err(),
-                "byte {i} bit {bit}"
-            );
-        }
-    }
+    every_flipped_bit_is_refused(&bytes, 7);
     // With a correct checksum, the field checks refuse what is out of range.
     let edit = |at: usize, value: u8| {
         let mut bad = bytes.clone();
@@ -209,16 +215,7 @@ fn damaged_wide_input_is_refused() {
     assert_eq!((f.lane_bits(), f.tag_bits()), (32, 3));
     let bytes = f.to_bytes();
     assert_eq!((bytes[10], bytes[11], bytes[12]), (32, 2, 8));
-    for i in (0..bytes.len()).filter(|&i| i < 64 || i % 5 == 0) {
-        for bit in 0..8 {
-            let mut bad = bytes.clone();
-            bad[i] ^= 1 << bit;
-            assert!(
-                WindowedCuckooFilter::from_bytes(&bad).is_err(),
-                "byte {i} bit {bit}"
-            );
-        }
-    }
+    every_flipped_bit_is_refused(&bytes, 5);
     let edit = |edits: &[(usize, u8)]| {
         let mut bad = bytes.clone();
         for &(at, value) in edits {

@@ -42,14 +42,26 @@ def same(a, b):
     return a == b and type(a) is type(b)
 
 
-def encoding(r, key):
-    """The filter's encoding: its CF.SCANDUMP chunks, concatenated."""
-    parts, it = [], 0
+def scandump(r, key):
+    """The filter's CF.SCANDUMP chunks: (iterator, data) pairs, in order."""
+    chunks, it = [], 0
     while True:
         it, data = r.execute_command("CF.SCANDUMP", key, it)
         if it == 0:
-            return b"".join(parts)
-        parts.append(data)
+            return chunks
+        chunks.append((it, data))
+
+
+def encoding(r, key):
+    """The filter's encoding: its CF.SCANDUMP chunks, concatenated."""
+    return b"".join(data for _, data in scandump(r, key))
+
+
+def copy_by_chunks(r, source, target):
+    """Restores `target` from `source`'s CF.SCANDUMP chunks (CF.LOADCHUNK
+    each); asserts each was taken."""
+    for it, data in scandump(r, source):
+        assert r.execute_command("CF.LOADCHUNK", target, it, data) in (b"OK", "OK", True)
 
 
 def info(r, key):

@@ -9,7 +9,7 @@ import time
 import pytest
 from redis.exceptions import ResponseError
 
-from test_commands import encoding, info
+from test_commands import copy_by_chunks, encoding, info
 
 
 def wait_for_replica(primary, replica):
@@ -44,12 +44,7 @@ def writes(r):
     # A restore by chunks, several of them.
     r.execute_command("CF.RESERVE", "big", 1_000_000, "EXPANSION", 0)
     r.execute_command("CF.INSERT", "big", "ITEMS", *range(20000))
-    it = 0
-    while True:
-        it, data = r.execute_command("CF.SCANDUMP", "big", it)
-        if it == 0:
-            break
-        r.execute_command("CF.LOADCHUNK", "restored", it, data)
+    copy_by_chunks(r, "big", "restored")
     return ["reserved", "fixed", "auto-add", "auto-addnx", "auto-insert", "auto-insertnx",
             "big", "restored"]
 

@@ -22,7 +22,7 @@ import pytest
 from redis.exceptions import ResponseError
 
 from test_cluster_and_hostile import assert_short_payload_refused, reseal
-from test_commands import encoding, error, info
+from test_commands import copy_by_chunks, encoding, error, info
 from test_replication import wait_for_replica
 
 CONFIG = "cuckoo.cf-max-memory-usage"
@@ -320,12 +320,7 @@ def test_scandump_loadchunk_copy_dump_restore(server):
     assert ok(r.execute_command("CF.RESERVE", "wide", 20_000, "WINDOW", 60_000,
                                 "GENERATIONS", 100, "ERROR", 1e-6))
     r.execute_command("CF.INSERT", "wide", "ITEMS", *range(5000))
-    it = 0
-    while True:
-        it, data = r.execute_command("CF.SCANDUMP", "wide", it)
-        if it == 0:
-            break
-        assert ok(r.execute_command("CF.LOADCHUNK", "wide-copy", it, data))
+    copy_by_chunks(r, "wide", "wide-copy")
     assert digest(r, "wide-copy") == digest(r, "wide")
     assert all(r.execute_command("CF.MEXISTS", "wide-copy", *range(5000)))
     r.restore("wide-dumped", 0, r.dump("wide"))
