@@ -22,7 +22,10 @@
 //! `insert_hash` of a present key), and the same three as `wide_*`: the
 //! filter built for a rate of 1e-6, in 32-bit lanes (revisions before
 //! them refuse to build it). The windowed kinds need a revision with
-//! `WindowedCuckooFilter::insert_hash`.
+//! `WindowedCuckooFilter::insert_hash`. windowed_churn: N fresh inserts
+//! in the steady state at capacity (90% of the slots live, a quarter of
+//! them from each of the last four generations; an `advance` before each
+//! quarter), the advances' sweeps included.
 use concurrent_cuckoo::{CuckooFilter, ScalableCuckooFilter, WindowedCuckooFilter};
 use std::hint::black_box;
 
@@ -119,6 +122,21 @@ pub fn op_windowed_refresh(f: &WindowedCuckooFilter, keys: &[u64]) -> usize {
     keys.iter().filter(|&&h| f.insert_hash(h).is_ok()).count()
 }
 
+/// Steady state at capacity: `keys.len() / per` generations, each an
+/// `advance` and `per` inserts of fresh keys (the oldest `per` expire).
+#[inline(never)]
+#[no_mangle]
+pub fn op_windowed_churn(f: &WindowedCuckooFilter, keys: &[u64], per: usize) -> usize {
+    let mut c = 0;
+    for generation in keys.chunks(per) {
+        f.advance();
+        for &h in generation {
+            c += f.insert_hash(h).is_ok() as usize;
+        }
+    }
+    c
+}
+
 /// [`op_windowed_contains_hash`] under its own name, for the wide kinds.
 #[inline(never)]
 #[no_mangle]
@@ -179,6 +197,30 @@ fn main() {
         .strip_prefix("windowed_")
         .or_else(|| kind.strip_prefix("wide_"))
     {
+        if rest == "churn" {
+            // Steady state: 90% of the slots live, a quarter of them
+            // inserted in each of the last four generations.
+            let per = (mib as usize * 1024 * 1024 / 8 * 4) * 9 / 10 / 4;
+            let w2 = WindowedCuckooFilter::builder()
+                .capacity(0)
+                .bucket_count((mib * 1024 * 1024 / 8) as usize)
+                .generations(4)
+                .seed(3)
+                .build()
+                .unwrap();
+            let mut next = 0u64;
+            for _ in 0..8 {
+                w2.advance();
+                for _ in 0..per {
+                    w2.insert_hash(key(next)).unwrap();
+                    next += 1;
+                }
+            }
+            let fresh: Vec<u64> = (0..ops).map(|i| key(next + i)).collect();
+            let r = op_windowed_churn(&w2, &fresh, per);
+            println!("{kind}: {}", black_box(r));
+            return;
+        }
         let (w, n) = windowed(mib, kind.starts_with("wide_"));
         let absent: Vec<u64> = (0..ops).map(|i| key(n + 1 + i * 7)).collect();
         let present: Vec<u64> = (0..ops).map(|i| key((i * 7919) % n)).collect();

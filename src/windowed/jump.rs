@@ -173,7 +173,7 @@ impl WindowTable {
             // target, which may have come round (as the skip this replaced).
             #[cfg(concurrent_cuckoo_canary = "windowed_jump_by_tag")]
             let expired = l.expired(word, cur + ahead);
-            n += self.clear_lanes(bucket, word, expired);
+            n += self.clear_lanes(self.layout, bucket, word, expired);
         }
         n
     }

@@ -5,7 +5,7 @@
 //! (`src/path.rs`), whose search is written for its fingerprint types and
 //! is not reused so that its lookups and inserts stay as they are.
 
-use super::lanes::Layout;
+use super::lanes::{Layout, NARROW, WIDE};
 use crate::index::IndexMap;
 use crate::sync::{AtomicU64, Ordering};
 use core::mem::MaybeUninit;
@@ -57,12 +57,41 @@ const QUEUE: usize = {
 };
 
 /// One move: the lane of `fp` in `from[slot]` goes to a free lane of `to`.
+/// Compact (16 bytes: a bucket index fits 32 bits, a fingerprint too):
+/// a search returns its path by value, and a path of 32-byte hops cost
+/// every search a copy and a clear of twice the bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Hop {
-    pub(crate) from: usize,
-    pub(crate) slot: usize,
-    pub(crate) fp: u64,
-    pub(crate) to: usize,
+    from: u32,
+    to: u32,
+    fp: u32,
+    slot: u8,
+}
+
+impl Hop {
+    /// The bucket the lane leaves.
+    #[inline(always)]
+    pub(crate) fn from(&self) -> usize {
+        self.from as usize
+    }
+
+    /// The bucket the lane goes to.
+    #[inline(always)]
+    pub(crate) fn to(&self) -> usize {
+        self.to as usize
+    }
+
+    /// The lane's slot in [`from`](Self::from).
+    #[inline(always)]
+    pub(crate) fn slot(&self) -> usize {
+        usize::from(self.slot)
+    }
+
+    /// The fingerprint the lane must still hold.
+    #[inline(always)]
+    pub(crate) fn fp(&self) -> u64 {
+        u64::from(self.fp)
+    }
 }
 
 /// Hops in execution order: the one into the free lane first.
@@ -106,7 +135,19 @@ impl Search<'_> {
     /// bucket `i1` or `i2` at generation `cur`, read without locks; `None`
     /// if there is none. A path of no moves: a root has a free lane again.
     pub(crate) fn run(&self, i1: usize, i2: usize, cur: u64) -> Option<Path> {
-        let l: Layout = self.layout;
+        // One branch on the width, each side with its constants folded
+        // (the slot loop unrolled).
+        if self.layout.is_wide() {
+            self.run_in(self.layout.fixed::<WIDE>(), i1, i2, cur)
+        } else {
+            self.run_in(self.layout.fixed::<NARROW>(), i1, i2, cur)
+        }
+    }
+
+    /// [`run`](Self::run) with the layout `l` (the table's, its width's
+    /// constants fixed).
+    #[inline(always)]
+    fn run_in(&self, l: Layout, i1: usize, i2: usize, cur: u64) -> Option<Path> {
         // Not zeroed up front: 2730 entries (22 KiB), of which a search
         // usually writes a few dozen.
         let mut queue = [const { MaybeUninit::<Node>::uninit() }; QUEUE];
@@ -166,10 +207,10 @@ impl Search<'_> {
             // SAFETY: a parent precedes its child in the queue.
             let parent = unsafe { queue[usize::from(node.parent)].assume_init() };
             path.hops[path.len] = Hop {
-                from: parent.bucket as usize,
-                slot: usize::from(node.slot),
-                fp: u64::from(node.fp),
-                to: node.bucket as usize,
+                from: parent.bucket,
+                to: node.bucket,
+                fp: node.fp,
+                slot: node.slot,
             };
             path.len += 1;
             at = usize::from(node.parent);

@@ -470,7 +470,7 @@ impl WindowTable {
             };
             let done = path
                 .hops()
-                .take_while(|hop| self.hop(hop, &self.stripes.lock_pair(hop.from, hop.to)))
+                .take_while(|hop| self.hop(hop, &self.stripes.lock_pair(hop.from(), hop.to())))
                 .count();
             if done == path.len() {
                 let guard = self.stripes.lock_pair(loc.i1, loc.i2);
@@ -581,20 +581,31 @@ impl WindowTable {
     }
 
     /// One hop of a path, under `guard` (both buckets' stripes): moves the
-    /// live lane of `hop.fp` in `hop.from[hop.slot]` to a free lane of
-    /// `hop.to` (copy, version bump, clear: INV-1), or, if that lane has
+    /// live lane of `hop.fp()` in `hop.from()[hop.slot()]` to a free lane
+    /// of `hop.to()` (copy, version bump, clear: INV-1), or, if that lane has
     /// expired, clears it (it must not reach a bucket the sweep already
     /// passed: INV-3). `false` if the table changed since the search.
     fn hop(&self, hop: &Hop, guard: &StripeGuard<'_>) -> bool {
-        let l = self.layout;
+        // One branch on the width, each side with its constants folded.
+        if self.layout.is_wide() {
+            self.hop_in(self.layout.fixed::<WIDE>(), hop, guard)
+        } else {
+            self.hop_in(self.layout.fixed::<NARROW>(), hop, guard)
+        }
+    }
+
+    /// [`hop`](Self::hop) with the layout `l` (this table's, its width's
+    /// constants fixed).
+    #[inline(always)]
+    fn hop_in(&self, l: Layout, hop: &Hop, guard: &StripeGuard<'_>) -> bool {
         let cur = self.generation();
-        let (from, to) = (hop.from, hop.to);
+        let (from, to, slot, fp) = (hop.from(), hop.to(), hop.slot(), hop.fp());
         let (wf, wt) = (self.load(from), self.load(to));
-        let lane = l.get(wf, hop.slot);
-        if lane == 0 || l.fp_of_lane(lane) != hop.fp {
+        let lane = l.get(wf, slot);
+        if lane == 0 || l.fp_of_lane(lane) != fp {
             return false;
         }
-        let flag = l.flag(hop.slot);
+        let flag = l.flag(slot);
         // The planted bug: an expired lane is moved like a live one.
         #[cfg(concurrent_cuckoo_canary = "windowed_move_expired")]
         let flag = {
@@ -602,21 +613,21 @@ impl WindowTable {
             0
         };
         if l.expired(wf, cur) & flag != 0 {
-            self.store(from, l.set(wf, hop.slot, 0));
+            self.store(from, l.set(wf, slot, 0));
             self.count(from, l.tag_of_lane(lane), -1);
             return true;
         }
-        let Some(slot) = l.first(l.free(wt, cur)) else {
+        let Some(into) = l.first(l.free(wt, cur)) else {
             return false;
         };
-        if l.live_matches(wt, hop.fp, cur) != 0 {
+        if l.live_matches(wt, fp, cur) != 0 {
             return false; // never two live lanes of one fingerprint in a pair
         }
-        let old = l.get(wt, slot);
+        let old = l.get(wt, into);
         if old != 0 {
             self.count(to, l.tag_of_lane(old), -1);
         }
-        self.store(to, l.set(wt, slot, lane));
+        self.store(to, l.set(wt, into, lane));
         self.count(to, l.tag_of_lane(lane), 1);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_hop_into_occupied_unbumped"))]
         guard.bump_version(from, to);
@@ -626,7 +637,7 @@ impl WindowTable {
         if wt == 0 {
             guard.bump_version(from, to);
         }
-        self.store(from, l.set(wf, hop.slot, 0));
+        self.store(from, l.set(wf, slot, 0));
         self.count(from, l.tag_of_lane(lane), -1);
         guard.record_move(from);
         true
@@ -723,20 +734,31 @@ impl WindowTable {
 
     /// Clears `bucket`'s lanes expired at `cur`, under its stripe lock.
     fn sweep(&self, bucket: usize, cur: u64) {
+        // One branch on the width, each side with its constants folded.
+        if self.layout.is_wide() {
+            self.sweep_in(self.layout.fixed::<WIDE>(), bucket, cur)
+        } else {
+            self.sweep_in(self.layout.fixed::<NARROW>(), bucket, cur)
+        }
+    }
+
+    /// [`sweep`](Self::sweep) with the layout `l` (this table's, its
+    /// width's constants fixed).
+    #[inline(always)]
+    fn sweep_in(&self, l: Layout, bucket: usize, cur: u64) {
         #[cfg(not(concurrent_cuckoo_canary = "windowed_unlocked_sweep"))]
         let _guard = self.stripes.lock_pair(bucket, bucket);
         // The planted bug: decide and clear without the lock, racing a
         // refresh of the same lane.
         let word = self.load(bucket);
         #[cfg(not(concurrent_cuckoo_canary = "windowed_sweep_counts_unlocked"))]
-        let n = self.clear_lanes(bucket, word, self.layout.expired(word, cur));
+        let n = self.clear_lanes(l, bucket, word, l.expired(word, cur));
         // The planted bug: the sweep uncounts the lanes it cleared after
         // releasing the bucket's lock, a load and a store racing a writer's
         // count of the same tag in the same stripe.
         #[cfg(concurrent_cuckoo_canary = "windowed_sweep_counts_unlocked")]
         let n = {
-            let expired = self.layout.expired(word, cur);
-            let l = self.layout;
+            let expired = l.expired(word, cur);
             self.store(bucket, word & !l.spread_flags(expired));
             drop(_guard);
             let mut n = 0;
@@ -760,12 +782,13 @@ impl WindowTable {
 
     /// Clears the lanes of `expired` (a flag mask) in `bucket`, which holds
     /// `word`, and uncounts them; returns how many. Under the bucket's
-    /// stripe lock.
-    fn clear_lanes(&self, bucket: usize, word: u64, mut expired: u64) -> u64 {
+    /// stripe lock; `l` is this table's layout (its width's constants
+    /// fixed, or not).
+    #[inline(always)]
+    fn clear_lanes(&self, l: Layout, bucket: usize, word: u64, mut expired: u64) -> u64 {
         if expired == 0 {
             return 0;
         }
-        let l = self.layout;
         let mut cleared = word;
         let mut n = 0;
         while let Some(slot) = l.first(expired) {
