@@ -148,41 +148,51 @@ impl Search<'_> {
     /// constants fixed).
     #[inline(always)]
     fn run_in(&self, l: Layout, i1: usize, i2: usize, cur: u64) -> Option<Path> {
-        // Not zeroed up front: 2730 entries (22 KiB), of which a search
+        // Not zeroed up front: 2730 entries (32 KiB), of which a search
         // usually writes a few dozen.
         let mut queue = [const { MaybeUninit::<Node>::uninit() }; QUEUE];
-        let mut len = 0;
-        for root in [i1, i2] {
-            queue[len].write(Node {
+        let roots = [i1, i2];
+        for (at, &root) in roots.iter().enumerate() {
+            queue[at].write(Node {
                 bucket: root as u32,
                 fp: 0,
                 parent: 0,
                 slot: 0,
                 depth: 0,
             });
-            len += 1;
         }
+        let mut len = roots.len();
+        let free = |bucket: usize| l.free(self.buckets[bucket].load(Ordering::Relaxed), cur) != 0;
+        // A path of no moves: a root has a free lane again.
+        if let Some(at) = roots.iter().position(|&root| free(root)) {
+            return Some(Self::path_to(&queue, len, at));
+        }
+        // Breadth first, each bucket tested as it is queued rather than
+        // when its turn to be expanded comes: the same path (the first
+        // free bucket in queue order), found without queueing the rest of
+        // its level (a table that is always 90% live searches often).
         let mut head = 0;
         while head < len {
             // SAFETY: entries `0..len` were written above or below before
             // `len` passed them, and `head < len`.
             let node = unsafe { queue[head].assume_init() };
-            let bucket = node.bucket as usize;
-            let word = self.buckets[bucket].load(Ordering::Relaxed);
-            if l.free(word, cur) != 0 {
-                return Some(Self::path_to(&queue, len, head));
-            }
             if usize::from(node.depth) < self.max_path {
+                let bucket = node.bucket as usize;
+                let word = self.buckets[bucket].load(Ordering::Relaxed);
                 for slot in 0..l.slots() {
                     let fp = l.fp_of_lane(l.get(word, slot));
+                    let alternate = self.index.alternate(bucket, fp);
                     queue[len].write(Node {
-                        bucket: self.index.alternate(bucket, fp) as u32,
+                        bucket: alternate as u32,
                         fp: fp as u32,
                         parent: head as u16,
                         slot: slot as u8,
                         depth: node.depth + 1,
                     });
                     len += 1;
+                    if free(alternate) {
+                        return Some(Self::path_to(&queue, len, len - 1));
+                    }
                 }
             }
             head += 1;
