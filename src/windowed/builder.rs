@@ -112,11 +112,10 @@ impl<S> WindowedBuilder<S> {
 
     /// Target false-positive rate in (0, 1): fingerprints of at least `f`
     /// bits with `2 b / 2^f <= rate`, `b` lanes a bucket. 16-bit lanes
-    /// (`b = 4`) reach 9.8e-4 with windows up to 5 generations (`f =
-    /// 13`); below, 32-bit lanes
-    /// (`b = 2`, [`generations`](Self::generations)) reach 7.5e-9 with
-    /// windows up to 5 generations (`f = 29`) and 2.4e-7 with 253
-    /// (`f = 24`).
+    /// (`b = 4`) reach 9.8e-4 with windows up to 5 generations (`f = 13`);
+    /// below, 32-bit lanes (`b = 2`, [`generations`](Self::generations))
+    /// reach 7.5e-9 with windows up to 5 generations (`f = 29`) and 2.4e-7
+    /// with 253 (`f = 24`).
     ///
     /// ```
     /// use concurrent_cuckoo::{BuildError, WindowedCuckooFilter};
@@ -220,7 +219,8 @@ impl<S> WindowedBuilder<S> {
     }
 
     crate::unstable_api! {
-        /// Longest displacement path (1 to 5 in 16-bit lanes, to 8 in 32-bit). For tests and loom models.
+        /// Longest displacement path (1 to 5 in 16-bit lanes, to 8 in
+        /// 32-bit ones; default the most). For tests and loom models.
         ///
         /// **Unstable**: a hook for tests, hidden from the docs.
         pub fn max_path_len(mut self, hops: usize) -> Self {
