@@ -304,7 +304,7 @@ impl fmt::Display for BuildError {
                 f,
                 "invalid window of {generations} generations: this false-positive rate leaves \
                  no room for an age tag (a windowed filter's 32-bit slots hold at most a \
-                 29-bit fingerprint: its rate must be at least 7.5e-9)"
+                 29-bit fingerprint: its rate must be at least 4/2^29, about 7.451e-9)"
             ),
             Self::InvalidGenerations { generations, max } => write!(
                 f,

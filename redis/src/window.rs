@@ -177,7 +177,7 @@ fn build_error(e: BuildError, rate: f64) -> RedisError {
             max - 1
         )),
         BuildError::InvalidGenerations { .. } => RedisError::String(format!(
-            "ERR ERROR {rate} is too small for a WINDOW filter: at least 7.46e-9 (4/2^29)"
+            "ERR ERROR {rate} is too small for a WINDOW filter: at least 4/2^29, about 7.451e-9"
         )),
         _ => RedisError::Str(CREATE_REFUSED),
     }

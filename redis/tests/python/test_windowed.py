@@ -101,7 +101,7 @@ def test_reserve_arguments_and_commands_that_do_not_apply(r):
     assert r.exists("x") == 0
     # More generations or a smaller ERROR than 16-bit lanes hold: 32-bit
     # ones (twice the bytes a slot), up to 252 generations and down to
-    # 7.46e-9.
+    # 4/2^29 (about 7.451e-9).
     assert ok(r.execute_command("CF.RESERVE", "x", 100, "WINDOW", 28, "GENERATIONS", 28,
                                 "ERROR", 0.01))
     assert fields(r, "x")["Generations"] == 28
