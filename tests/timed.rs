@@ -215,7 +215,10 @@ fn configuration_errors_are_typed() {
         .false_positive_rate(1e-9)
         .build()
         .unwrap_err();
-    assert!(err.to_string().contains("at least 4/2^29, about 7.451e-9"), "{err}");
+    assert!(
+        err.to_string().contains("at least 4/2^29, about 7.451e-9"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -90,7 +90,10 @@ fn build_errors_are_typed() {
         }
     }
     let err = b().false_positive_rate(1e-9).build().unwrap_err();
-    assert!(err.to_string().contains("at least 4/2^29, about 7.451e-9"), "{err}");
+    assert!(
+        err.to_string().contains("at least 4/2^29, about 7.451e-9"),
+        "{err}"
+    );
     for rate in [0.0, 1.0, -1.0, f64::NAN] {
         assert!(matches!(
             b().false_positive_rate(rate).build().unwrap_err(),
