@@ -366,26 +366,29 @@ impl WindowTable {
             return Some(false);
         };
         let version = self.stripes.read_version(loc.i1, loc.i2);
-        // SAFETY: every `Loc` comes from `locate` (directly, or its fields
-        // passed on by `contains_contended`), whose buckets are below the
-        // index map's count, the array's length (`IndexMap::primary`,
-        // `IndexMap::alternate`); neither changes after `new`.
+        // Every `Loc` comes from `locate` (directly, or its fields passed on
+        // by `contains_contended`), whose buckets are below the index map's
+        // count (`IndexMap::primary`, `IndexMap::alternate`).
+        // SAFETY: that count is the array's length; neither changes after `new`.
         let (w1, w2) = unsafe { (self.load_unchecked(loc.i1), self.load_unchecked(loc.i2)) };
-        // The fingerprint first, with the plain table's SIMD compare of
-        // both buckets (tags masked off): a miss, the common case, rarely
-        // has a lane of its fingerprint, and then needs no age at all.
+        // The fingerprint first: a miss, the common case, rarely has a lane
+        // of its fingerprint, and then needs no age at all. In 16-bit lanes
+        // the plain table's SIMD compare of both buckets (tags masked off)
+        // screens for one; in 32-bit lanes (two a word) the SWAR compare
+        // below is as short, so it runs alone.
         let fp_mask = l.fp_mask();
-        let candidate = if l.is_wide() {
-            // Two lanes a word: the SWAR compare is as short.
-            let fps = l.spread(loc.fp);
-            l.holds_fp(w1, fps) | l.holds_fp(w2, fps) != 0
-        } else {
-            crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16)
+        let hit = |m1: u64, m2: u64, clock: u64| {
+            self.live(l, m1, w1, clock, r, over) | self.live(l, m2, w2, clock, r, over) != 0
         };
-        if candidate {
-            let (fps, clock) = (l.spread(loc.fp), l.clock(r));
+        if l.is_wide() {
+            let fps = l.spread(loc.fp);
             let (m1, m2) = (l.holds_fp(w1, fps), l.holds_fp(w2, fps));
-            if self.live(l, m1, w1, clock, r, over) | self.live(l, m2, w2, clock, r, over) != 0 {
+            if m1 | m2 != 0 && hit(m1, m2, l.clock(r)) {
+                return Some(true);
+            }
+        } else if crate::probe::pair_u16(w1 & fp_mask, w2 & fp_mask, loc.fp as u16) {
+            let (fps, clock) = (l.spread(loc.fp), l.clock(r));
+            if hit(l.holds_fp(w1, fps), l.holds_fp(w2, fps), clock) {
                 return Some(true);
             }
         }
