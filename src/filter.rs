@@ -525,8 +525,13 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// A [`BatchInsertError`] with the number of keys inserted and the
     /// [`InsertError`] of the first key refused.
     pub fn insert_batch<K: Hash>(&self, keys: &[K]) -> Result<(), BatchInsertError> {
-        with_table!(&self.table, t => t.insert_batch(keys.len(), |i| self.hash(&keys[i])))
-            .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+        with_table!(&self.table, t => t.insert_batch(
+            keys.len(),
+            |i| self.hash(&keys[i]),
+            Mode::Multi,
+            |_, _| {}
+        ))
+        .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
     }
 
     /// [`insert_batch`](Self::insert_batch) for precomputed 64-bit hashes
@@ -544,8 +549,99 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// # Errors
     /// As [`insert_batch`](Self::insert_batch).
     pub fn insert_hash_batch(&self, hashes: &[u64]) -> Result<(), BatchInsertError> {
-        with_table!(&self.table, t => t.insert_batch(hashes.len(), |i| hashes[i]))
-            .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+        with_table!(&self.table, t => t.insert_batch(
+            hashes.len(),
+            |i| hashes[i],
+            Mode::Multi,
+            |_, _| {}
+        ))
+        .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+    }
+
+    /// Inserts every key of `keys` not reported present, in order, exactly
+    /// as the same [`insert_unique`](Self::insert_unique) calls one at a
+    /// time would: `new[i]` tells whether `keys[i]` was stored (`false`:
+    /// it, a key earlier in the batch included, or a colliding key was
+    /// already there). Stops at the first key refused, as
+    /// [`insert_batch`](Self::insert_batch) does: `new` is written for the
+    /// keys before it, and left as it was from it on.
+    ///
+    /// The set-style bulk load: a column with any number of repeats
+    /// stores one copy of each key, and costs a pipelined batch's time,
+    /// not one locked insert per key.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let mut new = [false; 5];
+    /// filter.insert_unique_batch(&["a", "b", "a", "c", "b"], &mut new)?;
+    /// assert_eq!(new, [true, true, false, true, false]);
+    /// assert_eq!(filter.len(), 3);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    ///
+    /// # Panics
+    /// If `keys.len() != new.len()`, with the message
+    /// `"insert_unique_batch: keys and new differ in length"`, before
+    /// anything is inserted or any key is hashed.
+    pub fn insert_unique_batch<K: Hash>(
+        &self,
+        keys: &[K],
+        new: &mut [bool],
+    ) -> Result<(), BatchInsertError> {
+        assert_eq!(
+            keys.len(),
+            new.len(),
+            "insert_unique_batch: keys and new differ in length"
+        );
+        with_table!(&self.table, t => t.insert_batch(
+            keys.len(),
+            |i| self.hash(&keys[i]),
+            Mode::Unique,
+            |i, stored| new[i] = stored
+        ))
+        .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+    }
+
+    /// [`insert_unique_batch`](Self::insert_unique_batch) for precomputed
+    /// 64-bit hashes (see [`insert_hash`](Self::insert_hash)).
+    ///
+    /// ```
+    /// use concurrent_cuckoo::CuckooFilter;
+    /// let filter = CuckooFilter::with_capacity(1000);
+    /// let flows = [7u64, 9, 7];
+    /// let mut new = [false; 3];
+    /// filter.insert_unique_hash_batch(&flows, &mut new)?;
+    /// assert_eq!(new, [true, true, false]);
+    /// # Ok::<(), concurrent_cuckoo::BatchInsertError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`insert_batch`](Self::insert_batch).
+    ///
+    /// # Panics
+    /// If `hashes.len() != new.len()`, with the message
+    /// `"insert_unique_hash_batch: hashes and new differ in length"`.
+    pub fn insert_unique_hash_batch(
+        &self,
+        hashes: &[u64],
+        new: &mut [bool],
+    ) -> Result<(), BatchInsertError> {
+        assert_eq!(
+            hashes.len(),
+            new.len(),
+            "insert_unique_hash_batch: hashes and new differ in length"
+        );
+        with_table!(&self.table, t => t.insert_batch(
+            hashes.len(),
+            |i| hashes[i],
+            Mode::Unique,
+            |i, stored| new[i] = stored
+        ))
+        .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
     }
 
     /// Removes one copy of each key of `keys`, in order, exactly as the

@@ -566,24 +566,33 @@ impl<F: Fingerprint> RawTable<F> {
     }
 
     /// Inserts the `n` hashes `hash_at(0..n)` in order, each exactly as by
-    /// [`insert`](Self::insert) in [`Mode::Multi`], stopping at the first
-    /// refused one: `Err((index, why))`. Pipelined: see [`pipelined`](Self::pipelined).
+    /// [`insert`](Self::insert) in `mode`, stopping at the first refused
+    /// one: `Err((index, why))`. `stored(k, new)` hears each accepted
+    /// key's answer (`false` only for a `Unique` key already present, one
+    /// earlier in the batch included). Pipelined: see
+    /// [`pipelined`](Self::pipelined).
+    #[inline]
     pub(crate) fn insert_batch(
         &self,
         n: usize,
         hash_at: impl Fn(usize) -> u64,
+        mode: Mode,
+        mut stored: impl FnMut(usize, bool),
     ) -> Result<(), (usize, InsertError)> {
         self.pipelined(n, &hash_at, true, |k, loc, guard| {
             let done = match guard {
-                Guard::All(all) => self.insert_under_all(loc, Mode::Multi, all),
-                Guard::Pair(pair) => match self.try_place(loc, Mode::Multi, pair, 0) {
+                Guard::All(all) => self.insert_under_all(loc, mode, all),
+                Guard::Pair(pair) => match self.try_place(loc, mode, pair, 0) {
                     Some(done) => done,
                     None => return Step::Unlocked,
                 },
-                Guard::None => self.insert_prefetched(loc, Mode::Multi),
+                Guard::None => self.insert_prefetched(loc, mode),
             };
             match done {
-                Ok(_) => Step::Done,
+                Ok(new) => {
+                    stored(k, new);
+                    Step::Done
+                }
                 Err(e) => Step::Stop((k, e)),
             }
         })

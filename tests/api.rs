@@ -367,6 +367,7 @@ fn batches_match_single_calls(capacity: usize, max_batch: usize, seed: u64) {
     let (batched, single) = (build(), build());
     let mut stored: Vec<u64> = Vec::new();
     let mut saw_full = false;
+    let mut saw_repeat = false;
     for round in 0..50 {
         let keys: Vec<u64> = (0..rng.below(max_batch))
             .map(|_| {
@@ -377,14 +378,33 @@ fn batches_match_single_calls(capacity: usize, max_batch: usize, seed: u64) {
                 }
             })
             .collect();
-        let a = batched.insert_batch(&keys);
+        // Odd rounds store keys as a set (`insert_unique_batch` against
+        // `insert_unique` one at a time); even rounds as a multiset.
+        let unique = round % 2 == 1;
+        let mut new_batched = vec![false; keys.len()];
+        let mut new_single = vec![false; keys.len()];
+        let a = if unique {
+            batched.insert_unique_batch(&keys, &mut new_batched)
+        } else {
+            batched.insert_batch(&keys)
+        };
         let mut b = Ok(());
         for (i, k) in keys.iter().enumerate() {
-            if let Err(e) = single.insert(k) {
+            let done = if unique {
+                single.insert_unique(k).map(|new| new_single[i] = new)
+            } else {
+                single.insert(k)
+            };
+            if let Err(e) = done {
                 b = Err((i, e));
                 break;
             }
         }
+        assert_eq!(
+            new_batched, new_single,
+            "round {round}: which keys were new"
+        );
+        saw_repeat |= unique && new_batched.contains(&false);
         let a = a.map_err(|e| (e.inserted(), *e.error()));
         assert_eq!(
             a, b,
@@ -405,6 +425,10 @@ fn batches_match_single_calls(capacity: usize, max_batch: usize, seed: u64) {
         assert_eq!(batched.to_bytes(), single.to_bytes(), "round {round}");
     }
     assert!(saw_full, "the test must fill the table until a batch stops");
+    assert!(
+        saw_repeat,
+        "a set-style batch must meet keys already present"
+    );
     let stripes = batched.stripe_count();
     assert!(
         (capacity < 50_000) == (stripes <= 64),
@@ -446,6 +470,27 @@ fn remove_batch_with_mismatched_lengths_panics_before_touching_the_filter() {
         "{text}"
     );
     assert!(f.contains(&1u8) && f.len() == 1, "nothing was removed");
+}
+
+#[test]
+fn insert_unique_batch_with_mismatched_lengths_panics_before_touching_the_filter() {
+    let f = seeded(100);
+    for (call, msg) in [
+        (
+            Box::new(|f: &CuckooFilter| f.insert_unique_batch(&[1u8, 2], &mut [false]))
+                as Box<dyn Fn(&CuckooFilter) -> Result<(), concurrent_cuckoo::BatchInsertError>>,
+            "insert_unique_batch: keys and new differ in length",
+        ),
+        (
+            Box::new(|f: &CuckooFilter| f.insert_unique_hash_batch(&[], &mut [false; 2])),
+            "insert_unique_hash_batch: hashes and new differ in length",
+        ),
+    ] {
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call(&f))).unwrap_err();
+        let text = err.downcast_ref::<String>().unwrap();
+        assert!(text.contains(msg), "{text}");
+    }
+    assert!(f.is_empty(), "nothing was inserted");
 }
 
 #[test]

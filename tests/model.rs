@@ -20,6 +20,7 @@ enum Op {
     Contains(u16),
     Batch(Vec<u16>),
     InsertBatch(Vec<u16>),
+    InsertUniqueBatch(Vec<u16>),
     RemoveBatch(Vec<u16>),
     Count(u16),
 }
@@ -32,6 +33,7 @@ fn op(universe: u16) -> impl Strategy<Value = Op> {
         2 => (0..universe).prop_map(Op::Contains),
         1 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::Batch),
         2 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::InsertBatch),
+        2 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::InsertUniqueBatch),
         1 => proptest::collection::vec(0..universe, 0..40).prop_map(Op::RemoveBatch),
         1 => (0..universe).prop_map(Op::Count),
     ]
@@ -131,6 +133,32 @@ fn run(
                         InsertError::Full => prop_assert!(count < 8),
                         other => return Err(TestCaseError::fail(format!("unexpected {other}"))),
                     }
+                }
+            }
+            Op::InsertUniqueBatch(keys) => {
+                // As `insert_unique` one key at a time: a key whose
+                // signature is present (an earlier key of the batch
+                // included) is not stored again; the batch stops at the
+                // first key refused, whose `new` entry is left alone.
+                let mut new = vec![true; keys.len()];
+                let result = f.insert_unique_batch(keys, &mut new);
+                let inserted = result.as_ref().err().map_or(keys.len(), |e| e.inserted());
+                for (k, &stored) in keys[..inserted].iter().zip(&new) {
+                    let count = model.entry(signature(&f, *k)).or_default();
+                    prop_assert_eq!(stored, *count == 0);
+                    if stored {
+                        *count += 1;
+                        total += 1;
+                    }
+                }
+                if let Err(e) = result {
+                    prop_assert!(new[inserted], "a refused key's answer was written");
+                    let count = model
+                        .get(&signature(&f, keys[inserted]))
+                        .copied()
+                        .unwrap_or(0);
+                    prop_assert_eq!(*e.error(), InsertError::Full);
+                    prop_assert_eq!(count, 0);
                 }
             }
             Op::RemoveBatch(keys) => {

@@ -1150,8 +1150,12 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
                 .level(index_of(word))
                 .ok_or(BatchInsertError::new(done, InsertError::Full))?;
             let rest = n - done;
-            let result =
-                with_table!(&level.table, t => t.insert_batch(rest, |i| hash_at(done + i)));
+            let result = with_table!(&level.table, t => t.insert_batch(
+                rest,
+                |i| hash_at(done + i),
+                Mode::Multi,
+                |_, _| {}
+            ));
             match result {
                 Ok(()) => return Ok(()),
                 Err((inserted, InsertError::Full)) => {
