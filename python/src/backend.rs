@@ -165,34 +165,22 @@ fn absent(found: &mut [bool]) -> Vec<usize> {
     absent
 }
 
-/// How many keys ahead `insert_unique_hashes` starts loading buckets: as
-/// the library's pipelined batch calls, enough to overlap the cache misses
-/// of several keys.
-const PREFETCH_AHEAD: usize = 8;
-
 counting!(
     CuckooFilter,
-    /// As the default, and each absent key's buckets are prefetched
-    /// `PREFETCH_AHEAD` keys before its insert, so the misses of several
-    /// keys overlap (one at a time, each insert would wait for its own):
-    /// the same answers as the plain loop.
+    /// The library's pipelined set-style batch
+    /// (`insert_unique_hash_batch`): the same answers as the default's
+    /// lookups and inserts one at a time, with every key's buckets
+    /// prefetched ahead and, for a chunk as long as the table has
+    /// stripes, the stripes locked once for the chunk rather than twice a
+    /// key. A key already present is a look at its two buckets under the
+    /// locks, as cheap as the default's lookup pass.
     fn insert_unique_hashes(
         &self,
         hashes: &[u64],
         new: &mut [bool],
     ) -> Result<(), (usize, InsertError)> {
-        self.contains_hash_batch(hashes, new);
-        let absent = absent(new);
-        for &i in absent.iter().take(PREFETCH_AHEAD) {
-            self.prefetch_hash(hashes[i]);
-        }
-        for (j, &i) in absent.iter().enumerate() {
-            if let Some(&ahead) = absent.get(j + PREFETCH_AHEAD) {
-                self.prefetch_hash(hashes[ahead]);
-            }
-            new[i] = self.insert_unique_hash(hashes[i]).map_err(|e| (i, e))?;
-        }
-        Ok(())
+        self.insert_unique_hash_batch(hashes, new)
+            .map_err(|e| (e.inserted(), *e.error()))
     }
 );
 counting!(ScalableCuckooFilter);
