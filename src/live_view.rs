@@ -16,6 +16,7 @@
 use crate::fingerprint::Fingerprint;
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
+use crate::storage::prefetch;
 use crate::stripes::VersionWords;
 use crate::table::{prefetch_pair, probe_optimistic, RawTable};
 
@@ -32,6 +33,10 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
         RawTable::prefetch(self, loc)
     }
     #[inline(always)]
+    fn prefetch_bucket(&self, i: usize) {
+        prefetch(self.buckets.as_ptr().wrapping_add(i));
+    }
+    #[inline(always)]
     fn contains(&self, loc: &Location<F>) -> bool {
         RawTable::contains(self, loc)
     }
@@ -40,6 +45,16 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     #[inline(always)]
     fn contains_batch(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
         LiveView::of(self).contains_batch(hash_at, out);
+    }
+    /// Through a [`LiveView`], as [`contains_batch`](Self::contains_batch).
+    #[inline(always)]
+    fn contains_signed_batch(
+        &self,
+        signature_at: impl Fn(usize) -> u32,
+        key_hash_at: impl Fn(usize) -> u64,
+        out: &mut [bool],
+    ) {
+        LiveView::of(self).contains_signed_batch(signature_at, key_hash_at, out);
     }
 }
 
@@ -81,6 +96,12 @@ impl<F: Fingerprint> Lookup<F> for LiveView<'_, F> {
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
         prefetch_pair(self.buckets, loc);
+    }
+
+    #[inline(always)]
+    fn prefetch_bucket(&self, i: usize) {
+        // A hint, which never faults: a wrapping address, no bounds check.
+        prefetch(self.buckets.as_ptr().wrapping_add(i));
     }
 
     #[inline(always)]

@@ -112,7 +112,27 @@ fn batch_lookups_equal_single_lookups() {
     }
     let mut queries: Vec<u64> = present.iter().step_by(3).copied().collect();
     queries.extend((0..20_000).map(|_| rng.next()));
-    for len in [0usize, 1, 7, 8, 9, 16, 32, 33, 64, 1000, queries.len()] {
+    // Around the pipeline's stages of 32 (the next stage is located while
+    // the current one is probed) and its longer runs.
+    for len in [
+        0usize,
+        1,
+        7,
+        8,
+        9,
+        16,
+        31,
+        32,
+        33,
+        63,
+        64,
+        65,
+        95,
+        96,
+        97,
+        1000,
+        queries.len(),
+    ] {
         let keys = &queries[..len];
         let mut out = vec![false; len];
         f.contains_batch(keys, &mut out);
