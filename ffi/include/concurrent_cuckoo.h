@@ -785,10 +785,14 @@ uint64_t ccf_contains_burst(const struct ccf_filter *f,
 /**
  * Looks up a burst of at most 64 precomputed hashes: bit `i` of the
  * result is set when `hashes[i]` is probably present, as
- * `ccf_contains_hash` would answer. A NIC's 32-bit RSS hash widened to 64
- * bits is a safe hash here for a filter made without
- * `CCF_UNIFORM_HASHES` (every hash is finalized first, so 32 bits of
- * entropy still spread over the table).
+ * `ccf_contains_hash` would answer.
+ *
+ * A NIC's 32-bit RSS hash widened to 64 bits spreads over the table here
+ * for a filter made without `CCF_UNIFORM_HASHES` (every hash is
+ * finalized first), but as the whole hash it makes keys with one RSS
+ * value one key to the filter: a false-positive floor of about `n / 2^32`
+ * (0.4% at 2^24 keys) whatever the fingerprint width. Give the RSS hash
+ * as a signature instead (`ccf_signed_hash`, `ccf_contains_signed_burst`).
  *
  * Returns 0 for a NULL `f` or `hashes`, or `n > 64`.
  *
@@ -797,6 +801,65 @@ uint64_t ccf_contains_burst(const struct ccf_filter *f,
  * readable `uint64_t`s.
  */
 uint64_t ccf_contains_hash_burst(const struct ccf_filter *f, const uint64_t *hashes, uint32_t n);
+
+/**
+ * The hash of the `len` bytes at `key` given with `signature`, a 32-bit
+ * hash of them the caller already has (the NIC's RSS hash of a packet's
+ * flow key, `mbuf->hash.rss`): for this filter's `*_hash` calls
+ * (`ccf_insert_hash`, `ccf_remove_hash`, `ccf_contains_hash`, the hash
+ * batches), and what `ccf_contains_signed_burst` looks up.
+ *
+ * The signature alone picks the key's first bucket, and the filter's own
+ * seeded hash of the key alone gives its fingerprint: a burst loads
+ * every key's first bucket before it hashes any key, and keys sharing a
+ * signature share a bucket, never a fingerprint, so the false-positive
+ * rate stays the filter's (the RSS hash as the whole hash would add the
+ * collisions of its 32 bits). Signatures of little entropy are mixed
+ * first and still spread over the table.
+ *
+ * A key must come with the same signature every time (the same RSS
+ * function and RSS key on every port and after a restart): with another
+ * signature it is another hash, and not found. Whoever can steer the
+ * signatures (knows the RSS key) can crowd keys into a few buckets:
+ * inserts are then refused early (`CCF_FULL`), and no answer is ever
+ * wrong. The hash depends on the filter's seed and layout, both saved
+ * with it, so a reloaded filter gives the same hashes.
+ *
+ * Returns 0 for a NULL `f`, or a NULL `key` with `len > 0` (0 is also a
+ * valid hash).
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `key` is NULL or points to `len`
+ * readable bytes.
+ */
+uint64_t ccf_signed_hash(const struct ccf_filter *f,
+                         const void *key,
+                         size_t len,
+                         uint32_t signature);
+
+/**
+ * Looks up a burst of at most 64 keys of one length, each with its
+ * signature (see `ccf_signed_hash`): bit `i` of the result is set when
+ * `keys[i]` (`key_len` bytes) with `signatures[i]` is probably present,
+ * as `ccf_contains_hash(f, ccf_signed_hash(f, keys[i], key_len,
+ * signatures[i]))` would answer: `rte_hash_lookup_with_hash_bulk`'s
+ * shape. Every key's first bucket starts loading from its signature
+ * before the keys are hashed, so hashing overlaps the misses.
+ * Allocates nothing.
+ *
+ * Returns 0 for a NULL `f`, `keys` or `signatures`, or `n > 64`; bit `i`
+ * is clear for a NULL `keys[i]` (with `key_len > 0`).
+ *
+ * # Safety
+ * `f` is NULL or a live filter; `keys` is NULL or points to `n` readable
+ * pointers, each NULL or pointing to `key_len` readable bytes;
+ * `signatures` is NULL or points to `n` readable `uint32_t`s.
+ */
+uint64_t ccf_contains_signed_burst(const struct ccf_filter *f,
+                                   const void *const *keys,
+                                   size_t key_len,
+                                   const uint32_t *signatures,
+                                   uint32_t n);
 
 /**
  * Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,

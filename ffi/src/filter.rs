@@ -5,7 +5,7 @@
 //! hash maps to buckets belongs to the core library and may change, and
 //! only the keyed path keeps C and Rust answering alike.
 
-use crate::ops::{self, counted, keyed, unique, Handle, Removable};
+use crate::ops::{self, counted, keyed, unique, Handle, Removable, Signed};
 use crate::status::ccf_status::{self, *};
 use crate::{ccf_filter, guard};
 use concurrent_cuckoo::CuckooFilter;
@@ -31,6 +31,17 @@ impl Removable for CuckooFilter {
     #[inline(always)]
     fn remove_many_hashes(&self, hashes: &[u64], out: &mut [bool]) {
         self.remove_hash_batch(hashes, out)
+    }
+}
+
+impl Signed for CuckooFilter {
+    #[inline(always)]
+    fn signed_hash_of(&self, key: &[u8], signature: u32) -> u64 {
+        self.signed_hash(key, signature)
+    }
+    #[inline(always)]
+    fn contains_signed(&self, keys: &[&[u8]], signatures: &[u32], out: &mut [bool]) {
+        self.contains_signed_batch(keys, signatures, out)
     }
 }
 
@@ -398,10 +409,14 @@ pub unsafe extern "C" fn ccf_contains_burst(
 
 /// Looks up a burst of at most 64 precomputed hashes: bit `i` of the
 /// result is set when `hashes[i]` is probably present, as
-/// `ccf_contains_hash` would answer. A NIC's 32-bit RSS hash widened to 64
-/// bits is a safe hash here for a filter made without
-/// `CCF_UNIFORM_HASHES` (every hash is finalized first, so 32 bits of
-/// entropy still spread over the table).
+/// `ccf_contains_hash` would answer.
+///
+/// A NIC's 32-bit RSS hash widened to 64 bits spreads over the table here
+/// for a filter made without `CCF_UNIFORM_HASHES` (every hash is
+/// finalized first), but as the whole hash it makes keys with one RSS
+/// value one key to the filter: a false-positive floor of about `n / 2^32`
+/// (0.4% at 2^24 keys) whatever the fingerprint width. Give the RSS hash
+/// as a signature instead (`ccf_signed_hash`, `ccf_contains_signed_burst`).
 ///
 /// Returns 0 for a NULL `f` or `hashes`, or `n > 64`.
 ///
@@ -416,6 +431,73 @@ pub unsafe extern "C" fn ccf_contains_hash_burst(
 ) -> u64 {
     // SAFETY: the caller's contract is `ops::contains_hash_burst`'s.
     unsafe { ops::contains_hash_burst(f, hashes, n) }
+}
+
+/// The hash of the `len` bytes at `key` given with `signature`, a 32-bit
+/// hash of them the caller already has (the NIC's RSS hash of a packet's
+/// flow key, `mbuf->hash.rss`): for this filter's `*_hash` calls
+/// (`ccf_insert_hash`, `ccf_remove_hash`, `ccf_contains_hash`, the hash
+/// batches), and what `ccf_contains_signed_burst` looks up.
+///
+/// The signature alone picks the key's first bucket, and the filter's own
+/// seeded hash of the key alone gives its fingerprint: a burst loads
+/// every key's first bucket before it hashes any key, and keys sharing a
+/// signature share a bucket, never a fingerprint, so the false-positive
+/// rate stays the filter's (the RSS hash as the whole hash would add the
+/// collisions of its 32 bits). Signatures of little entropy are mixed
+/// first and still spread over the table.
+///
+/// A key must come with the same signature every time (the same RSS
+/// function and RSS key on every port and after a restart): with another
+/// signature it is another hash, and not found. Whoever can steer the
+/// signatures (knows the RSS key) can crowd keys into a few buckets:
+/// inserts are then refused early (`CCF_FULL`), and no answer is ever
+/// wrong. The hash depends on the filter's seed and layout, both saved
+/// with it, so a reloaded filter gives the same hashes.
+///
+/// Returns 0 for a NULL `f`, or a NULL `key` with `len > 0` (0 is also a
+/// valid hash).
+///
+/// # Safety
+/// `f` is NULL or a live filter; `key` is NULL or points to `len`
+/// readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_signed_hash(
+    f: *const ccf_filter,
+    key: *const c_void,
+    len: usize,
+    signature: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::signed_hash`'s.
+    unsafe { ops::signed_hash(f, key, len, signature) }
+}
+
+/// Looks up a burst of at most 64 keys of one length, each with its
+/// signature (see `ccf_signed_hash`): bit `i` of the result is set when
+/// `keys[i]` (`key_len` bytes) with `signatures[i]` is probably present,
+/// as `ccf_contains_hash(f, ccf_signed_hash(f, keys[i], key_len,
+/// signatures[i]))` would answer: `rte_hash_lookup_with_hash_bulk`'s
+/// shape. Every key's first bucket starts loading from its signature
+/// before the keys are hashed, so hashing overlaps the misses.
+/// Allocates nothing.
+///
+/// Returns 0 for a NULL `f`, `keys` or `signatures`, or `n > 64`; bit `i`
+/// is clear for a NULL `keys[i]` (with `key_len > 0`).
+///
+/// # Safety
+/// `f` is NULL or a live filter; `keys` is NULL or points to `n` readable
+/// pointers, each NULL or pointing to `key_len` readable bytes;
+/// `signatures` is NULL or points to `n` readable `uint32_t`s.
+#[no_mangle]
+pub unsafe extern "C" fn ccf_contains_signed_burst(
+    f: *const ccf_filter,
+    keys: *const *const c_void,
+    key_len: usize,
+    signatures: *const u32,
+    n: u32,
+) -> u64 {
+    // SAFETY: the caller's contract is `ops::contains_signed_burst`'s.
+    unsafe { ops::contains_signed_burst(f, keys, key_len, signatures, n) }
 }
 
 /// Inserts a batch of byte keys: `keys[i]`/`lens[i]` for `i < n`, in order,

@@ -49,6 +49,12 @@ pub(crate) trait Unique: Sync {
     fn insert_unique_one_hash(&self, hash: u64) -> Result<bool, InsertError>;
 }
 
+/// Keys given with a 32-bit signature (`CuckooFilter::signed_hash`).
+pub(crate) trait Signed: Lookup {
+    fn signed_hash_of(&self, key: &[u8], signature: u32) -> u64;
+    fn contains_signed(&self, keys: &[&[u8]], signatures: &[u32], out: &mut [bool]);
+}
+
 /// Removes, each answering as C does: whether a copy was taken away.
 /// Implemented by hand for each filter type, since the library's answers
 /// differ (`CuckooFilter::remove` is a `bool`,
@@ -680,6 +686,71 @@ pub(crate) unsafe fn contains_hash_burst<H: Handle<Filter: Lookup>>(
     };
     // SAFETY: the caller's contract is `burst`'s.
     unsafe { burst(f, hashes, n, probe) }
+}
+
+/// `signed_hash` of the `len` bytes at `key` with `signature`; 0 for a
+/// NULL `f`, or a NULL `key` with `len > 0`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `key` is NULL or points to `len` readable
+/// bytes.
+pub(crate) unsafe fn signed_hash<H: Handle<Filter: Signed>>(
+    f: *const H,
+    key: *const c_void,
+    len: usize,
+    signature: u32,
+) -> u64 {
+    guard(0, || {
+        // SAFETY: `f` and `key` as the caller's contract says.
+        match (unsafe { filter_of(f) }, unsafe { key_bytes(key, len) }) {
+            (Some(filter), Some(key)) => filter.signed_hash_of(key, signature),
+            _ => 0,
+        }
+    })
+}
+
+/// The hit mask of a burst of `n <= 64` byte keys of one length
+/// `key_len`, each with its signature: bit `i` set when `keys[i]` with
+/// `signatures[i]` is probably present; clear for a NULL `keys[i]` (with
+/// `key_len > 0`); 0 for NULL `f`, `keys` or `signatures`, or `n > 64`.
+///
+/// # Safety
+/// `f` as for [`filter_of`]; `keys` is NULL or `n` readable pointers, each
+/// NULL or pointing to `key_len` readable bytes; `signatures` is NULL or
+/// `n` readable `uint32_t`s.
+pub(crate) unsafe fn contains_signed_burst<H: Handle<Filter: Signed>>(
+    f: *const H,
+    keys: *const *const c_void,
+    key_len: usize,
+    signatures: *const u32,
+    n: u32,
+) -> u64 {
+    if n > BURST_MAX {
+        return 0;
+    }
+    // SAFETY: `signatures` is NULL or `n` readable `uint32_t`s (caller's
+    // contract).
+    let Some(signatures) = (unsafe { array(signatures, n as usize) }) else {
+        return 0;
+    };
+    let probe = |filter: &H::Filter, keys: &[*const c_void]| {
+        let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
+        let mut valid = 0u64;
+        for (i, &key) in keys.iter().enumerate() {
+            // SAFETY: `key` is NULL or `key_len` readable, unchanging bytes
+            // (caller's contract).
+            if let Some(bytes) = unsafe { key_bytes(key, key_len) } {
+                chunk[i] = bytes;
+                valid |= 1 << i;
+            }
+        }
+        let mut hit = [false; BURST_MAX as usize];
+        let hit = &mut hit[..keys.len()];
+        filter.contains_signed(&chunk[..keys.len()], signatures, hit);
+        hit_mask(hit) & valid
+    };
+    // SAFETY: the caller's contract is `burst`'s.
+    unsafe { burst(f, keys, n, probe) }
 }
 
 /// The hit mask of a burst of `n <= 64` byte keys of one length

@@ -231,7 +231,17 @@ static size_t region_allocated(const struct region *r) {
 
 /* ---- the structures -------------------------------------------------------- */
 
-enum kind { FILTER_HASH, FILTER_UNIFORM, FILTER_KEYED, RTE_HASH, MEMBER_HT, MEMBER_HT_CACHE, MEMBER_VBF, KINDS };
+enum kind {
+    FILTER_HASH,
+    FILTER_UNIFORM,
+    FILTER_KEYED,
+    FILTER_SIGNED,
+    RTE_HASH,
+    MEMBER_HT,
+    MEMBER_HT_CACHE,
+    MEMBER_VBF,
+    KINDS
+};
 
 struct query_set {
     size_t n;               /* a multiple of BURST */
@@ -295,6 +305,21 @@ static uint64_t run_filter_keyed_burst(const struct structure *s, const struct q
         hits += (uint64_t)__builtin_popcountll(ccf_contains_burst(s->filter, q->ptrs + i, 8, BURST));
     return hits;
 }
+
+/* Keys with their signatures (the CRC32 a NIC's RSS would give, here
+ * rte_hash's own): the first buckets load from the signatures before the
+ * keys are hashed, as rte_hash_lookup_with_hash_bulk skips its hashing. */
+static uint64_t run_filter_signed_burst(const struct structure *s, const struct query_set *q) {
+    uint64_t hits = 0;
+    for (size_t i = 0; i < q->n; i += BURST)
+        hits += (uint64_t)__builtin_popcountll(
+            ccf_contains_signed_burst(s->filter, q->ptrs + i, 8, q->sigs + i, BURST));
+    return hits;
+}
+
+/* The signature every signed-filter key comes with: rte_hash's CRC32 of
+ * it (what make_queries gives the lookups). */
+static uint32_t signature_of(const uint64_t *k) { return rte_hash_crc(k, sizeof *k, 0); }
 
 static uint64_t run_filter_hash_single(const struct structure *s, const struct query_set *q) {
     uint64_t hits = 0;
@@ -434,6 +459,12 @@ static unsigned answer_burst(const struct structure *s, const uint64_t *keys, un
         for (unsigned i = 0; i < m; i++)
             found += out[i];
         return found;
+    case FILTER_SIGNED: {
+        uint32_t sigs[BURST];
+        for (unsigned i = 0; i < m; i++)
+            sigs[i] = signature_of(&keys[i]);
+        return (unsigned)__builtin_popcountll(ccf_contains_signed_burst(s->filter, ptrs, 8, sigs, m));
+    }
     case RTE_HASH:
         if (rte_hash_lookup_bulk(s->hash, ptrs, m, pos) != 0)
             die("rte_hash_lookup_bulk failed\n");
@@ -464,9 +495,10 @@ static uint64_t count_found(const struct structure *s, uint64_t first, uint64_t 
 /* ---- building each structure ------------------------------------------------ */
 
 static void build_filter(struct structure *s, uint64_t n, enum kind kind) {
-    const bool keyed = kind == FILTER_KEYED;
+    const bool keyed = kind == FILTER_KEYED, signed_keys = kind == FILTER_SIGNED;
     s->kind = kind;
-    s->name = keyed ? "concurrent-cuckoo, byte keys"
+    s->name = keyed         ? "concurrent-cuckoo, byte keys"
+              : signed_keys ? "concurrent-cuckoo, signed keys"
               : kind == FILTER_UNIFORM ? "concurrent-cuckoo, uniform"
                                        : "concurrent-cuckoo";
     struct pages before = smaps_pages(0, 0);
@@ -479,6 +511,9 @@ static void build_filter(struct structure *s, uint64_t n, enum kind kind) {
     for (uint64_t at = 0; at < n;) {
         unsigned m = load_chunk(&c, at, n);
         size_t done = 0;
+        if (signed_keys) /* each key's signed hash in place of the key */
+            for (unsigned i = 0; i < m; i++)
+                c.keys[i] = ccf_signed_hash(s->filter, &c.keys[i], 8, signature_of(&c.keys[i]));
         st = keyed ? ccf_insert_batch(s->filter, c.ptrs, c.lens, m, &done)
                    : ccf_insert_hash_batch(s->filter, c.keys, m, &done);
         at += done;
@@ -495,7 +530,11 @@ static void build_filter(struct structure *s, uint64_t n, enum kind kind) {
     snprintf(s->config, sizeof s->config, "ccf_new(%" PRIu64 ")%s, 16-bit fingerprints, load %.3f",
              n, kind == FILTER_UNIFORM ? " with CCF_UNIFORM_HASHES" : "", ccf_load_factor(s->filter));
     snprintf(s->sizing, sizeof s->sizing, "capacity n; %zu slots", ccf_capacity(s->filter));
-    if (keyed) {
+    if (signed_keys) {
+        s->methods[0] = (struct method){"ccf_contains_signed_burst (8-byte keys + CRC32 signatures)",
+                                        run_filter_signed_burst};
+        s->n_methods = 1;
+    } else if (keyed) {
         s->methods[0] = (struct method){"ccf_contains_batch (8-byte keys, XXH3 inside)",
                                         run_filter_keyed_batch};
         s->methods[1] = (struct method){"ccf_contains_burst (8-byte keys, a hit mask)",
@@ -788,7 +827,8 @@ static void run_size(uint64_t n, const char *label, const struct options *o) {
         switch ((enum kind)k) {
         case FILTER_HASH:
         case FILTER_UNIFORM:
-        case FILTER_KEYED: build_filter(&st[k], n, (enum kind)k); break;
+        case FILTER_KEYED:
+        case FILTER_SIGNED: build_filter(&st[k], n, (enum kind)k); break;
         case RTE_HASH: build_rte_hash(&st[k], n); break;
         case MEMBER_HT: build_member_ht(&st[k], n, false); break;
         case MEMBER_HT_CACHE: build_member_ht(&st[k], n, true); break;
