@@ -282,6 +282,7 @@ mod probe;
 mod relocate;
 mod scalable;
 mod snapshot;
+mod stages;
 mod stats;
 mod storage;
 mod stripes;

@@ -12,7 +12,7 @@ use crate::index::{
     signed_prepared, with_scheme, FinalizedHashes, HashScheme, IndexMap, NestedHashes, RawHashes,
     Scheme,
 };
-use core::mem::MaybeUninit;
+use crate::stages::staged;
 
 /// How many keys ahead [`Lookup::contains_signed_batch`] starts loading a
 /// key's primary bucket from its signature: a burst of 32 (a dataplane's)
@@ -159,19 +159,7 @@ pub(crate) trait Lookup<F: Fingerprint> {
     }
 
     /// The lookup pipeline: `out[k]` as [`contains`](Self::contains) of
-    /// `locate(k)`, for `k` in order.
-    ///
-    /// Keys go in stages of 32: every location of the next stage is made
-    /// and its two buckets prefetched, then the current stage is probed.
-    /// The making of locations is a loop of arithmetic and prefetches with
-    /// no load that waits, so a stage's 64 misses are issued together,
-    /// and a probe that waits for its line holds back only the probes.
-    /// A sliding window (each key's buckets prefetched 8 keys ahead of
-    /// its probe, as this was before) put a waiting probe between every
-    /// two prefetches: once the core's window filled behind it, the later
-    /// prefetches waited too. At 2^24 keys (32 MiB) bursts of 32 took
-    /// 20.4 ns a key that way and 11.3 in stages, a batch of 4M keys 17.6
-    /// against 6.0; in cache, no change (`docs/benchmarks.md`).
+    /// `locate(k)`, for `k` in order, in [`staged`] stages.
     ///
     /// # Safety
     /// Every location `locate` returns has both buckets below
@@ -183,39 +171,12 @@ pub(crate) trait Lookup<F: Fingerprint> {
         locate: impl Fn(usize) -> Location<F>,
         out: &mut [bool],
     ) {
-        const STAGE: usize = 32;
-        type Stage<F> = [MaybeUninit<Location<F>>; STAGE];
-        let n = out.len();
-        // Uninitialised: a burst of a few keys writes only its own
-        // entries, not 64 locations' worth of filler.
-        let mut stages: [Stage<F>; 2] = [[MaybeUninit::uninit(); STAGE]; 2];
-        // Locates keys `start..` (at most a stage's worth) into `stage`
-        // and starts loading their buckets; how many.
-        let fill = |stage: &mut Stage<F>, start: usize| {
-            let len = STAGE.min(n - start);
-            for (j, slot) in stage[..len].iter_mut().enumerate() {
-                let loc = locate(start + j);
-                self.prefetch(&loc);
-                slot.write(loc);
-            }
-            len
-        };
-        let [first, second] = &mut stages;
-        let (mut this, mut other) = (first, second);
-        let mut start = 0;
-        let mut len = if n > 0 { fill(this, 0) } else { 0 };
-        while len > 0 {
-            let next = start + len;
-            let next_len = if next < n { fill(other, next) } else { 0 };
-            for (answer, slot) in out[start..next].iter_mut().zip(&this[..len]) {
-                // SAFETY: `fill` wrote `this[..len]` with locations made
-                // by `locate`, whose buckets are in range (the caller's
-                // promise).
-                *answer = unsafe { self.contains_located(slot.assume_init_ref()) };
-            }
-            core::mem::swap(&mut this, &mut other);
-            start = next;
-            len = next_len;
-        }
+        staged(
+            out.len(),
+            locate,
+            |loc| self.prefetch(loc),
+            // SAFETY: `loc` was made by `locate` (the caller's promise).
+            |k, loc| out[k] = unsafe { self.contains_located(loc) },
+        );
     }
 }

@@ -39,6 +39,49 @@ fn a_key_lives_exactly_g_generations_after_its_last_insert() {
     }
 }
 
+/// Batch calls act as the same single calls, for batches around the
+/// lookups' stages of 32 and longer, in both lane widths, with keys live,
+/// expired and never inserted mixed, and refreshes in the insert batches.
+#[test]
+fn batches_act_as_single_calls() {
+    for (generations, rate) in [(4u64, 1e-3), (40, 1e-6)] {
+        let build = || {
+            WindowedCuckooFilter::builder()
+                .capacity(20_000)
+                .generations(generations)
+                .false_positive_rate(rate)
+                .seed(43)
+                .build()
+                .unwrap()
+        };
+        let (batched, single) = (build(), build());
+        let mut next = 0u64;
+        for round in 0..3 * generations {
+            let len = [0usize, 1, 31, 32, 33, 64, 65, 97, 1000][round as usize % 9];
+            // Half new keys, half keys of earlier rounds (refreshes).
+            let keys: Vec<u64> = (0..len as u64)
+                .map(|i| if i % 2 == 0 { next + i } else { (next + i) / 3 })
+                .collect();
+            next += len as u64;
+            batched.insert_batch(&keys).unwrap();
+            for k in &keys {
+                single.insert(k).unwrap();
+            }
+            assert_eq!(batched.to_bytes(), single.to_bytes(), "round {round}");
+            // Live, expired and absent keys alike.
+            let probes: Vec<u64> = (0..len as u64 + 40)
+                .map(|i| (i * 7919) % (next + 100))
+                .collect();
+            let mut out = vec![false; probes.len()];
+            batched.contains_batch(&probes, &mut out);
+            let want: Vec<bool> = probes.iter().map(|k| single.contains(k)).collect();
+            assert_eq!(out, want, "round {round}");
+            batched.advance();
+            single.advance();
+        }
+    }
+}
+
 #[test]
 fn build_errors_are_typed() {
     let b = || WindowedCuckooFilter::builder().capacity(100);

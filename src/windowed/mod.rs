@@ -26,11 +26,9 @@ pub use chunks::{WindowedChunkDecoder, WindowedChunkEncoder};
 
 use crate::error::{BatchInsertError, BuildError, InsertError};
 use crate::hashing::DefaultHashBuilder;
+use crate::stages::staged;
 use core::hash::{BuildHasher, Hash};
 use table::{Loc, WindowTable};
-
-/// Keys ahead whose buckets a batch prefetches.
-const AHEAD: usize = 8;
 
 /// A concurrent cuckoo filter of keys that expire: a key whose last
 /// [`insert`](Self::insert) ran in generation `t` is found until the
@@ -354,59 +352,32 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
         failed.map_or(Ok(()), Err)
     }
 
-    /// `out[i] = contains(hash_at(i))`: [`batch`](Self::batch)'s loops
-    /// written out with the lookup in them (as a closure passed to `batch`
-    /// the lookup was compiled as a call per key, a third of the
-    /// instructions of a burst in cache).
+    /// `out[i] = contains(hash_at(i))`, in [`staged`] stages (every
+    /// bucket of the next 32 keys requested before the current 32 are
+    /// probed).
     #[inline(always)]
     fn contains_batch_with(&self, hash_at: impl Fn(usize) -> u64, out: &mut [bool]) {
-        let (table, n) = (&self.table, out.len());
-        let locator = table.locator();
-        let mut ring = [Loc::default(); AHEAD];
-        for (i, slot) in ring.iter_mut().enumerate().take(n) {
-            *slot = locator.locate(hash_at(i));
-            table.prefetch(slot);
-        }
-        let (body, tail) = out.split_at_mut(n.saturating_sub(AHEAD));
-        for (i, answer) in body.iter_mut().enumerate() {
-            let loc = ring[i % AHEAD];
-            let ahead = locator.locate(hash_at(i + AHEAD));
-            table.prefetch(&ahead);
-            ring[i % AHEAD] = ahead;
-            *answer = table.contains(&loc);
-        }
-        let start = body.len();
-        for (i, answer) in (start..).zip(tail) {
-            *answer = table.contains(&ring[i % AHEAD]);
-        }
+        let (table, locator) = (&self.table, self.table.locator());
+        staged(
+            out.len(),
+            |i| locator.locate(hash_at(i)),
+            |loc| table.prefetch(loc),
+            |i, loc| out[i] = table.contains(loc),
+        );
     }
 
-    /// Runs `op` on the location of each of `n` hashes in order, the
-    /// buckets of the hash [`AHEAD`] positions on prefetched first. Two
-    /// loops (keys with a key `AHEAD` further on, then the last ones), so
-    /// that neither asks per key whether there is one, and the hash map
-    /// read once into a local, which the loop keeps in registers instead
-    /// of reloading it from the table after each lookup's acquire load (as
-    /// the plain filter's batch).
+    /// Runs `op` on the location of each of `n` hashes in order, in
+    /// [`staged`] stages (the buckets of the next 32 keys requested before
+    /// the current 32 are written).
     #[inline(always)]
-    fn batch(&self, n: usize, hash_at: impl Fn(usize) -> u64, mut op: impl FnMut(usize, &Loc)) {
-        let locator = self.table.locator();
-        let mut ring = [Loc::default(); AHEAD];
-        for (i, slot) in ring.iter_mut().enumerate().take(n) {
-            *slot = locator.locate(hash_at(i));
-            self.table.prefetch(slot);
-        }
-        let body = n.saturating_sub(AHEAD);
-        for i in 0..body {
-            let loc = ring[i % AHEAD];
-            let ahead = locator.locate(hash_at(i + AHEAD));
-            self.table.prefetch(&ahead);
-            ring[i % AHEAD] = ahead;
-            op(i, &loc);
-        }
-        for i in body..n {
-            op(i, &ring[i % AHEAD]);
-        }
+    fn batch(&self, n: usize, hash_at: impl Fn(usize) -> u64, op: impl FnMut(usize, &Loc)) {
+        let (table, locator) = (&self.table, self.table.locator());
+        staged(
+            n,
+            |i| locator.locate(hash_at(i)),
+            |loc| table.prefetch(loc),
+            op,
+        );
     }
 
     /// The filter's hasher.
