@@ -469,10 +469,10 @@ impl<S: BuildHasher> CuckooFilter<S> {
     }
 
     /// Looks up a burst of precomputed hashes: `out[i] = self.contains_hash(hashes[i])`.
-    /// The buckets of the hashes several positions ahead are prefetched
-    /// while the current one is probed, so many cache misses are in flight
-    /// at once; bursts of 16 to 64 (a dataplane's packet batch) run close to
-    /// the memory system's random-access rate.
+    /// In stages of 32: every bucket of the next 32 hashes is requested
+    /// before the current 32 are probed, so many cache misses are in
+    /// flight at once (a burst of 32 out of cache costs about a third of 32
+    /// single lookups, `docs/benchmarks.md`).
     ///
     /// ```
     /// use concurrent_cuckoo::CuckooFilter;

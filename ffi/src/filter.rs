@@ -334,10 +334,10 @@ pub unsafe extern "C" fn ccf_remove_hash(f: *mut ccf_filter, hash: u64) -> bool 
 }
 
 /// Looks up a burst of precomputed hashes: `out[i] = ccf_contains_hash(f,
-/// hashes[i])` for `i < n`. Faster than `n` single calls: the buckets of
-/// hashes several positions ahead are prefetched while the current one is
-/// probed, so many cache misses are in flight at once (bursts of 16 to 64
-/// suit it well).
+/// hashes[i])` for `i < n`. Faster than `n` single calls: in stages of
+/// 32, every bucket of the next 32 hashes is requested before the current
+/// 32 are probed, so many cache misses are in flight at once (bursts of 32
+/// to 64 suit it well).
 ///
 /// `n == 0` does nothing. If `out` is NULL nothing is written; otherwise if
 /// `f` or `hashes` is NULL, every `out[i]` is set to false.

@@ -984,8 +984,8 @@ impl<S: BuildHasher> ScalableCuckooFilter<S> {
     /// key is hashed once; then each level in use, the current one first, is searched for
     /// the keys not found yet with the pipelined lookup of
     /// [`CuckooFilter::contains_batch`](crate::CuckooFilter::contains_batch)
-    /// (the buckets of keys several positions ahead prefetched while the
-    /// current one is probed).
+    /// (in stages of 32 keys, every bucket of the next stage requested
+    /// before the current one is probed).
     ///
     /// ```
     /// use concurrent_cuckoo::ScalableCuckooFilter;

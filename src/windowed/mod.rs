@@ -251,8 +251,8 @@ impl<S: BuildHasher> WindowedCuckooFilter<S> {
         self.table.contains_at(&loc, generation)
     }
 
-    /// `out[i] = contains(&keys[i])`, with the buckets of the keys
-    /// 8 positions further on prefetched while each is probed, so
+    /// `out[i] = contains(&keys[i])`, in stages of 32 keys (every bucket
+    /// of the next stage requested before the current one is probed), so
     /// their cache misses overlap. Each answer is exactly `contains`'s.
     ///
     /// ```
