@@ -506,10 +506,9 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// [`contains_signed_batch`](Self::contains_signed_batch) looks up.
     ///
     /// The signature alone picks the key's first bucket, and the key's own
-    /// hash (the filter's seeded hasher) alone gives its fingerprint, so a
-    /// burst can load every key's first bucket before it hashes any key,
-    /// and two keys sharing a signature share a bucket, never a
-    /// fingerprint: the false-positive rate is the filter's, where the
+    /// hash (the filter's seeded hasher) alone gives its fingerprint, so
+    /// two keys sharing a signature share a bucket, never a fingerprint:
+    /// the false-positive rate is the filter's, where the
     /// signature as the whole hash would add collisions of its 32 bits
     /// (a 0.4% floor at 2^24 keys). The signature is mixed by a 32-bit
     /// bijection first, so signatures with little entropy (sequential ids)
@@ -545,11 +544,11 @@ impl<S: BuildHasher> CuckooFilter<S> {
     /// Looks up a burst of keys, each with its signature:
     /// `out[i] = self.contains_hash(self.signed_hash(&keys[i], signatures[i]))`.
     ///
-    /// Faster than [`contains_batch`](Self::contains_batch) out of cache:
-    /// every key's first bucket starts loading from its signature alone,
-    /// up to 32 keys ahead, before the key is hashed, so hashing the keys
-    /// overlaps their misses. See [`signed_hash`](Self::signed_hash) for
-    /// what a signature must be.
+    /// As fast as [`contains_batch`](Self::contains_batch) (the key is
+    /// hashed either way, for its fingerprint): for code shaped around
+    /// signatures (`rte_hash_lookup_with_hash_bulk`), and the safe way to
+    /// use them. See [`signed_hash`](Self::signed_hash) for what a
+    /// signature must be.
     ///
     /// ```
     /// use concurrent_cuckoo::CuckooFilter;
@@ -573,11 +572,34 @@ impl<S: BuildHasher> CuckooFilter<S> {
             keys.len() == out.len() && signatures.len() == out.len(),
             "contains_signed_batch: keys, signatures and out differ in length"
         );
-        with_table!(&self.table, t => t.contains_signed_batch(
-            |i| signatures[i],
-            |i| self.hash(&keys[i]),
-            out
-        ))
+        self.contains_signed_batch_with(signatures, |i| self.hash(&keys[i]), out);
+    }
+
+    crate::unstable_api! {
+        /// [`contains_signed_batch`](Self::contains_signed_batch) of the keys
+        /// whose own hashes `key_hash_at(i)` gives (the filter's hasher's, as
+        /// `hasher().hash_bytes(key)`): the C API hashes byte keys in
+        /// registers, where the generic `Hash` path is called out of line.
+        ///
+        /// **Unstable**: a hook for the C ABI, hidden from the docs; it may
+        /// change or go away in any release.
+        ///
+        /// # Panics
+        /// If `signatures` and `out` differ in length.
+        #[inline]
+        pub fn contains_signed_batch_with(
+            &self,
+            signatures: &[u32],
+            key_hash_at: impl Fn(usize) -> u64,
+            out: &mut [bool],
+        ) {
+            assert_eq!(
+                signatures.len(),
+                out.len(),
+                "contains_signed_batch: keys, signatures and out differ in length"
+            );
+            with_table!(&self.table, t => t.contains_signed_batch(|i| signatures[i], &key_hash_at, out))
+        }
     }
 
     /// Inserts every key of `keys`, in order, exactly as the same

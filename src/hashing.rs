@@ -305,6 +305,42 @@ impl DefaultHashBuilder {
     pub fn seed(&self) -> u64 {
         self.seed
     }
+
+    /// The hash of a byte-string key: `self.hash_one(bytes)` (a `&[u8]`
+    /// key, as the keyed calls of a filter hash it), computed in registers
+    /// from the bytes where they lie, with no [`Hasher`] state in memory
+    /// and no copy. For callers that hash byte strings in bulk (the C
+    /// API's byte keys, a `str`'s UTF-8 in the Python package, the Redis
+    /// module's members) and then use the `*_hash` calls.
+    ///
+    /// ```
+    /// use concurrent_cuckoo::{CuckooFilter, DefaultHashBuilder};
+    /// use std::hash::BuildHasher;
+    /// let h = DefaultHashBuilder::with_seed(5);
+    /// let flow = [10u8, 0, 0, 1, 10, 0, 0, 2, 0x1f, 0x90, 0xc3, 0x50, 6];
+    /// assert_eq!(h.hash_bytes(&flow), h.hash_one(&flow[..]));
+    /// let filter = CuckooFilter::builder().capacity(100).seed(5).build()?;
+    /// filter.insert_hash(filter.hasher().hash_bytes(b"user-17"))?;
+    /// assert!(filter.contains(&b"user-17"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline(always)]
+    #[must_use]
+    pub fn hash_bytes(&self, bytes: &[u8]) -> u64 {
+        let len = bytes.len();
+        if len <= SMALL_BYTES - 8 {
+            // The length prefix and the bytes, up to 16 in all: the
+            // short-input path on a value in registers.
+            let mut h = PortableHasher::with_keys(self.seed, self.flip_4to8);
+            h.small = u128::from(len as u64) | (load_le(bytes) << 64);
+            h.len = 8 + len;
+            h.xxh3_0to16()
+        } else if len <= INLINE_BYTES - 8 {
+            xxh3_17to128_after_word(len as u64, bytes, self.seed)
+        } else {
+            self.hash_one(bytes)
+        }
+    }
 }
 
 impl Default for DefaultHashBuilder {
@@ -1114,6 +1150,29 @@ mod tests {
                     h.finish(),
                     xxh3_64_with_seed(&other, seed),
                     "len {len}, other word"
+                );
+            }
+        }
+    }
+
+    /// `hash_bytes` is `hash_one` of the `[u8]` key at every length (the
+    /// short path, the 17-128 path, the streaming one) and seed.
+    #[test]
+    fn hash_bytes_is_hash_one_of_the_slice() {
+        let mut rng = Rng(0xB17E5);
+        let mut bytes = [0u8; 300];
+        for len in 0..=300usize {
+            for round in 0..8 {
+                let seed = if round == 0 { 0 } else { rng.next() };
+                for b in &mut bytes[..len] {
+                    *b = rng.next() as u8;
+                }
+                let h = DefaultHashBuilder::with_seed(seed);
+                let key = &bytes[..len];
+                assert_eq!(
+                    h.hash_bytes(key),
+                    h.hash_one(key),
+                    "len {len}, seed {seed:#x}"
                 );
             }
         }

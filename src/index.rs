@@ -37,9 +37,7 @@
 //! it and the key: the signature, mixed by a 32-bit bijection, is the high
 //! half, so it alone picks the primary bucket, and the low half of the
 //! key's own (seeded, 64-bit) hash is the low half, so it alone gives the
-//! fingerprint. A burst can then start loading every key's primary bucket
-//! from the signatures before it hashes a single key. The signature never
-//! decides the fingerprint: two keys with one signature share a primary
+//! fingerprint. The signature never decides the fingerprint: two keys with one signature share a primary
 //! bucket, not a fingerprint, so a 32-bit signature adds no
 //! false positives, as using it as the whole hash would (at 2^24 keys, a
 //! 0.4% floor from signature collisions alone). The filter takes such a

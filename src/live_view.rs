@@ -16,7 +16,6 @@
 use crate::fingerprint::Fingerprint;
 use crate::index::IndexMap;
 use crate::lookup::{Location, Lookup};
-use crate::storage::prefetch;
 use crate::stripes::VersionWords;
 use crate::table::{prefetch_pair, probe_optimistic, RawTable};
 
@@ -32,10 +31,7 @@ impl<F: Fingerprint> Lookup<F> for RawTable<F> {
     fn prefetch(&self, loc: &Location<F>) {
         RawTable::prefetch(self, loc)
     }
-    #[inline(always)]
-    fn prefetch_bucket(&self, i: usize) {
-        prefetch(self.buckets.as_ptr().wrapping_add(i));
-    }
+
     #[inline(always)]
     fn contains(&self, loc: &Location<F>) -> bool {
         RawTable::contains(self, loc)
@@ -96,12 +92,6 @@ impl<F: Fingerprint> Lookup<F> for LiveView<'_, F> {
     #[inline(always)]
     fn prefetch(&self, loc: &Location<F>) {
         prefetch_pair(self.buckets, loc);
-    }
-
-    #[inline(always)]
-    fn prefetch_bucket(&self, i: usize) {
-        // A hint, which never faults: a wrapping address, no bounds check.
-        prefetch(self.buckets.as_ptr().wrapping_add(i));
     }
 
     #[inline(always)]

@@ -14,10 +14,9 @@ use crate::index::{
 };
 use crate::stages::staged;
 
-/// How many keys ahead [`Lookup::contains_signed_batch`] starts loading a
-/// key's primary bucket from its signature: a burst of 32 (a dataplane's)
-/// has every primary on its way before the first probe.
-pub(crate) const SIGNED_AHEAD: usize = 32;
+/// Keys [`Lookup::contains_signed_batch`] hashes at a time, before it
+/// locates and probes them: a stage of the pipeline.
+const SIGNED_CHUNK: usize = crate::stages::STAGE;
 
 /// Where a hash lives: both candidate buckets and the fingerprint.
 #[derive(Clone, Copy, Debug)]
@@ -57,9 +56,6 @@ pub(crate) trait Lookup<F: Fingerprint> {
     fn index(&self) -> IndexMap;
     /// Starts loading both buckets of `loc`.
     fn prefetch(&self, loc: &Location<F>);
-    /// Starts loading bucket `i`; a hint, which never faults (whatever
-    /// `i`).
-    fn prefetch_bucket(&self, i: usize);
     /// Exact answer: does either bucket of `loc` hold `loc.fp`?
     fn contains(&self, loc: &Location<F>) -> bool;
 
@@ -126,10 +122,12 @@ pub(crate) trait Lookup<F: Fingerprint> {
     /// [`contains`](Self::contains) of the location of
     /// [`signed_prepared`]`(signature_at(k), key_hash_at(k))`.
     ///
-    /// The signature alone picks a key's primary bucket, so a chunk of
-    /// [`SIGNED_AHEAD`] keys first starts loading every primary from the
-    /// signatures, then hashes the keys (their alternates follow) while
-    /// those load, then probes: hashing overlaps the primaries' misses.
+    /// A chunk of [`SIGNED_CHUNK`] keys at a time: the keys hashed in a
+    /// loop of their own, then located and probed in a stage. Requesting
+    /// every primary bucket from the signatures first, before hashing
+    /// (the signature alone picks it), was measured and is slower: 16.7
+    /// against 15.8 ns a key at 2^24 keys, and 17.4 with the hashing
+    /// inside the stage's loop of prefetches (`docs/benchmarks.md`).
     #[inline]
     fn contains_signed_batch(
         &self,
@@ -139,17 +137,14 @@ pub(crate) trait Lookup<F: Fingerprint> {
     ) {
         let index = self.index();
         with_scheme!(index.scheme(), P => {
-            for (chunk, answers) in out.chunks_mut(SIGNED_AHEAD).enumerate() {
-                let start = chunk * SIGNED_AHEAD;
-                // Every primary of the chunk, from the signatures alone,
-                // before any of its keys is hashed.
-                for k in start..start + answers.len() {
-                    let prepared = signed_prepared(signature_at(k), 0);
-                    self.prefetch_bucket(index.primary(prepared));
+            for (chunk, answers) in out.chunks_mut(SIGNED_CHUNK).enumerate() {
+                let start = chunk * SIGNED_CHUNK;
+                let mut key_hashes = [0u64; SIGNED_CHUNK];
+                for (j, hash) in key_hashes[..answers.len()].iter_mut().enumerate() {
+                    *hash = key_hash_at(start + j);
                 }
                 let locate = |j: usize| {
-                    let k = start + j;
-                    let prepared = signed_prepared(signature_at(k), key_hash_at(k));
+                    let prepared = signed_prepared(signature_at(start + j), key_hashes[j]);
                     Location::of_prepared::<P>(index, prepared)
                 };
                 // SAFETY: `Location::of_prepared` with `self.index()`.

@@ -810,8 +810,7 @@ uint64_t ccf_contains_hash_burst(const struct ccf_filter *f, const uint64_t *has
  * batches), and what `ccf_contains_signed_burst` looks up.
  *
  * The signature alone picks the key's first bucket, and the filter's own
- * seeded hash of the key alone gives its fingerprint: a burst loads
- * every key's first bucket before it hashes any key, and keys sharing a
+ * seeded hash of the key alone gives its fingerprint: keys sharing a
  * signature share a bucket, never a fingerprint, so the false-positive
  * rate stays the filter's (the RSS hash as the whole hash would add the
  * collisions of its 32 bits). Signatures of little entropy are mixed
@@ -843,9 +842,8 @@ uint64_t ccf_signed_hash(const struct ccf_filter *f,
  * `keys[i]` (`key_len` bytes) with `signatures[i]` is probably present,
  * as `ccf_contains_hash(f, ccf_signed_hash(f, keys[i], key_len,
  * signatures[i]))` would answer: `rte_hash_lookup_with_hash_bulk`'s
- * shape. Every key's first bucket starts loading from its signature
- * before the keys are hashed, so hashing overlaps the misses.
- * Allocates nothing.
+ * shape. As fast as `ccf_contains_burst` (the key is hashed either way,
+ * for its fingerprint); allocates nothing.
  *
  * Returns 0 for a NULL `f`, `keys` or `signatures`, or `n > 64`; bit `i`
  * is clear for a NULL `keys[i]` (with `key_len > 0`).

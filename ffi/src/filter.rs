@@ -41,7 +41,9 @@ impl Signed for CuckooFilter {
     }
     #[inline(always)]
     fn contains_signed(&self, keys: &[&[u8]], signatures: &[u32], out: &mut [bool]) {
-        self.contains_signed_batch(keys, signatures, out)
+        // The keys hashed in registers (`hash_bytes`).
+        let hasher = self.hasher();
+        self.contains_signed_batch_with(signatures, |i| hasher.hash_bytes(keys[i]), out)
     }
 }
 
@@ -440,8 +442,7 @@ pub unsafe extern "C" fn ccf_contains_hash_burst(
 /// batches), and what `ccf_contains_signed_burst` looks up.
 ///
 /// The signature alone picks the key's first bucket, and the filter's own
-/// seeded hash of the key alone gives its fingerprint: a burst loads
-/// every key's first bucket before it hashes any key, and keys sharing a
+/// seeded hash of the key alone gives its fingerprint: keys sharing a
 /// signature share a bucket, never a fingerprint, so the false-positive
 /// rate stays the filter's (the RSS hash as the whole hash would add the
 /// collisions of its 32 bits). Signatures of little entropy are mixed
@@ -477,9 +478,8 @@ pub unsafe extern "C" fn ccf_signed_hash(
 /// `keys[i]` (`key_len` bytes) with `signatures[i]` is probably present,
 /// as `ccf_contains_hash(f, ccf_signed_hash(f, keys[i], key_len,
 /// signatures[i]))` would answer: `rte_hash_lookup_with_hash_bulk`'s
-/// shape. Every key's first bucket starts loading from its signature
-/// before the keys are hashed, so hashing overlaps the misses.
-/// Allocates nothing.
+/// shape. As fast as `ccf_contains_burst` (the key is hashed either way,
+/// for its fingerprint); allocates nothing.
 ///
 /// Returns 0 for a NULL `f`, `keys` or `signatures`, or `n > 64`; bit `i`
 /// is clear for a NULL `keys[i]` (with `key_len > 0`).

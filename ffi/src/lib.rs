@@ -108,7 +108,7 @@ fn guard<R>(on_panic: R, body: impl FnOnce() -> R) -> R {
 /// Byte keys of the batch calls go to the library in groups of this many,
 /// gathered on the stack: no allocation per call, and long enough for the
 /// library's pipeline (stages of 32 keys) to run at full depth.
-const KEY_CHUNK: usize = 64;
+pub(crate) const KEY_CHUNK: usize = 64;
 
 /// Whether a C key is valid: not NULL with `len > 0`, and no longer than
 /// any object can be. Reads nothing.

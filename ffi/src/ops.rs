@@ -83,9 +83,25 @@ macro_rules! lookup {
             fn contains_one_hash(&self, hash: u64) -> bool {
                 <$filter>::contains_hash(self, hash)
             }
+            /// Each chunk's keys hashed first by `hash_bytes` (in
+            /// registers, from the bytes where they lie), then looked up
+            /// as hashes: the same answers as `contains_batch` of the
+            /// keys, which hashes each through a `Hasher` that the batch's
+            /// loop calls out of line (`docs/benchmarks.md`, "Byte-key
+            /// bursts").
             #[inline(always)]
             fn contains_keys(&self, keys: &[&[u8]], out: &mut [bool]) {
-                <$filter>::contains_batch(self, keys, out)
+                let hasher = <$filter>::hasher(self);
+                let mut hashes = [0u64; $crate::KEY_CHUNK];
+                for (keys, out) in keys
+                    .chunks($crate::KEY_CHUNK)
+                    .zip(out.chunks_mut($crate::KEY_CHUNK))
+                {
+                    for (hash, key) in hashes.iter_mut().zip(keys) {
+                        *hash = hasher.hash_bytes(key);
+                    }
+                    <$filter>::contains_hash_batch(self, &hashes[..keys.len()], out);
+                }
             }
             #[inline(always)]
             fn contains_hashes(&self, hashes: &[u64], out: &mut [bool]) {

@@ -108,11 +108,6 @@ impl<F: Fingerprint> Lookup<F> for View<'_, F> {
         prefetch(base.wrapping_add(loc.i2 * F::BUCKET_BYTES));
     }
 
-    #[inline(always)]
-    fn prefetch_bucket(&self, i: usize) {
-        prefetch(self.body.as_ptr().wrapping_add(i * F::BUCKET_BYTES));
-    }
-
     /// Both words, then one SIMD compare: the bytes never change, so there
     /// is nothing to validate.
     #[inline(always)]
