@@ -61,7 +61,10 @@ pub fn measure_limit(bytes: usize, quick: bool) -> Limit {
         .into_iter()
         .flat_map(|ahead| (0..3).map(move |s| (ahead, s)))
         .map(|(ahead, s)| (huge.random_lines(count, ahead, 2 + s), ahead))
-        .fold((f64::INFINITY, 16), |best, run| if run.0 < best.0 { run } else { best });
+        .fold(
+            (f64::INFINITY, 16),
+            |best, run| if run.0 < best.0 { run } else { best },
+        );
     pb.inc(1);
     let line_ns_2t = std::thread::scope(|s| {
         let handles: Vec<_> = (0..2)

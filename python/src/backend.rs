@@ -19,9 +19,9 @@ pub(crate) trait Shape: Filter + Send + Sync {
     /// own bytes), so the chunk holds no references to its objects once
     /// read and the library takes plain `u64`s without the GIL.
     fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64;
-    /// The seed of the filter's hasher (`crate::hashes` hashes byte
-    /// strings with it as the hasher would).
-    fn seed(&self) -> u64;
+    /// `hash_key` of a byte-string key (a `str`'s UTF-8, `bytes`),
+    /// computed in registers by the library's `hash_bytes`.
+    fn hash_bytes(&self, bytes: &[u8]) -> u64;
 }
 
 /// A live filter: its file format.
@@ -44,8 +44,9 @@ macro_rules! live {
             fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
                 <$ty>::hasher(self).hash_one(key)
             }
-            fn seed(&self) -> u64 {
-                <$ty>::hasher(self).seed()
+            #[inline(always)]
+            fn hash_bytes(&self, bytes: &[u8]) -> u64 {
+                <$ty>::hasher(self).hash_bytes(bytes)
             }
         }
         impl Live for $ty {
@@ -193,7 +194,8 @@ impl Shape for FrozenFilter<MappedFile> {
     fn hash_key<K: Hash + ?Sized>(&self, key: &K) -> u64 {
         FrozenFilter::hasher(self).hash_one(key)
     }
-    fn seed(&self) -> u64 {
-        FrozenFilter::hasher(self).seed()
+    #[inline(always)]
+    fn hash_bytes(&self, bytes: &[u8]) -> u64 {
+        FrozenFilter::hasher(self).hash_bytes(bytes)
     }
 }
