@@ -151,6 +151,10 @@ pub(crate) enum Filter {
 }
 
 /// Runs `$body` with `$f` bound to the filter, whichever kind it is.
+/// Items a batch hashes at a time, on the stack: two stages of the
+/// library's batch lookups.
+const HASH_CHUNK: usize = 64;
+
 macro_rules! with_filter {
     ($filter:expr, $f:ident => $body:expr) => {
         match $filter {
@@ -230,18 +234,40 @@ impl Filter {
     }
 
     /// Inserts `items` in order, pipelined; stops at the first refused:
-    /// `Err((inserted, why))`.
+    /// `Err((inserted, why))`. The items are hashed a chunk at a time by
+    /// `hash_bytes` (in registers; the same hashes as the keyed calls).
     pub(crate) fn insert_batch(&self, items: &[&[u8]]) -> Result<(), (usize, InsertError)> {
-        with_filter!(self, f => f.insert_batch(items)).map_err(|e| (e.inserted(), *e.error()))
+        let mut hashes = [0u64; HASH_CHUNK];
+        for (chunk, items) in items.chunks(HASH_CHUNK).enumerate() {
+            let hashes = self.hash_items(items, &mut hashes);
+            with_filter!(self, f => f.insert_hash_batch(hashes))
+                .map_err(|e| (chunk * HASH_CHUNK + e.inserted(), *e.error()))?;
+        }
+        Ok(())
+    }
+
+    /// `items`' hashes, as the filter's keyed calls hash them, in
+    /// `buffer`.
+    fn hash_items<'b>(&self, items: &[&[u8]], buffer: &'b mut [u64; HASH_CHUNK]) -> &'b [u64] {
+        let hasher = with_filter!(self, f => f.hasher());
+        for (hash, item) in buffer.iter_mut().zip(items) {
+            *hash = hasher.hash_bytes(item);
+        }
+        &buffer[..items.len()]
     }
 
     pub(crate) fn contains(&self, item: &[u8]) -> bool {
         with_filter!(self, f => f.contains(item))
     }
 
-    /// `out[i] = contains(items[i])`, pipelined.
+    /// `out[i] = contains(items[i])`, pipelined (hashed as
+    /// [`insert_batch`](Self::insert_batch)'s items).
     pub(crate) fn contains_batch(&self, items: &[&[u8]], out: &mut [bool]) {
-        with_filter!(self, f => f.contains_batch(items, out))
+        let mut hashes = [0u64; HASH_CHUNK];
+        for (items, out) in items.chunks(HASH_CHUNK).zip(out.chunks_mut(HASH_CHUNK)) {
+            let hashes = self.hash_items(items, &mut hashes);
+            with_filter!(self, f => f.contains_hash_batch(hashes, out));
+        }
     }
 
     pub(crate) fn count(&self, item: &[u8]) -> usize {

@@ -25,7 +25,6 @@ use crate::window_keys;
 use crate::window_value::MAX_GENERATIONS;
 use crate::window_value::{self as wv, Clock, LoadError, Window, WindowDump, WindowLoad};
 use concurrent_cuckoo::{BuildError, InsertError, WindowedChunkEncoder, WindowedCuckooFilter};
-use core::hash::BuildHasher;
 use redis_module::key::RedisKeyWritable;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
 
@@ -400,11 +399,7 @@ fn insert_items(
     let (mut hashes, mut live, mut fresh) = (Vec::new(), Vec::new(), Vec::new());
     for window in items.chunks(INSERT_WINDOW) {
         hashes.clear();
-        hashes.extend(
-            window
-                .iter()
-                .map(|i| filter.hasher().hash_one(i.as_slice())),
-        );
+        hashes.extend(window.iter().map(|i| filter.hasher().hash_bytes(i)));
         live.clear();
         live.resize(window.len(), false);
         filter.contains_hash_batch(&hashes, &mut live);
