@@ -8,7 +8,7 @@
 #                              as --canary, each bug against every model
 #                              file (by default each runs only the files
 #                              listed for it in canary_files below)
-#   scripts/loom.sh --canary   build the filter 34 times, each time with a
+#   scripts/loom.sh --canary   build the filter 35 times, each time with a
 #                              deliberately planted bug ("reorder": a move
 #                              clears the source before writing the
 #                              destination; "skip_bump": a path move never
@@ -154,7 +154,7 @@ if [[ "${1:-}" != "--canary" ]]; then
 fi
 
 caught=0
-bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only one_move_alternate_unlocked snapshot_writer_skips_copy snapshot_marks_outside_barrier)
+bugs=(reorder skip_bump skip_remove_bump newest_match_remove clear_aba relaxed_retire publish_before_mark publish_before_reopen unbracketed_move remove_ignores_moves unvalidated_take sequence_after_levels relaxed_move_end relaxed_close windowed_no_future windowed_unvalidated_generation windowed_unlocked_sweep windowed_jump_unflagged windowed_jump_by_tag windowed_sweep_after_publish windowed_cur_before_lock windowed_move_expired windowed_fallback_cur_before_lock windowed_hop_into_occupied_unbumped windowed_sweep_clears_next windowed_help_sweeps_for_next_generation windowed_sweep_counts_unlocked unique_unvalidated_check primary_insert_unlocked primary_remove_ignores_alternate remove_primary_only one_move_alternate_unlocked snapshot_writer_skips_copy snapshot_marks_outside_barrier unique_batch_unlocked)
 # The failure each planted bug must cause (the models' panic messages).
 declare -A marker=(
     [reorder]="LOST FINGERPRINT"
@@ -185,6 +185,7 @@ declare -A marker=(
     [windowed_help_sweeps_for_next_generation]="LOST FINGERPRINT"
     [windowed_sweep_counts_unlocked]="LEN WRONG"
     [unique_unvalidated_check]="DUPLICATE ADMITTED"
+    [unique_batch_unlocked]="DUPLICATE ADMITTED"
     [primary_insert_unlocked]="LOST FINGERPRINT"
     [primary_remove_ignores_alternate]="LOST FINGERPRINT"
     [remove_primary_only]="REMOVE MISSED"
@@ -201,6 +202,7 @@ declare -A canary_files=(
     [windowed_help_sweeps_for_next_generation]="--test windowed_paths"
     [windowed_sweep_counts_unlocked]="--test windowed_paths"
     [unique_unvalidated_check]="--test compaction"
+    [unique_batch_unlocked]="--test models"
     [snapshot_writer_skips_copy]="--test snapshots"
     [snapshot_marks_outside_barrier]="--test snapshots"
     [reorder]="--test models --test single_lock"

@@ -580,6 +580,28 @@ impl<F: Fingerprint> RawTable<F> {
         mut stored: impl FnMut(usize, bool),
     ) -> Result<(), (usize, InsertError)> {
         self.pipelined(n, &hash_at, true, |k, loc, guard| {
+            // The planted bug: a set-style batch decides "already
+            // present" with a lookup outside its locks, then stores a copy.
+            #[cfg(concurrent_cuckoo_canary = "unique_batch_unlocked")]
+            if mode == Mode::Unique {
+                match guard {
+                    Guard::Pair(_) => return Step::Unlocked,
+                    Guard::None => {
+                        if self.contains(loc) {
+                            stored(k, false);
+                            return Step::Done;
+                        }
+                        return match self.insert_prefetched(loc, Mode::Multi) {
+                            Ok(_) => {
+                                stored(k, true);
+                                Step::Done
+                            }
+                            Err(e) => Step::Stop((k, e)),
+                        };
+                    }
+                    Guard::All(_) => {}
+                }
+            }
             let done = match guard {
                 Guard::All(all) => self.insert_under_all(loc, mode, all),
                 Guard::Pair(pair) => match self.try_place(loc, mode, pair, 0) {

@@ -822,6 +822,43 @@ fn batch_remove_of_a_second_copy_under_pair_locks_against_a_reader() {
     batch_remove_of_a_second_copy_against_a_reader(128);
 }
 
+/// A set-style batch (`insert_unique_batch`) and a lone `insert_unique`
+/// of the same key: the batch decides under the locks it holds for the
+/// key (every stripe, or the key's pair), as the lone call does, so the
+/// key is stored once and exactly one of the two says it was new.
+fn set_style_batch_against_a_lone_insert_unique(stripes: usize) {
+    model(move || {
+        let f = Arc::new(tiny_striped(4, 1, stripes));
+        let mut keys = Keys::new();
+        let key = keys.with_buckets(&f, 2, 3);
+        let other = keys.with_buckets(&f, 0, 1);
+        let lone = {
+            let f = f.clone();
+            thread::spawn(move || f.insert_unique(&key).unwrap())
+        };
+        let mut new = [false; 2];
+        f.insert_unique_batch(&[other, key], &mut new).unwrap();
+        let theirs = lone.join().unwrap();
+        assert!(new[0], "the other key was new");
+        assert!(
+            new[1] ^ theirs,
+            "DUPLICATE ADMITTED: exactly one insert of the key must say it was new"
+        );
+        assert_eq!(f.len(), 2, "DUPLICATE ADMITTED: the key stored twice");
+        assert_eq!(f.occupied_slots(), 2);
+    });
+}
+
+#[test]
+fn set_style_batch_under_the_whole_table_lock_against_a_lone_insert_unique() {
+    set_style_batch_against_a_lone_insert_unique(2);
+}
+
+#[test]
+fn set_style_batch_under_pair_locks_against_a_lone_insert_unique() {
+    set_style_batch_against_a_lone_insert_unique(128);
+}
+
 /// A batch that holds every stripe lets go as soon as another writer
 /// waits for one (it checks before each key), then writes its remaining
 /// keys under pair locks: the lone insert is not shut out for the rest of
