@@ -750,23 +750,43 @@ pub(crate) unsafe fn contains_signed_burst<H: Handle<Filter: Signed>>(
         return 0;
     };
     let probe = |filter: &H::Filter, keys: &[*const c_void]| {
-        let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
-        let mut valid = 0u64;
-        for (i, &key) in keys.iter().enumerate() {
-            // SAFETY: `key` is NULL or `key_len` readable, unchanging bytes
-            // (caller's contract).
-            if let Some(bytes) = unsafe { key_bytes(key, key_len) } {
-                chunk[i] = bytes;
-                valid |= 1 << i;
-            }
+        // SAFETY: the caller's contract for `keys` and `key_len`.
+        unsafe {
+            burst_of_keys(keys, key_len, |keys, hit| {
+                filter.contains_signed(keys, signatures, hit)
+            })
         }
-        let mut hit = [false; BURST_MAX as usize];
-        let hit = &mut hit[..keys.len()];
-        filter.contains_signed(&chunk[..keys.len()], signatures, hit);
-        hit_mask(hit) & valid
     };
     // SAFETY: the caller's contract is `burst`'s.
     unsafe { burst(f, keys, n, probe) }
+}
+
+/// The hit mask of `lookup(keys, hit)` over a burst of `keys.len() <= 64`
+/// C keys of `key_len` bytes, gathered as slices; a NULL key (with
+/// `key_len > 0`) is looked up as the empty key and its bit cleared.
+///
+/// # Safety
+/// Each `keys[i]` is NULL or points to `key_len` readable bytes that do
+/// not change during the call.
+unsafe fn burst_of_keys(
+    keys: &[*const c_void],
+    key_len: usize,
+    lookup: impl FnOnce(&[&[u8]], &mut [bool]),
+) -> u64 {
+    let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
+    let mut valid = 0u64;
+    for (i, &key) in keys.iter().enumerate() {
+        // SAFETY: `key` is NULL or `key_len` readable, unchanging bytes
+        // (caller's contract).
+        if let Some(bytes) = unsafe { key_bytes(key, key_len) } {
+            chunk[i] = bytes;
+            valid |= 1 << i;
+        }
+    }
+    let mut hit = [false; BURST_MAX as usize];
+    let hit = &mut hit[..keys.len()];
+    lookup(&chunk[..keys.len()], hit);
+    hit_mask(hit) & valid
 }
 
 /// The hit mask of a burst of `n <= 64` byte keys of one length
@@ -784,20 +804,8 @@ pub(crate) unsafe fn contains_burst<H: Handle<Filter: Lookup>>(
     n: u32,
 ) -> u64 {
     let probe = |filter: &H::Filter, keys: &[*const c_void]| {
-        let mut chunk: [&[u8]; BURST_MAX as usize] = [&[]; BURST_MAX as usize];
-        let mut valid = 0u64;
-        for (i, &key) in keys.iter().enumerate() {
-            // SAFETY: `key` is NULL or `key_len` readable, unchanging bytes
-            // (caller's contract).
-            if let Some(bytes) = unsafe { key_bytes(key, key_len) } {
-                chunk[i] = bytes;
-                valid |= 1 << i;
-            }
-        }
-        let mut hit = [false; BURST_MAX as usize];
-        let hit = &mut hit[..keys.len()];
-        filter.contains_keys(&chunk[..keys.len()], hit);
-        hit_mask(hit) & valid
+        // SAFETY: the caller's contract for `keys` and `key_len`.
+        unsafe { burst_of_keys(keys, key_len, |keys, hit| filter.contains_keys(keys, hit)) }
     };
     // SAFETY: the caller's contract is `burst`'s.
     unsafe { burst(f, keys, n, probe) }
