@@ -18,7 +18,7 @@ unique!(CuckooFilter);
 impl Removable for CuckooFilter {
     #[inline(always)]
     fn remove_key(&self, key: &[u8]) -> bool {
-        self.remove(key)
+        self.remove_hash(self.hasher().hash_bytes(key))
     }
     #[inline(always)]
     fn remove_one_hash(&self, hash: u64) -> bool {

@@ -75,9 +75,11 @@ pub(crate) trait Removable: Sync {
 macro_rules! lookup {
     ($filter:ty) => {
         impl $crate::ops::Lookup for $filter {
+            /// Through `hash_bytes` (in registers), as every byte-key
+            /// call here: the hash `contains(key)` computes.
             #[inline(always)]
             fn contains_key(&self, key: &[u8]) -> bool {
-                <$filter>::contains(self, key)
+                <$filter>::contains_hash(self, <$filter>::hasher(self).hash_bytes(key))
             }
             #[inline(always)]
             fn contains_one_hash(&self, hash: u64) -> bool {
@@ -121,7 +123,7 @@ macro_rules! keyed {
         impl $crate::ops::Keyed for $filter {
             #[inline(always)]
             fn insert_key(&self, key: &[u8]) -> Result<(), concurrent_cuckoo::InsertError> {
-                <$filter>::insert(self, key)
+                <$filter>::insert_hash(self, <$filter>::hasher(self).hash_bytes(key))
             }
             #[inline(always)]
             fn insert_one_hash(&self, hash: u64) -> Result<(), concurrent_cuckoo::InsertError> {
@@ -152,7 +154,7 @@ macro_rules! counted {
         impl $crate::ops::Counted for $filter {
             #[inline(always)]
             fn count_key(&self, key: &[u8]) -> usize {
-                <$filter>::count(self, key)
+                <$filter>::count_hash(self, <$filter>::hasher(self).hash_bytes(key))
             }
             #[inline(always)]
             fn count_one_hash(&self, hash: u64) -> usize {
@@ -173,7 +175,7 @@ macro_rules! unique {
                 &self,
                 key: &[u8],
             ) -> Result<bool, concurrent_cuckoo::InsertError> {
-                <$filter>::insert_unique(self, key)
+                <$filter>::insert_unique_hash(self, <$filter>::hasher(self).hash_bytes(key))
             }
             #[inline(always)]
             fn insert_unique_one_hash(

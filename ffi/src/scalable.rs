@@ -77,7 +77,7 @@ unique!(ScalableCuckooFilter);
 impl Removable for ScalableCuckooFilter {
     #[inline(always)]
     fn remove_key(&self, key: &[u8]) -> bool {
-        self.remove(key).is_removed()
+        self.remove_hash(self.hasher().hash_bytes(key)).is_removed()
     }
     #[inline(always)]
     fn remove_one_hash(&self, hash: u64) -> bool {

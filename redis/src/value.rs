@@ -225,12 +225,20 @@ impl Filter {
         with_filter!(self, f => f.len())
     }
 
+    /// `item`'s hash, as the filter's keyed calls hash it (`hash_bytes`:
+    /// in registers, no `Hasher` state). Every item call goes through it.
+    fn hash(&self, item: &[u8]) -> u64 {
+        with_filter!(self, f => f.hasher().hash_bytes(item))
+    }
+
     pub(crate) fn insert(&self, item: &[u8]) -> Result<(), InsertError> {
-        with_filter!(self, f => f.insert(item))
+        let hash = self.hash(item);
+        with_filter!(self, f => f.insert_hash(hash))
     }
 
     pub(crate) fn insert_unique(&self, item: &[u8]) -> Result<bool, InsertError> {
-        with_filter!(self, f => f.insert_unique(item))
+        let hash = self.hash(item);
+        with_filter!(self, f => f.insert_unique_hash(hash))
     }
 
     /// Inserts `items` in order, pipelined; stops at the first refused:
@@ -257,7 +265,8 @@ impl Filter {
     }
 
     pub(crate) fn contains(&self, item: &[u8]) -> bool {
-        with_filter!(self, f => f.contains(item))
+        let hash = self.hash(item);
+        with_filter!(self, f => f.contains_hash(hash))
     }
 
     /// `out[i] = contains(items[i])`, pipelined (hashed as
@@ -271,15 +280,17 @@ impl Filter {
     }
 
     pub(crate) fn count(&self, item: &[u8]) -> usize {
-        with_filter!(self, f => f.count(item))
+        let hash = self.hash(item);
+        with_filter!(self, f => f.count_hash(hash))
     }
 
     pub(crate) fn remove(&self, item: &[u8]) -> bool {
+        let hash = self.hash(item);
         match self {
-            Self::Fixed(f) => f.remove(item),
+            Self::Fixed(f) => f.remove_hash(hash),
             // A refused remove answers 0, as "not found": RedisBloom's
             // reply has no third value, and the item stays present.
-            Self::Growing(f) => f.remove(item).is_removed(),
+            Self::Growing(f) => f.remove_hash(hash).is_removed(),
         }
     }
 
