@@ -13,8 +13,8 @@
 //! sits between every two prefetches, and once the core's out-of-order
 //! window fills behind it, the later prefetches wait too, so fewer misses
 //! overlap than the window promises. At 2^24 keys (a 32 MiB table), bursts
-//! of 32 took 20.4 ns a key that way and 11.3 in stages, and one batch of
-//! 4M keys 17.6 against 6.0; in cache both run alike
+//! of 32 took 20.4 ns a key that way and 10.7 in stages, and one batch of
+//! 4M keys 17.6 against 5.8; in cache both run alike
 //! (`docs/benchmarks.md`, "Batch lookups in stages").
 
 use core::mem::MaybeUninit;
