@@ -701,13 +701,7 @@ impl<S: BuildHasher> CuckooFilter<S> {
             new.len(),
             "insert_unique_batch: keys and new differ in length"
         );
-        with_table!(&self.table, t => t.insert_batch(
-            keys.len(),
-            |i| self.hash(&keys[i]),
-            Mode::Unique,
-            |i, stored| new[i] = stored
-        ))
-        .map_err(|(inserted, e)| BatchInsertError::new(inserted, e))
+        self.insert_unique_by(|i| self.hash(&keys[i]), new)
     }
 
     /// [`insert_unique_batch`](Self::insert_unique_batch) for precomputed
@@ -739,9 +733,20 @@ impl<S: BuildHasher> CuckooFilter<S> {
             new.len(),
             "insert_unique_hash_batch: hashes and new differ in length"
         );
+        self.insert_unique_by(|i| hashes[i], new)
+    }
+
+    /// The set-style batch of the `new.len()` hashes `hash_at(i)`: what
+    /// [`insert_unique_batch`](Self::insert_unique_batch) and
+    /// [`insert_unique_hash_batch`](Self::insert_unique_hash_batch) share.
+    fn insert_unique_by(
+        &self,
+        hash_at: impl Fn(usize) -> u64,
+        new: &mut [bool],
+    ) -> Result<(), BatchInsertError> {
         with_table!(&self.table, t => t.insert_batch(
-            hashes.len(),
-            |i| hashes[i],
+            new.len(),
+            &hash_at,
             Mode::Unique,
             |i, stored| new[i] = stored
         ))
